@@ -1,0 +1,166 @@
+//! `sqb compile`'s validation: the contract rules over a loaded project, then each model's SQL.
+//!
+//! Everything here is offline and pure: it reads the [`Project`] and returns diagnostics.
+
+pub mod sql;
+
+use crate::diagnostics::{self, did_you_mean, Code, Diagnostic};
+use crate::project::{Column, Model, NameList, Policy, Project};
+use crate::source::Loc;
+
+/// Every diagnostic of a project: the loader's, the contract rules', and the SQL checks'.
+pub fn compile(project: &Project) -> Vec<Diagnostic> {
+    let mut diags = project.diagnostics.clone();
+    for model in &project.models {
+        check_model_schema(project, model, &mut diags);
+        check_contract(project, model, &mut diags);
+        sql::check_model(project, model, &mut diags);
+    }
+    check_numeric_precision(project, &mut diags);
+    diagnostics::sort(&mut diags, &project.sources);
+    diags
+}
+
+fn check_model_schema(project: &Project, model: &Model, diags: &mut Vec<Diagnostic>) {
+    let Some(name) = &model.props.model_schema else {
+        return;
+    };
+    let Some(schema) = project.schemas.get(&name.value) else {
+        let mut diag = Diagnostic::error(
+            Code::UnknownModelSchema,
+            format!(
+                "model `{}` uses unknown schema `{}`",
+                model.name, name.value
+            ),
+        )
+        .at(name.loc.clone(), format!("no schemas/{}.toml", name.value));
+        diag = match did_you_mean(&name.value, project.schemas.keys().map(String::as_str)) {
+            Some(close) => diag.hint(format!("did you mean `{close}`?")),
+            None => diag.hint(format!(
+                "create schemas/{}.toml with the shared columns",
+                name.value
+            )),
+        };
+        diags.push(diag);
+        return;
+    };
+    for column in &model.columns {
+        let Some(shared) = schema
+            .columns
+            .iter()
+            .find(|c| c.name.value.eq_ignore_ascii_case(&column.name.value))
+        else {
+            continue;
+        };
+        diags.push(
+            Diagnostic::error(
+                Code::ColumnInSchemaAndModel,
+                format!(
+                    "column `{}` of model `{}` is also declared by schema `{}`",
+                    column.name.value, model.name, schema.name
+                ),
+            )
+            .at(column.name.loc.clone(), "declared in the model")
+            .related(shared.name.loc.clone(), "and in the shared schema")
+            .hint("declare the column in one place: remove it from the model, or from the schema"),
+        );
+    }
+}
+
+fn check_contract(project: &Project, model: &Model, diags: &mut Vec<Diagnostic>) {
+    if project.policy(model) != Policy::Enforced {
+        return;
+    }
+    let Some(contract) = &model.props.contract else {
+        return;
+    };
+    let columns = project.effective_columns(model);
+    if columns.is_empty() {
+        diags.push(
+            Diagnostic::error(
+                Code::EnforcedWithoutColumns,
+                format!(
+                    "model `{}` enforces a contract but declares no columns",
+                    model.name
+                ),
+            )
+            .at(contract.loc.clone(), "enforced here")
+            .related(
+                Loc::file_start(model.sidecar.unwrap_or(model.sql_file)),
+                "this model",
+            )
+            .hint("declare the output columns under [columns.NAME], or set a model_schema"),
+        );
+        return;
+    }
+    check_key_columns(model, &columns, diags);
+    let props = &model.props;
+    if let Some(change) = props
+        .snapshot_schema_change
+        .as_ref()
+        .filter(|c| c.value == "append_new_columns")
+    {
+        diags.push(
+            Diagnostic::error(Code::AppendNewColumnsEnforced, format!("model `{}` appends new columns under an enforced contract", model.name))
+                .at(change.loc.clone(), "appends undeclared columns")
+                .related(contract.loc.clone(), "the contract is enforced here")
+                .hint("an enforced contract fixes the output shape: use snapshot_schema_change = \"fail\", or drop the contract"),
+        );
+    }
+    if let Some(promotion) = props.promotion.as_ref().filter(|p| p.value == "immediate") {
+        diags.push(
+            Diagnostic::error(Code::ImmediatePromotionEnforced, format!("model `{}` promotes immediately under an enforced contract", model.name))
+                .at(promotion.loc.clone(), "replaces the destination before validation")
+                .related(contract.loc.clone(), "the contract is enforced here")
+                .hint("use promotion = \"staged\" so the output is validated before it replaces the destination"),
+        );
+    }
+}
+
+fn check_key_columns(model: &Model, columns: &[&Column], diags: &mut Vec<Diagnostic>) {
+    let props = &model.props;
+    let fields: [(&str, &Option<NameList>); 4] = [
+        ("unique_key", &props.unique_key),
+        ("cursor", &props.cursor),
+        ("updated_at", &props.updated_at),
+        ("check_columns", &props.check_columns),
+    ];
+    for (field, list) in fields {
+        for name in list.iter().flat_map(|l| l.value.iter()) {
+            if columns.iter().any(|c| c.name.value == name.value) {
+                continue;
+            }
+            let mut diag = Diagnostic::error(
+                Code::KeyColumnNotDeclared,
+                format!("`{field}` of model `{}` names column `{}`, which its enforced contract does not declare", model.name, name.value),
+            )
+            .at(name.loc.clone(), "not a declared column");
+            diag = match did_you_mean(&name.value, columns.iter().map(|c| c.name.value.as_str())) {
+                Some(close) => diag.hint(format!("did you mean `{close}`?")),
+                None => diag.hint(format!("declare [columns.{}] or fix `{field}`", name.value)),
+            };
+            diags.push(diag);
+        }
+    }
+}
+
+fn check_numeric_precision(project: &Project, diags: &mut Vec<Diagnostic>) {
+    let all = project
+        .models
+        .iter()
+        .flat_map(|m| m.columns.iter())
+        .chain(project.schemas.values().flat_map(|s| s.columns.iter()))
+        .chain(project.source_tables.iter().flat_map(|s| s.columns.iter()));
+    for column in all {
+        let (Some(ty), Some(text)) = (&column.ty, &column.type_text) else {
+            continue;
+        };
+        if ty.has_unbounded_numeric() {
+            diags.push(
+                Diagnostic::warning(Code::NumericWithoutPrecision, format!("column `{}` is NUMERIC without a precision", column.name.value))
+                    .at(text.loc.clone(), "precision and scale not stated")
+                    .hint("state them, such as \"NUMERIC(18,2)\": without them any precision matches, and engines differ on the default"),
+            );
+        }
+    }
+}

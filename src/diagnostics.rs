@@ -1,0 +1,300 @@
+//! Diagnostics: what `sqb compile` (and every command that loads a project) reports.
+//!
+//! A [`Diagnostic`] has a stable [`Code`], a severity, a message, the location it is about, related
+//! locations and a `hint:`. This module renders them as annotated source snippets or as JSON; the
+//! codes and the JSON shape are a documented wire format (docs/diagnostics.md).
+
+use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+use serde::Serialize;
+
+use crate::source::{Loc, SourceMap};
+
+/// How serious a diagnostic is. Errors make a project invalid; warnings and infos do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+macro_rules! codes {
+    ($($variant:ident => ($code:literal, $name:literal),)*) => {
+        /// Stable diagnostic codes; never renumber one, only add.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Code { $($variant,)* }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// The stable code, such as `E002`.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $code,)* }
+            }
+
+            /// A short kebab-case name, such as `unknown-key`.
+            pub fn name(self) -> &'static str {
+                match self { $(Code::$variant => $name,)* }
+            }
+        }
+    };
+}
+
+codes! {
+    TomlSyntax => ("E001", "toml-syntax"),
+    UnknownKey => ("E002", "unknown-key"),
+    WrongValueType => ("E003", "wrong-value-type"),
+    InvalidValue => ("E004", "invalid-value"),
+    MissingKey => ("E005", "missing-key"),
+    UnreadableFile => ("E006", "unreadable-file"),
+    SidecarWithoutSql => ("E010", "sidecar-without-sql"),
+    DuplicateModel => ("E011", "duplicate-model"),
+    DuplicateSource => ("E012", "duplicate-source"),
+    DuplicateColumn => ("E013", "duplicate-column"),
+    UnknownModelSchema => ("E014", "unknown-model-schema"),
+    UnknownType => ("E015", "unknown-type"),
+    MixedEnumMembers => ("E016", "mixed-enum-members"),
+    ColumnInSchemaAndModel => ("E017", "column-in-schema-and-model"),
+    UnknownTarget => ("E018", "unknown-target"),
+    PathDefaultsNoFolder => ("E019", "path-defaults-no-folder"),
+    EnforcedWithoutColumns => ("E020", "enforced-without-columns"),
+    KeyColumnNotDeclared => ("E021", "key-column-not-declared"),
+    AppendNewColumnsEnforced => ("E022", "append-new-columns-enforced"),
+    ImmediatePromotionEnforced => ("E023", "immediate-promotion-enforced"),
+    EmptyEnum => ("E024", "empty-enum"),
+    DuplicateEnumValue => ("E025", "duplicate-enum-value"),
+    SqlSyntax => ("E030", "sql-syntax"),
+    SqlNotSingleSelect => ("E031", "sql-not-single-select"),
+    NumericWithoutPrecision => ("W001", "numeric-without-precision"),
+    EmptySql => ("W002", "empty-model"),
+}
+
+/// A location and what to say about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    pub loc: Loc,
+    pub text: String,
+}
+
+/// One problem found in a project.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub code: Code,
+    pub severity: Severity,
+    pub message: String,
+    pub primary: Option<Label>,
+    pub related: Vec<Label>,
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: Code, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Error, message)
+    }
+
+    pub fn warning(code: Code, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Warning, message)
+    }
+
+    fn new(code: Code, severity: Severity, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            severity,
+            message: message.into(),
+            primary: None,
+            related: Vec::new(),
+            hint: None,
+        }
+    }
+
+    pub fn at(mut self, loc: Loc, label: impl Into<String>) -> Self {
+        self.primary = Some(Label {
+            loc,
+            text: label.into(),
+        });
+        self
+    }
+
+    pub fn related(mut self, loc: Loc, label: impl Into<String>) -> Self {
+        self.related.push(Label {
+            loc,
+            text: label.into(),
+        });
+        self
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Sorts diagnostics by file, position and code so that output is stable.
+pub fn sort(diagnostics: &mut [Diagnostic], sources: &SourceMap) {
+    diagnostics.sort_by(|a, b| sort_key(a, sources).cmp(&sort_key(b, sources)));
+}
+
+fn sort_key<'a>(d: &Diagnostic, sources: &'a SourceMap) -> (&'a str, usize, &'static str, String) {
+    let (path, offset) = d.primary.as_ref().map_or(("", 0), |l| {
+        (sources.get(l.loc.file).rel_path.as_str(), l.loc.span.start)
+    });
+    (path, offset, d.code.as_str(), d.message.clone())
+}
+
+/// Counts of errors and warnings.
+#[derive(Debug, Default, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Counts {
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
+}
+
+pub fn count(diagnostics: &[Diagnostic]) -> Counts {
+    let mut counts = Counts::default();
+    for d in diagnostics {
+        match d.severity {
+            Severity::Error => counts.errors += 1,
+            Severity::Warning => counts.warnings += 1,
+            Severity::Info => counts.infos += 1,
+        }
+    }
+    counts
+}
+
+/// Renders one diagnostic as an annotated snippet. ANSI styles are always emitted; the output
+/// stream strips them when colour is off.
+pub fn render_text(d: &Diagnostic, sources: &SourceMap) -> String {
+    let level = match d.severity {
+        Severity::Error => Level::ERROR,
+        Severity::Warning => Level::WARNING,
+        Severity::Info => Level::INFO,
+    };
+    let title = level.primary_title(d.message.as_str()).id(d.code.as_str());
+    let mut labels: Vec<(&Label, AnnotationKind)> = Vec::new();
+    labels.extend(d.primary.iter().map(|l| (l, AnnotationKind::Primary)));
+    labels.extend(d.related.iter().map(|l| (l, AnnotationKind::Context)));
+    // One snippet per file, in order of first mention.
+    let mut files: Vec<crate::source::FileId> = Vec::new();
+    for (label, _) in &labels {
+        if !files.contains(&label.loc.file) {
+            files.push(label.loc.file);
+        }
+    }
+    let mut elements: Vec<Snippet<'_, annotate_snippets::Annotation<'_>>> = Vec::new();
+    for file in files {
+        let source = sources.get(file);
+        let mut snippet = Snippet::source(source.text.as_str()).path(source.rel_path.as_str());
+        for (label, kind) in labels.iter().filter(|(l, _)| l.loc.file == file) {
+            let span = clamp_span(&label.loc.span, &source.text);
+            snippet = snippet.annotation((*kind).span(span).label(label.text.as_str()));
+        }
+        elements.push(snippet);
+    }
+    let mut report: Vec<Group<'_>> = vec![title.elements(elements)];
+    if let Some(hint) = &d.hint {
+        report.push(Group::with_title(
+            Level::HELP.with_name("hint").secondary_title(hint.as_str()),
+        ));
+    }
+    Renderer::styled().render(&report)
+}
+
+fn clamp_span(span: &std::ops::Range<usize>, text: &str) -> std::ops::Range<usize> {
+    let start = span.start.min(text.len());
+    let end = span.end.clamp(start, text.len());
+    start..end
+}
+
+/// A diagnostic as it appears in JSON output.
+#[derive(Debug, Serialize)]
+pub struct JsonDiagnostic {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub location: Option<JsonLocation>,
+    pub related: Vec<JsonLocation>,
+    pub hint: Option<String>,
+}
+
+/// A file position in JSON output: path relative to the project root, 1-based line and column.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct JsonLocation {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+impl JsonLocation {
+    pub fn from_loc(loc: &Loc, sources: &SourceMap, label: Option<String>) -> Self {
+        let file = sources.get(loc.file);
+        let (line, column) = file.line_col(loc.span.start);
+        let (end_line, end_column) = file.line_col(loc.span.end);
+        Self {
+            file: file.rel_path.clone(),
+            line,
+            column,
+            end_line,
+            end_column,
+            label,
+        }
+    }
+}
+
+pub fn to_json(d: &Diagnostic, sources: &SourceMap) -> JsonDiagnostic {
+    let location = |l: &Label| JsonLocation::from_loc(&l.loc, sources, Some(l.text.clone()));
+    JsonDiagnostic {
+        code: d.code.as_str(),
+        name: d.code.name(),
+        severity: d.severity,
+        message: d.message.clone(),
+        location: d.primary.as_ref().map(location),
+        related: d.related.iter().map(location).collect(),
+        hint: d.hint.clone(),
+    }
+}
+
+/// The closest candidate to `name`, for did-you-mean hints.
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(&lower, &c.to_lowercase()), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for code in Code::ALL {
+            assert!(seen.insert(code.as_str()), "{} twice", code.as_str());
+            assert!(seen.insert(code.name()), "{} twice", code.name());
+        }
+    }
+
+    #[test]
+    fn did_you_mean_finds_close_names() {
+        assert_eq!(
+            did_you_mean("nulable", ["type", "nullable"]),
+            Some("nullable")
+        );
+        assert_eq!(did_you_mean("zzz", ["type", "nullable"]), None);
+    }
+}

@@ -1,0 +1,265 @@
+//! `sqb.toml` and its optional local override `sqb.local.toml`.
+//!
+//! Both files are read with the same rules; the local file then overrides the project file
+//! field by field (a target's `schema` can change without restating its `database`).
+
+use std::collections::BTreeMap;
+
+use toml_edit::TableLike;
+
+use super::columns::read_model_props;
+use super::reader::Reader;
+use super::ModelProps;
+use crate::engine::Engine;
+use crate::source::{FileId, Loc, Spanned};
+
+/// How models without a `contract` key are validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ContractMode {
+    #[default]
+    Implicit,
+    Explicit,
+}
+
+/// The project's one active connection.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    pub engine: Engine,
+    /// DuckDB: the database file, relative to the project root.
+    pub path: Option<Spanned<String>>,
+    /// Postgres: the connection URL (`SQB_DATABASE_URL` overrides it).
+    pub url: Option<Spanned<String>>,
+}
+
+/// A named target: only a namespace, never credentials.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: String,
+    pub loc: Loc,
+    pub database: Option<Spanned<String>>,
+    pub schema: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub column_contract_mode: ContractMode,
+    pub sql_analysis: Option<Spanned<bool>>,
+}
+
+/// The merged configuration of `sqb.toml` and `sqb.local.toml`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub file: FileId,
+    pub name: Option<Spanned<String>>,
+    pub default_target: Option<Spanned<String>>,
+    pub connection: Connection,
+    pub targets: BTreeMap<String, Target>,
+    pub settings: Settings,
+    pub path_defaults: Vec<(Spanned<String>, ModelProps)>,
+}
+
+/// One file's configuration, every field optional, before merging.
+#[derive(Debug, Default)]
+pub(super) struct RawConfig {
+    name: Option<Spanned<String>>,
+    default_target: Option<Spanned<String>>,
+    connection_loc: Option<Loc>,
+    engine: Option<Spanned<String>>,
+    path: Option<Spanned<String>>,
+    url: Option<Spanned<String>>,
+    targets: BTreeMap<String, Target>,
+    mode: Option<Spanned<String>>,
+    sql_analysis: Option<Spanned<bool>>,
+    path_defaults: Vec<(Spanned<String>, ModelProps)>,
+}
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "default_target",
+    "connection",
+    "targets",
+    "settings",
+    "path_defaults",
+];
+const CONNECTION_KEYS: &[&str] = &["engine", "path", "url"];
+const TARGET_KEYS: &[&str] = &["database", "schema"];
+const SETTINGS_KEYS: &[&str] = &["column_contract_mode", "sql_analysis"];
+pub(super) const PATH_DEFAULT_KEYS: &[&str] = &[
+    "materialized",
+    "contract",
+    "tags",
+    "promotion",
+    "snapshot_schema_change",
+    "sql_analysis",
+];
+
+pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
+    r.check_keys(root, TOP_KEYS, "the project file");
+    let mut raw = RawConfig {
+        name: r.string(root, "name"),
+        default_target: r.string(root, "default_target"),
+        ..RawConfig::default()
+    };
+    if let Some(conn) = r.table(root, "connection") {
+        r.check_keys(conn, CONNECTION_KEYS, "[connection]");
+        raw.connection_loc = Some(r.key_loc(root, "connection"));
+        raw.engine = r.choice(conn, "engine", &["duckdb", "postgres"]);
+        raw.path = r.string(conn, "path");
+        raw.url = r.string(conn, "url");
+    }
+    if let Some(targets) = r.table(root, "targets") {
+        for (name, _) in targets.iter() {
+            let Some(t) = r.table(targets, name) else {
+                continue;
+            };
+            r.check_keys(t, TARGET_KEYS, &format!("target `{name}`"));
+            let target = Target {
+                name: name.to_string(),
+                loc: r.key_loc(targets, name),
+                database: r.string(t, "database"),
+                schema: r.string(t, "schema"),
+            };
+            raw.targets.insert(name.to_string(), target);
+        }
+    }
+    if let Some(settings) = r.table(root, "settings") {
+        r.check_keys(settings, SETTINGS_KEYS, "[settings]");
+        raw.mode = r.choice(settings, "column_contract_mode", &["implicit", "explicit"]);
+        raw.sql_analysis = r.boolean(settings, "sql_analysis");
+    }
+    if let Some(defaults) = r.table(root, "path_defaults") {
+        for (path, _) in defaults.iter() {
+            let Some(t) = r.table(defaults, path) else {
+                continue;
+            };
+            r.check_keys(t, PATH_DEFAULT_KEYS, &format!("path defaults for `{path}`"));
+            let props = read_model_props(r, t);
+            let key = Spanned::new(path.to_string(), r.key_loc(defaults, path));
+            raw.path_defaults.push((key, props));
+        }
+    }
+    raw
+}
+
+/// Overrides `base` with what `local` sets, field by field.
+pub(super) fn merge(base: RawConfig, local: RawConfig) -> RawConfig {
+    let mut targets = base.targets;
+    for (name, t) in local.targets {
+        match targets.get_mut(&name) {
+            Some(existing) => {
+                existing.database = t.database.or(existing.database.take());
+                existing.schema = t.schema.or(existing.schema.take());
+            }
+            None => {
+                targets.insert(name, t);
+            }
+        }
+    }
+    let mut path_defaults = base.path_defaults;
+    for (path, props) in local.path_defaults {
+        match path_defaults
+            .iter_mut()
+            .find(|(p, _)| p.value == path.value)
+        {
+            Some(existing) => existing.1 = props.over(&existing.1),
+            None => path_defaults.push((path, props)),
+        }
+    }
+    RawConfig {
+        name: local.name.or(base.name),
+        default_target: local.default_target.or(base.default_target),
+        connection_loc: base.connection_loc.or(local.connection_loc),
+        engine: local.engine.or(base.engine),
+        path: local.path.or(base.path),
+        url: local.url.or(base.url),
+        targets,
+        mode: local.mode.or(base.mode),
+        sql_analysis: local.sql_analysis.or(base.sql_analysis),
+        path_defaults,
+    }
+}
+
+/// Checks required keys and cross-references, and builds the final [`Config`].
+pub(super) fn finish(r: &mut Reader<'_>, raw: RawConfig) -> Config {
+    let file_start = Loc::file_start(r.file);
+    let engine = match raw.engine.as_ref() {
+        Some(e) => Engine::parse(&e.value).unwrap_or(Engine::DuckDb),
+        None => {
+            let (loc, context) = match raw.connection_loc.clone() {
+                Some(loc) => (loc, "[connection]"),
+                None => (file_start.clone(), "the project file"),
+            };
+            r.missing(
+                loc,
+                "engine",
+                context,
+                "add `[connection]` with `engine = \"duckdb\"` or `engine = \"postgres\"`",
+            );
+            Engine::DuckDb
+        }
+    };
+    if engine == Engine::DuckDb && raw.engine.is_some() && raw.path.is_none() {
+        let loc = raw.connection_loc.clone().unwrap_or(file_start);
+        r.missing(
+            loc,
+            "path",
+            "[connection]",
+            "a DuckDB connection names its database file: `path = \"warehouse.duckdb\"`",
+        );
+    }
+    for target in raw.targets.values() {
+        if target.schema.is_none() {
+            r.missing(
+                target.loc.clone(),
+                "schema",
+                &format!("target `{}`", target.name),
+                "a target names the schema it reads: `schema = \"analytics\"`",
+            );
+        }
+    }
+    if let Some(default) = &raw.default_target {
+        if !raw.targets.contains_key(&default.value) {
+            r.diags.push(unknown_target(default, &raw.targets));
+        }
+    }
+    let column_contract_mode = match raw.mode.as_ref().map(|m| m.value.as_str()) {
+        Some("explicit") => ContractMode::Explicit,
+        _ => ContractMode::Implicit,
+    };
+    Config {
+        file: r.file,
+        name: raw.name,
+        default_target: raw.default_target,
+        connection: Connection {
+            engine,
+            path: raw.path,
+            url: raw.url,
+        },
+        targets: raw.targets,
+        settings: Settings {
+            column_contract_mode,
+            sql_analysis: raw.sql_analysis,
+        },
+        path_defaults: raw.path_defaults,
+    }
+}
+
+fn unknown_target(
+    name: &Spanned<String>,
+    targets: &BTreeMap<String, Target>,
+) -> crate::diagnostics::Diagnostic {
+    use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+    let diag = Diagnostic::error(
+        Code::UnknownTarget,
+        format!("default target `{}` is not defined", name.value),
+    )
+    .at(name.loc.clone(), "no such target");
+    match did_you_mean(&name.value, targets.keys().map(String::as_str)) {
+        Some(close) => diag.hint(format!("did you mean `{close}`?")),
+        None if targets.is_empty() => diag.hint("define it as `[targets.NAME]` with a `schema`"),
+        None => diag.hint(format!(
+            "defined targets: {}",
+            targets.keys().cloned().collect::<Vec<_>>().join(", ")
+        )),
+    }
+}

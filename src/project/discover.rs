@@ -1,0 +1,69 @@
+//! Finding the project root and listing the files of each project folder.
+
+use std::path::{Path, PathBuf};
+
+use walkdir::WalkDir;
+
+/// The project file's name.
+pub const PROJECT_FILE: &str = "sqb.toml";
+/// The optional, git-ignored override of the project file.
+pub const LOCAL_FILE: &str = "sqb.local.toml";
+
+/// Walks up from `start` to the first directory holding `sqb.toml`.
+pub fn find_root(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|dir| dir.join(PROJECT_FILE).is_file())
+        .map(Path::to_path_buf)
+}
+
+/// A file found under a project folder.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub abs: PathBuf,
+    /// Relative to the project root, `/`-separated.
+    pub rel: String,
+    pub stem: String,
+    pub ext: String,
+}
+
+/// Every file under `root/folder` with one of `exts`, sorted by path. Hidden entries are skipped;
+/// symlinks are followed (loops are reported by walkdir and skipped).
+pub fn list(root: &Path, folder: &str, exts: &[&str]) -> Vec<Found> {
+    let dir = root.join(folder);
+    if !dir.is_dir() {
+        return Vec::new();
+    }
+    let mut out: Vec<Found> = WalkDir::new(&dir)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let path = e.path();
+            let ext = path.extension()?.to_str()?.to_string();
+            if !exts.contains(&ext.as_str()) {
+                return None;
+            }
+            Some(Found {
+                abs: path.to_path_buf(),
+                rel: rel_path(root, path),
+                stem: path.file_stem()?.to_string_lossy().into_owned(),
+                ext,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    out
+}
+
+/// `path` relative to `root`, with `/` separators.
+pub fn rel_path(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}

@@ -1,0 +1,607 @@
+//! Reading a project from disk into the [`Project`] model.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use toml_edit::{Document, Item, TableLike};
+
+use super::columns::{read_columns, read_model_props};
+use super::config::{finish, merge, read_raw, RawConfig};
+use super::discover::{list, Found, LOCAL_FILE, PROJECT_FILE};
+use super::reader::Reader;
+use super::{Column, ColumnSet, EnumBase, EnumDef, Model, ModelProps, Project, SourceTable};
+use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::engine::Engine;
+use crate::source::{FileId, Loc, SourceMap, Spanned};
+use crate::types::{self, DataType};
+
+/// A project that cannot be loaded at all (as opposed to one with diagnostics).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("could not read {}", path.display())]
+    ReadProjectFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+const SIDECAR_KEYS: &[&str] = &[
+    "materialized",
+    "contract",
+    "tags",
+    "description",
+    "model_schema",
+    "alias",
+    "unique_key",
+    "cursor",
+    "updated_at",
+    "check_columns",
+    "snapshot_schema_change",
+    "promotion",
+    "sql_analysis",
+    "meta",
+    "columns",
+];
+const SCHEMA_KEYS: &[&str] = &["description", "columns"];
+const ENUM_KEYS: &[&str] = &["description", "members"];
+const SOURCE_KEYS: &[&str] = &[
+    "schema",
+    "database",
+    "table",
+    "tags",
+    "description",
+    "loader",
+    "freshness",
+    "meta",
+    "columns",
+];
+
+struct Loader {
+    root: PathBuf,
+    sources: SourceMap,
+    diags: Vec<Diagnostic>,
+}
+
+/// A parsed TOML file; `None` when it could not be read or parsed (already reported).
+type Parsed = Option<(FileId, Document<String>)>;
+
+impl Loader {
+    fn read(&mut self, rel: &str, abs: &Path) -> Option<FileId> {
+        match std::fs::read_to_string(abs) {
+            Ok(text) => Some(self.sources.add(rel.to_string(), abs, text)),
+            Err(err) => {
+                let id = self.sources.add(rel.to_string(), abs, String::new());
+                self.diags.push(
+                    Diagnostic::error(Code::UnreadableFile, format!("could not read {rel}: {err}"))
+                        .at(Loc::file_start(id), "unreadable")
+                        .hint("check the file's permissions and that it is UTF-8 text"),
+                );
+                None
+            }
+        }
+    }
+
+    fn parse(&mut self, id: FileId) -> Option<Document<String>> {
+        let text = self.sources.get(id).text.clone();
+        match Document::parse(text) {
+            Ok(doc) => Some(doc),
+            Err(err) => {
+                let span = err.span().unwrap_or(0..0);
+                let message = err.message().trim_end().to_string();
+                self.diags.push(
+                    Diagnostic::error(Code::TomlSyntax, format!("invalid TOML: {message}"))
+                        .at(Loc::new(id, span), message)
+                        .hint("fix the TOML syntax at this position"),
+                );
+                None
+            }
+        }
+    }
+
+    fn read_toml(&mut self, found: &Found) -> Parsed {
+        let id = self.read(&found.rel, &found.abs)?;
+        let doc = self.parse(id)?;
+        Some((id, doc))
+    }
+
+    fn reader(&mut self, file: FileId) -> Reader<'_> {
+        Reader::new(file, &mut self.diags)
+    }
+}
+
+impl Project {
+    /// Loads the project rooted at `root` (the directory holding `sqb.toml`).
+    pub fn load(root: &Path) -> Result<Project, LoadError> {
+        let mut loader = Loader {
+            root: root.to_path_buf(),
+            sources: SourceMap::default(),
+            diags: Vec::new(),
+        };
+        let config = load_config(&mut loader)?;
+        let engine = config.connection.engine;
+        let enums = load_enums(&mut loader);
+        let schemas = load_schemas(&mut loader);
+        let source_tables = load_sources(&mut loader);
+        check_path_defaults(&mut loader, &config.path_defaults);
+        let models = load_models(&mut loader, &config.path_defaults);
+        let mut project = Project {
+            root: loader.root,
+            sources: loader.sources,
+            config,
+            models,
+            schemas,
+            enums,
+            source_tables,
+            diagnostics: loader.diags,
+        };
+        resolve_types(&mut project, engine);
+        Ok(project)
+    }
+}
+
+fn load_config(loader: &mut Loader) -> Result<super::Config, LoadError> {
+    let path = loader.root.join(PROJECT_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|source| LoadError::ReadProjectFile {
+        path: path.clone(),
+        source,
+    })?;
+    let id = loader.sources.add(PROJECT_FILE.to_string(), &path, text);
+    let base = read_config_file(loader, id);
+    let local_path = loader.root.join(LOCAL_FILE);
+    let raw = if local_path.exists() {
+        match loader.read(LOCAL_FILE, &local_path) {
+            Some(local_id) => merge(base, read_config_file(loader, local_id)),
+            None => base,
+        }
+    } else {
+        base
+    };
+    Ok(finish(&mut loader.reader(id), raw))
+}
+
+fn read_config_file(loader: &mut Loader, id: FileId) -> RawConfig {
+    match loader.parse(id) {
+        Some(doc) => read_raw(&mut loader.reader(id), doc.as_table()),
+        None => RawConfig::default(),
+    }
+}
+
+/// Every `path_defaults` key must name an existing folder of the project.
+fn check_path_defaults(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) {
+    for (path, _) in defaults {
+        let clean = path.value.trim_end_matches('/');
+        if clean.is_empty()
+            || clean.starts_with('/')
+            || clean.split('/').any(|p| p == "..")
+            || !loader.root.join(clean).is_dir()
+        {
+            loader.diags.push(
+                Diagnostic::error(
+                    Code::PathDefaultsNoFolder,
+                    format!("path defaults for `{}` match no folder", path.value),
+                )
+                .at(path.loc.clone(), "no such folder in the project")
+                .hint("use a folder path relative to the project root, such as \"models/marts\""),
+            );
+        }
+    }
+}
+
+/// The `path_defaults` of the deepest folder containing `rel`.
+fn defaults_for<'a>(
+    rel: &str,
+    defaults: &'a [(Spanned<String>, ModelProps)],
+) -> Option<&'a ModelProps> {
+    defaults
+        .iter()
+        .filter(|(path, _)| {
+            let folder = path.value.trim_end_matches('/');
+            !folder.is_empty() && rel.starts_with(folder) && rel[folder.len()..].starts_with('/')
+        })
+        .max_by_key(|(path, _)| path.value.trim_end_matches('/').len())
+        .map(|(_, props)| props)
+}
+
+fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) -> Vec<Model> {
+    let files = list(&loader.root, "models", &["sql", "toml"]);
+    let mut sql_by_dir_stem: HashMap<(String, String), &Found> = HashMap::new();
+    for f in files.iter().filter(|f| f.ext == "sql") {
+        sql_by_dir_stem.insert((parent(&f.rel), f.stem.clone()), f);
+    }
+    let mut sidecars: HashMap<(String, String), &Found> = HashMap::new();
+    for f in files.iter().filter(|f| f.ext == "toml") {
+        let key = (parent(&f.rel), f.stem.clone());
+        if sql_by_dir_stem.contains_key(&key) {
+            sidecars.insert(key, f);
+        } else if let Some(id) = loader.read(&f.rel, &f.abs) {
+            let sql_name = format!("{}.sql", f.stem);
+            loader.diags.push(
+                Diagnostic::error(
+                    Code::SidecarWithoutSql,
+                    format!("{} declares a model with no SQL file", f.rel),
+                )
+                .at(
+                    Loc::file_start(id),
+                    format!("no {sql_name} beside this file"),
+                )
+                .hint(format!(
+                    "add {sql_name} next to it, or move the declarations into schemas/"
+                )),
+            );
+        }
+    }
+    let mut models: Vec<Model> = Vec::new();
+    let mut first_file: HashMap<String, FileId> = HashMap::new();
+    for f in files.iter().filter(|f| f.ext == "sql") {
+        let Some(sql_file) = loader.read(&f.rel, &f.abs) else {
+            continue;
+        };
+        if let Some(&other) = first_file.get(&f.stem) {
+            loader.diags.push(
+                Diagnostic::error(
+                    Code::DuplicateModel,
+                    format!("two models are named `{}`", f.stem),
+                )
+                .at(Loc::file_start(sql_file), "this model")
+                .related(Loc::file_start(other), "has the same name as this one")
+                .hint(
+                    "model names are file stems and must be unique in the project; rename one file",
+                ),
+            );
+            continue;
+        }
+        first_file.insert(f.stem.clone(), sql_file);
+        let key = (parent(&f.rel), f.stem.clone());
+        let (sidecar, props, columns) = match sidecars.get(&key) {
+            Some(side) => read_sidecar(loader, side),
+            None => (None, ModelProps::default(), Vec::new()),
+        };
+        let props = match defaults_for(&f.rel, defaults) {
+            Some(d) => props.over(d),
+            None => props,
+        };
+        models.push(Model {
+            name: f.stem.clone(),
+            sql_file,
+            sidecar,
+            props,
+            columns,
+        });
+    }
+    models
+}
+
+fn parent(rel: &str) -> String {
+    rel.rsplit_once('/').map_or("", |(dir, _)| dir).to_string()
+}
+
+fn read_sidecar(loader: &mut Loader, found: &Found) -> (Option<FileId>, ModelProps, Vec<Column>) {
+    let Some((id, doc)) = loader.read_toml(found) else {
+        return (None, ModelProps::default(), Vec::new());
+    };
+    let mut r = loader.reader(id);
+    let root = doc.as_table();
+    r.check_keys(root, SIDECAR_KEYS, &format!("model `{}`", found.stem));
+    let props = read_model_props(&mut r, root);
+    let columns = read_columns(&mut r, root, &format!("model `{}`", found.stem));
+    (Some(id), props, columns)
+}
+
+fn load_schemas(loader: &mut Loader) -> BTreeMap<String, ColumnSet> {
+    let mut out = BTreeMap::new();
+    for found in list(&loader.root, "schemas", &["toml"]) {
+        let Some((id, doc)) = loader.read_toml(&found) else {
+            continue;
+        };
+        let mut r = loader.reader(id);
+        let root = doc.as_table();
+        r.check_keys(root, SCHEMA_KEYS, &format!("schema `{}`", found.stem));
+        let set = ColumnSet {
+            name: found.stem.clone(),
+            file: id,
+            description: r.string(root, "description"),
+            columns: read_columns(&mut r, root, &format!("schema `{}`", found.stem)),
+        };
+        out.insert(found.stem.clone(), set);
+    }
+    out
+}
+
+fn load_enums(loader: &mut Loader) -> BTreeMap<String, EnumDef> {
+    let mut out = BTreeMap::new();
+    for found in list(&loader.root, "enums", &["toml"]) {
+        let Some((id, doc)) = loader.read_toml(&found) else {
+            continue;
+        };
+        let mut r = loader.reader(id);
+        let root = doc.as_table();
+        r.check_keys(root, ENUM_KEYS, &format!("enum `{}`", found.stem));
+        let description = r.string(root, "description");
+        let (members, base) = read_members(&mut r, root, &found.stem);
+        out.insert(
+            found.stem.clone(),
+            EnumDef {
+                name: found.stem.clone(),
+                file: id,
+                description,
+                members,
+                base,
+            },
+        );
+    }
+    out
+}
+
+type Members = Vec<(Spanned<String>, Spanned<String>)>;
+
+fn read_members(
+    r: &mut Reader<'_>,
+    root: &dyn TableLike,
+    name: &str,
+) -> (Members, Option<EnumBase>) {
+    let mut members = Vec::new();
+    let mut strings: Option<Loc> = None;
+    let mut integers: Option<Loc> = None;
+    let Some(table) = r.table(root, "members") else {
+        if !root.contains_key("members") {
+            r.missing(
+                Loc::file_start(r.file),
+                "members",
+                &format!("enum `{name}`"),
+                "list the members: `[members]` then `DELIVERY = \"delivery\"`",
+            );
+        }
+        return (members, None);
+    };
+    for (key, item) in table.iter() {
+        let loc = r.value_loc(table, key);
+        let value = match item {
+            Item::Value(v) if v.as_str().is_some() => {
+                strings.get_or_insert(loc.clone());
+                v.as_str().unwrap_or_default().to_string()
+            }
+            Item::Value(v) if v.as_integer().is_some() => {
+                integers.get_or_insert(loc.clone());
+                v.as_integer().unwrap_or_default().to_string()
+            }
+            _ => {
+                r.diags.push(
+                    Diagnostic::error(
+                        Code::WrongValueType,
+                        format!("member `{key}` of enum `{name}` must be a string or an integer"),
+                    )
+                    .at(loc, "expected a string or an integer"),
+                );
+                continue;
+            }
+        };
+        if let Some((first, _)) = members
+            .iter()
+            .find(|(_, v): &&(Spanned<String>, Spanned<String>)| v.value == value)
+        {
+            r.diags.push(
+                Diagnostic::error(
+                    Code::DuplicateEnumValue,
+                    format!("enum `{name}` has the value `{value}` twice"),
+                )
+                .at(loc.clone(), "repeated value")
+                .related(
+                    first.loc.clone(),
+                    format!("first used by `{}`", first.value),
+                ),
+            );
+        }
+        members.push((
+            Spanned::new(key.to_string(), r.key_loc(table, key)),
+            Spanned::new(value, loc),
+        ));
+    }
+    let base = match (strings, integers) {
+        (Some(s), Some(i)) => {
+            r.diags.push(
+                Diagnostic::error(Code::MixedEnumMembers, format!("enum `{name}` mixes string and integer members"))
+                    .at(i, "an integer member")
+                    .related(s, "a string member")
+                    .hint("an enum resolves to VARCHAR or INTEGER: make every member a string, or every member an integer"),
+            );
+            None
+        }
+        (Some(_), None) => Some(EnumBase::Varchar),
+        (None, Some(_)) => Some(EnumBase::Integer),
+        (None, None) => {
+            r.diags.push(
+                Diagnostic::error(Code::EmptyEnum, format!("enum `{name}` has no members"))
+                    .at(r.key_loc(root, "members"), "empty")
+                    .hint("add members such as `DELIVERY = \"delivery\"`"),
+            );
+            None
+        }
+    };
+    (members, base)
+}
+
+fn load_sources(loader: &mut Loader) -> Vec<SourceTable> {
+    let mut out: Vec<SourceTable> = Vec::new();
+    for found in list(&loader.root, "sources", &["toml"]) {
+        let Some((id, doc)) = loader.read_toml(&found) else {
+            continue;
+        };
+        let mut r = loader.reader(id);
+        let root = doc.as_table();
+        for (name, _) in root.iter() {
+            let name_loc = r.key_loc(root, name);
+            let Some(t) = r.table(root, name) else {
+                continue;
+            };
+            r.check_keys(t, SOURCE_KEYS, &format!("source `{name}`"));
+            for key in ["loader", "freshness", "meta"] {
+                if t.contains_key(key) {
+                    r.table(t, key);
+                }
+            }
+            let schema = r.string(t, "schema");
+            if schema.is_none() && !t.contains_key("schema") {
+                r.missing(
+                    name_loc.clone(),
+                    "schema",
+                    &format!("source `{name}`"),
+                    "name the schema that holds the raw table: `schema = \"raw\"`",
+                );
+            }
+            if let Some(first) = out.iter().find(|s| s.name.value == name) {
+                r.diags.push(
+                    Diagnostic::error(
+                        Code::DuplicateSource,
+                        format!("two sources are named `{name}`"),
+                    )
+                    .at(name_loc.clone(), "declared again here")
+                    .related(first.name.loc.clone(), "first declared here")
+                    .hint("source names must be unique across sources/; rename one"),
+                );
+            }
+            out.push(SourceTable {
+                file: id,
+                database: r.string(t, "database"),
+                table: r.string(t, "table"),
+                tags: r
+                    .strings(t, "tags", false)
+                    .map(|s| s.value)
+                    .unwrap_or_default(),
+                description: r.string(t, "description"),
+                columns: read_columns(&mut r, t, &format!("source `{name}`")),
+                schema,
+                name: Spanned::new(name.to_string(), name_loc),
+            });
+        }
+    }
+    out
+}
+
+/// Parses every declared column type, reporting malformed and unknown types.
+fn resolve_types(project: &mut Project, engine: Engine) {
+    let enum_names: Vec<String> = project.enums.keys().cloned().collect();
+    let mut diags = Vec::new();
+    let mut resolve = |col: &mut Column, sources: &SourceMap| {
+        let Some(text) = &col.type_text else { return };
+        col.ty = resolve_one(text, engine, &enum_names, sources, &mut diags);
+    };
+    for model in &mut project.models {
+        model
+            .columns
+            .iter_mut()
+            .for_each(|c| resolve(c, &project.sources));
+    }
+    for set in project.schemas.values_mut() {
+        set.columns
+            .iter_mut()
+            .for_each(|c| resolve(c, &project.sources));
+    }
+    for source in &mut project.source_tables {
+        source
+            .columns
+            .iter_mut()
+            .for_each(|c| resolve(c, &project.sources));
+    }
+    project.diagnostics.extend(diags);
+}
+
+fn resolve_one(
+    text: &Spanned<String>,
+    engine: Engine,
+    enums: &[String],
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<DataType> {
+    let ty = match types::parse(&text.value, engine) {
+        Ok(ty) => ty,
+        Err(err) => {
+            let loc = offset_in_string(text, err.offset, sources);
+            diags.push(
+                Diagnostic::error(
+                    Code::UnknownType,
+                    format!("invalid type `{}`: {err}", text.value),
+                )
+                .at(loc, err.message.clone())
+                .hint(
+                    "write a type such as \"VARCHAR(255)\", \"NUMERIC(18,2)\" or \"TIMESTAMPTZ\"",
+                ),
+            );
+            return None;
+        }
+    };
+    for name in ty.named_types() {
+        if types::is_recognized_named(name) || enums.iter().any(|e| e.eq_ignore_ascii_case(name)) {
+            continue;
+        }
+        let candidates = BUILTIN_NAMES
+            .iter()
+            .copied()
+            .chain(enums.iter().map(String::as_str));
+        let hint = match did_you_mean(name, candidates) {
+            Some(close) => format!("did you mean `{close}`?"),
+            None => "declare the enum under enums/, or qualify a user-defined type with its schema, such as \"public.my_domain\"".to_string(),
+        };
+        let shown = if text.value.eq_ignore_ascii_case(name) {
+            text.value.as_str()
+        } else {
+            name
+        };
+        diags.push(
+            Diagnostic::error(Code::UnknownType, format!("unknown type or enum `{shown}`"))
+                .at(text.loc.clone(), "not a known type or enum")
+                .hint(hint),
+        );
+        return None;
+    }
+    Some(ty)
+}
+
+/// The location of byte `offset` inside a TOML string value, skipping its opening quote.
+fn offset_in_string(text: &Spanned<String>, offset: usize, sources: &SourceMap) -> Loc {
+    let raw = &sources.get(text.loc.file).text;
+    let span = &text.loc.span;
+    let quote = raw.get(span.start..span.start + 3).map_or(1, |s| {
+        if s == "\"\"\"" || s == "'''" {
+            3
+        } else {
+            1
+        }
+    });
+    let start = (span.start + quote + offset).min(span.end.saturating_sub(quote).max(span.start));
+    Loc::new(text.loc.file, start..(start + 1).min(span.end))
+}
+
+/// Type names offered in did-you-mean hints.
+const BUILTIN_NAMES: &[&str] = &[
+    "INTEGER",
+    "BIGINT",
+    "SMALLINT",
+    "TINYINT",
+    "HUGEINT",
+    "NUMERIC",
+    "DECIMAL",
+    "REAL",
+    "DOUBLE",
+    "FLOAT",
+    "VARCHAR",
+    "CHAR",
+    "TEXT",
+    "STRING",
+    "BOOLEAN",
+    "DATE",
+    "TIME",
+    "TIMESTAMP",
+    "TIMESTAMPTZ",
+    "INTERVAL",
+    "UUID",
+    "JSON",
+    "JSONB",
+    "BYTEA",
+    "BLOB",
+    "STRUCT",
+    "MAP",
+    "LIST",
+    "UNION",
+    "ENUM",
+];

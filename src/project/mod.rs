@@ -1,0 +1,281 @@
+//! The project model: `sqb.toml`, models and their sidecars, schemas, enums and sources.
+//!
+//! [`Project::load`] reads every file of a project into these types, keeping the location of
+//! each value for diagnostics. Loading never stops at the first problem: it returns the project
+//! it could read together with every diagnostic found on the way.
+
+mod columns;
+mod config;
+mod discover;
+mod load;
+mod reader;
+
+pub use config::{Config, Connection, ContractMode, Settings, Target};
+pub use discover::{find_root, LOCAL_FILE, PROJECT_FILE};
+pub use load::LoadError;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::diagnostics::Diagnostic;
+use crate::engine::Engine;
+use crate::source::{FileId, Loc, SourceMap, Spanned};
+use crate::types::DataType;
+
+/// A loaded project and the diagnostics found while loading it.
+#[derive(Debug)]
+pub struct Project {
+    pub root: PathBuf,
+    pub sources: SourceMap,
+    pub config: Config,
+    pub models: Vec<Model>,
+    pub schemas: BTreeMap<String, ColumnSet>,
+    pub enums: BTreeMap<String, EnumDef>,
+    pub source_tables: Vec<SourceTable>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Project {
+    pub fn engine(&self) -> Engine {
+        self.config.connection.engine
+    }
+
+    /// The enum declared under `enums/` with this name (compared case-insensitively, since
+    /// unquoted type names are folded to lower case).
+    pub fn enum_named(&self, name: &str) -> Option<&EnumDef> {
+        self.enums.get(name).or_else(|| {
+            self.enums
+                .values()
+                .find(|e| e.name.eq_ignore_ascii_case(name))
+        })
+    }
+
+    pub fn model(&self, name: &str) -> Option<&Model> {
+        self.models.iter().find(|m| m.name == name)
+    }
+
+    /// A model's effective declaration: its `model_schema` columns, then its own.
+    pub fn effective_columns<'a>(&'a self, model: &'a Model) -> Vec<&'a Column> {
+        let schema = model
+            .props
+            .model_schema
+            .as_ref()
+            .and_then(|s| self.schemas.get(&s.value));
+        schema
+            .into_iter()
+            .flat_map(|s| s.columns.iter())
+            .chain(model.columns.iter())
+            .collect()
+    }
+
+    /// The contract policy in force for a model.
+    pub fn policy(&self, model: &Model) -> Policy {
+        match model.props.contract.as_ref().map(|c| c.value) {
+            Some(Contract::Enforced) => Policy::Enforced,
+            Some(Contract::None) => Policy::None,
+            None => match self.config.settings.column_contract_mode {
+                ContractMode::Implicit => Policy::Implicit,
+                ContractMode::Explicit => Policy::Explicit,
+            },
+        }
+    }
+}
+
+/// A model's `contract` key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contract {
+    Enforced,
+    None,
+}
+
+/// The contract policy in force for a model, after the project mode is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// The declared columns are the complete output shape.
+    Enforced,
+    /// The declared columns are validated as an open shape.
+    Implicit,
+    /// Declared columns are metadata and audit attachment only.
+    Explicit,
+    /// No shape or nullability validation; declared types are still enforced.
+    None,
+}
+
+impl Policy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Enforced => "enforced",
+            Policy::Implicit => "implicit",
+            Policy::Explicit => "explicit",
+            Policy::None => "none",
+        }
+    }
+}
+
+/// A model: `models/**/<name>.sql` and its optional sidecar.
+#[derive(Debug)]
+pub struct Model {
+    pub name: String,
+    pub sql_file: FileId,
+    pub sidecar: Option<FileId>,
+    /// The model's own keys merged over its folder's `path_defaults`.
+    pub props: ModelProps,
+    pub columns: Vec<Column>,
+}
+
+impl Model {
+    /// The relation name in the warehouse: the alias, else the model name.
+    pub fn relation_name(&self) -> &str {
+        self.props.alias.as_ref().map_or(&self.name, |a| &a.value)
+    }
+}
+
+/// A list of names as written, such as `unique_key = ["a", "b"]`.
+pub type NameList = Spanned<Vec<Spanned<String>>>;
+
+/// Model-level keys, as written in a sidecar or in `path_defaults`.
+#[derive(Debug, Clone, Default)]
+pub struct ModelProps {
+    pub materialized: Option<Spanned<String>>,
+    pub contract: Option<Spanned<Contract>>,
+    pub tags: Option<NameList>,
+    pub description: Option<Spanned<String>>,
+    pub model_schema: Option<Spanned<String>>,
+    pub alias: Option<Spanned<String>>,
+    pub unique_key: Option<NameList>,
+    pub cursor: Option<NameList>,
+    pub updated_at: Option<NameList>,
+    pub check_columns: Option<NameList>,
+    pub snapshot_schema_change: Option<Spanned<String>>,
+    pub promotion: Option<Spanned<String>>,
+    pub sql_analysis: Option<Spanned<bool>>,
+}
+
+impl ModelProps {
+    /// `self` with every key it leaves unset taken from `defaults`.
+    pub fn over(self, defaults: &ModelProps) -> ModelProps {
+        macro_rules! pick {
+            ($($field:ident),*) => {
+                ModelProps { $($field: self.$field.or_else(|| defaults.$field.clone()),)* }
+            };
+        }
+        pick!(
+            materialized,
+            contract,
+            tags,
+            description,
+            model_schema,
+            alias,
+            unique_key,
+            cursor,
+            updated_at,
+            check_columns,
+            snapshot_schema_change,
+            promotion,
+            sql_analysis
+        )
+    }
+
+    pub fn tag_names(&self) -> impl Iterator<Item = &str> {
+        self.tags
+            .iter()
+            .flat_map(|t| t.value.iter().map(|s| s.value.as_str()))
+    }
+}
+
+/// A reusable column set, `schemas/<name>.toml`.
+#[derive(Debug)]
+pub struct ColumnSet {
+    pub name: String,
+    pub file: FileId,
+    pub description: Option<Spanned<String>>,
+    pub columns: Vec<Column>,
+}
+
+/// A declared column.
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub name: Spanned<String>,
+    pub file: FileId,
+    /// The declared type as written; `ty` holds it parsed when it parses.
+    pub type_text: Option<Spanned<String>>,
+    pub ty: Option<DataType>,
+    pub nullable: Option<Spanned<bool>>,
+    pub description: Option<Spanned<String>>,
+    pub audits: Vec<Audit>,
+    pub tags: Vec<Spanned<String>>,
+}
+
+impl Column {
+    /// Whether the column may hold nulls: `nullable` defaults to true.
+    pub fn is_nullable(&self) -> bool {
+        self.nullable.as_ref().is_none_or(|n| n.value)
+    }
+}
+
+/// An audit attached to a column: a name, or a table such as `{ accepted_values = [..] }`.
+#[derive(Debug, Clone)]
+pub struct Audit {
+    pub name: String,
+    pub loc: Loc,
+}
+
+/// What an enum's members resolve to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnumBase {
+    Varchar,
+    Integer,
+}
+
+/// An enum domain, `enums/<name>.toml`.
+#[derive(Debug)]
+pub struct EnumDef {
+    pub name: String,
+    pub file: FileId,
+    pub description: Option<Spanned<String>>,
+    /// Member names and their values (as text), in file order.
+    pub members: Vec<(Spanned<String>, Spanned<String>)>,
+    pub base: Option<EnumBase>,
+}
+
+impl EnumDef {
+    pub fn values(&self) -> Vec<String> {
+        self.members.iter().map(|(_, v)| v.value.clone()).collect()
+    }
+
+    /// The type the enum resolves to: VARCHAR or INTEGER.
+    pub fn base_type(&self) -> DataType {
+        match self.base {
+            Some(EnumBase::Integer) => DataType::Integer,
+            _ => DataType::Varchar(None),
+        }
+    }
+}
+
+/// A raw source table, one top-level table of a `sources/*.toml` file.
+#[derive(Debug)]
+pub struct SourceTable {
+    pub name: Spanned<String>,
+    pub file: FileId,
+    pub database: Option<Spanned<String>>,
+    pub schema: Option<Spanned<String>>,
+    pub table: Option<Spanned<String>>,
+    pub tags: Vec<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub columns: Vec<Column>,
+}
+
+impl SourceTable {
+    pub fn relation_name(&self) -> &str {
+        self.table.as_ref().map_or(&self.name.value, |t| &t.value)
+    }
+}
+
+/// Files of a project that start with this line are machine-written; sqb never edits them.
+pub const GENERATED_MARKER: &str = "# @generated";
+
+pub fn is_generated(text: &str) -> bool {
+    text.lines()
+        .next()
+        .is_some_and(|l| l.trim_end() == GENERATED_MARKER)
+}

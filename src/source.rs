@@ -1,0 +1,135 @@
+//! Source files read by the loader, and locations inside them.
+//!
+//! Every diagnostic points at a byte range of one file held here; the map turns byte offsets into
+//! the 1-based line and column a user sees.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// Index of a file in a [`SourceMap`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub usize);
+
+/// A byte range inside one source file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Loc {
+    pub file: FileId,
+    pub span: Range<usize>,
+}
+
+impl Loc {
+    pub fn new(file: FileId, span: Range<usize>) -> Self {
+        Self { file, span }
+    }
+
+    /// The start of a file, for problems that concern the whole file.
+    pub fn file_start(file: FileId) -> Self {
+        Self { file, span: 0..0 }
+    }
+}
+
+/// A value together with where it was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub loc: Loc,
+}
+
+impl<T> Spanned<T> {
+    pub fn new(value: T, loc: Loc) -> Self {
+        Self { value, loc }
+    }
+}
+
+/// One file's text, its path relative to the project root, and its line starts.
+#[derive(Debug)]
+pub struct SourceFile {
+    /// Path relative to the project root, with `/` separators.
+    pub rel_path: String,
+    pub abs_path: PathBuf,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let start = self.line_starts[line];
+        let column = self.text[start..floor_char_boundary(&self.text, offset)]
+            .chars()
+            .count();
+        (line + 1, column + 1)
+    }
+
+    /// Byte offset of a 1-based line and character column, clamped to the text.
+    pub fn offset_of(&self, line: usize, column: usize) -> usize {
+        let Some(&start) = self.line_starts.get(line.saturating_sub(1)) else {
+            return self.text.len();
+        };
+        let rest = &self.text[start..];
+        let line_text = rest.split('\n').next().unwrap_or("");
+        let skip = column.saturating_sub(1);
+        start
+            + line_text
+                .char_indices()
+                .nth(skip)
+                .map_or(line_text.len(), |(i, _)| i)
+    }
+}
+
+fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+    while offset > 0 && !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// All files read for one project, addressed by [`FileId`].
+#[derive(Debug, Default)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+}
+
+impl SourceMap {
+    pub fn add(&mut self, rel_path: String, abs_path: &Path, text: String) -> FileId {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        self.files.push(SourceFile {
+            rel_path,
+            abs_path: abs_path.to_path_buf(),
+            text,
+            line_starts,
+        });
+        FileId(self.files.len() - 1)
+    }
+
+    pub fn get(&self, id: FileId) -> &SourceFile {
+        &self.files[id.0]
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files.iter().enumerate().map(|(i, f)| (FileId(i), f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters_from_one() {
+        let mut map = SourceMap::default();
+        let id = map.add("a.toml".into(), Path::new("/a.toml"), "ab\né = 1\n".into());
+        let file = map.get(id);
+        assert_eq!(file.line_col(0), (1, 1));
+        assert_eq!(file.line_col(3), (2, 1));
+        assert_eq!(file.line_col(6), (2, 3));
+        assert_eq!(file.offset_of(2, 3), 6);
+        assert_eq!(file.line_col(1000), (3, 1));
+    }
+}

@@ -1,0 +1,1 @@
+SELECT CAST(1 AS NUMERIC(18,2)) AS amount

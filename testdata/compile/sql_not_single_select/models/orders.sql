@@ -1,0 +1,2 @@
+SELECT 1 AS id;
+SELECT 2 AS id;

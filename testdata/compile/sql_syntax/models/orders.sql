@@ -1,0 +1,3 @@
+SELECT id,
+       amount +
+FROM raw.orders
