@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use crate::report::Format;
+
 /// Keep a SQL project's column contracts honest against the real warehouse.
 ///
 /// sqb reads a project of SQL models with TOML column declarations (sqb.toml at its root),
@@ -49,6 +51,128 @@ pub enum Command {
     /// allowed), 1 when it has errors, 2 when the command itself failed (no project found,
     /// usage error).
     Compile(CompileArgs),
+
+    /// Compare column declarations with the warehouse.
+    #[command(subcommand)]
+    Contract(ContractCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ContractCommand {
+    /// Report where declarations and the physical relations of a target disagree.
+    ///
+    /// Connects read-only with the project's one connection, reads the catalog of the target's
+    /// namespace (one query per schema), and compares every selected model and source. Nothing
+    /// is ever written to the warehouse.
+    ///
+    /// Exit status: 0 when declarations and relations agree, 1 when they differ, 2 when the
+    /// command failed (invalid project, configuration, connection, authentication, timeout,
+    /// usage).
+    Diff(DiffArgs),
+
+    /// Propose declaration changes from the warehouse, and with --write make them.
+    ///
+    /// Without --write, prints the proposed changes as unified diffs of each file and changes
+    /// nothing. With --write, edits the TOML files in place (comments, key order and formatting
+    /// kept), atomically, then recompiles the project and restores every file's exact prior
+    /// bytes if it does not compile. The warehouse is only read.
+    ///
+    /// Additive by default: fills missing types, appends undeclared physical columns, creates
+    /// missing sidecars. --overwrite also replaces conflicting types, renames declarations to the
+    /// physical spelling and removes declarations absent physically. `contract` is never changed,
+    /// shared schemas are never changed from one model's evidence, and files whose first line is
+    /// `# @generated` are never edited.
+    ///
+    /// Exit status: 0 after a preview or a successful write, 2 on any failure (a recompile
+    /// failure included: the files are restored).
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// The target whose namespace (database and schema) is read. It supplies no credentials.
+    #[arg(long, value_name = "TARGET")]
+    pub from: String,
+
+    #[command(flatten)]
+    pub selection: SelectArgs,
+
+    /// Edit the files. Without it, only print what would change.
+    #[arg(long)]
+    pub write: bool,
+
+    /// Also replace conflicting types, rename to the physical spelling and remove declarations
+    /// absent physically. Requires --write.
+    #[arg(long, requires = "write")]
+    pub overwrite: bool,
+
+    /// Output format: unified diffs and a summary, or a JSON list of proposals.
+    #[arg(long, value_enum, default_value_t = GenerateFormat::Text)]
+    pub format: GenerateFormat,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GenerateFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// Resources to include: NAME or glob (stg_*), model:NAME, tag:TAG, path:DIR (any selector
+    /// with a `/` is a path), source:NAME. Space-separated selectors union; a comma inside one
+    /// intersects (tag:commerce,source:*). Default: every model and source. Graph operators
+    /// (+x, x+) are not supported yet.
+    #[arg(short = 's', long, num_args = 1.., value_name = "SELECTOR")]
+    pub select: Vec<String>,
+
+    /// Resources to leave out, with the same grammar as --select.
+    #[arg(long, num_args = 1.., value_name = "SELECTOR")]
+    pub exclude: Vec<String>,
+
+    /// Read selectors from a file, one per line (blank lines and # comments are skipped).
+    #[arg(long, value_name = "FILE")]
+    pub select_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ConnectArgs {
+    /// Seconds to wait for a Postgres connection, transient refusals retried within it.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    pub connect_timeout: u64,
+
+    /// Seconds a catalog query may run before it is cancelled.
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    pub statement_timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The target whose namespace (database and schema) is read. It supplies no credentials.
+    #[arg(long, value_name = "TARGET")]
+    pub from: String,
+
+    #[command(flatten)]
+    pub selection: SelectArgs,
+
+    /// Report format: a table per differing resource, JSON (docs/contract-diff.md), Markdown
+    /// for pull requests, JUnit XML for CI dashboards, or GitHub Actions annotations.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Shorthand for --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 #[derive(Debug, Args)]

@@ -2,15 +2,23 @@
 //!
 //! The library holds everything; the `sqb` binary only parses arguments and dispatches to
 //! [`commands`]. Data flows one way: files are loaded into a [`project::Project`], validated by
-//! [`compile`], and rendered as [`diagnostics`].
+//! [`compile`] (rendered as [`diagnostics`]); for the contract commands, [`select`]ed resources
+//! are read from the warehouse by a [`warehouse::Introspector`], compared by
+//! [`contract::diff`], and rendered by [`report`].
 
+pub mod atomic;
 pub mod cli;
 pub mod commands;
 pub mod compile;
+pub mod contract;
 pub mod diagnostics;
+pub mod edit;
 pub mod engine;
 pub mod error;
 pub mod exit;
 pub mod project;
+pub mod report;
+pub mod select;
 pub mod source;
 pub mod types;
+pub mod warehouse;

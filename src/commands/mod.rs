@@ -1,21 +1,32 @@
 //! One module per subcommand, and what they share: finding the project, colours, error output.
 
 pub mod compile;
+pub mod contract_diff;
+pub mod contract_generate;
 
 use std::path::PathBuf;
+
+use anyhow::Context;
 
 use anstream::{eprintln, println};
 use anstyle::{AnsiColor, Style};
 
-use crate::cli::{Cli, ColorChoice, Command, GlobalArgs};
+use crate::cli::{Cli, ColorChoice, Command, ConnectArgs, ContractCommand, GlobalArgs, SelectArgs};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
-use crate::project;
+use crate::project::{self, Project, Target};
+use crate::select::{Resource, Selection};
+use crate::warehouse::redact::redact;
+use crate::warehouse::{Timeouts, WarehouseError};
 
 /// Runs the command `cli` names.
 pub fn run(cli: &Cli) -> anyhow::Result<ExitStatus> {
     match &cli.command {
         Command::Compile(args) => compile::run(&cli.global, args),
+        Command::Contract(ContractCommand::Diff(args)) => contract_diff::run(&cli.global, args),
+        Command::Contract(ContractCommand::Generate(args)) => {
+            contract_generate::run(&cli.global, args)
+        }
     }
 }
 
@@ -34,16 +45,24 @@ const HINT: Style = AnsiColor::Cyan.on_default().bold();
 
 /// Prints a failed command's error chain and hint to stderr.
 pub fn print_error(err: &anyhow::Error) {
-    eprintln!("{ERROR}error{ERROR:#}: {err}");
+    eprintln!("{ERROR}error{ERROR:#}: {}", redact(&err.to_string()));
     for cause in err.chain().skip(1) {
-        eprintln!("  {ERROR}caused by{ERROR:#}: {cause}");
+        eprintln!(
+            "  {ERROR}caused by{ERROR:#}: {}",
+            redact(&cause.to_string())
+        );
     }
-    if let Some(hint) = err
-        .chain()
-        .find_map(|e| e.downcast_ref::<UserError>())
-        .and_then(|e| e.hint.as_ref())
-    {
-        eprintln!("{HINT}hint{HINT:#}: {hint}");
+    let hint = err.chain().find_map(|e| {
+        e.downcast_ref::<UserError>()
+            .and_then(|u| u.hint.clone())
+            .or_else(|| {
+                e.downcast_ref::<WarehouseError>()
+                    .and_then(|w| w.hint())
+                    .map(String::from)
+            })
+    });
+    if let Some(hint) = hint {
+        eprintln!("{HINT}hint{HINT:#}: {}", redact(&hint));
     }
 }
 
@@ -60,7 +79,20 @@ pub fn data(text: &str) {
 }
 
 /// The project root: `--project-dir`, or the nearest `sqb.toml` above the working directory.
+/// An interrupted write found there is rolled back first.
 pub fn project_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
+    let root = find_project_root(global)?;
+    if let Some(recovered) = crate::edit::transaction::recover(&root)? {
+        eprintln!(
+            "{HINT}recovered{HINT:#}: an interrupted `sqb contract generate --write` was rolled back ({} restored, {} removed)",
+            crate::report::count(recovered.restored, "file", "files"),
+            crate::report::count(recovered.removed, "new file", "new files"),
+        );
+    }
+    Ok(root)
+}
+
+fn find_project_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
     if let Some(dir) = &global.project_dir {
         if !dir.join(project::PROJECT_FILE).is_file() {
             return Err(UserError::new(format!("no sqb.toml in {}", dir.display()))
@@ -79,4 +111,94 @@ pub fn project_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
         .with_hint("run sqb inside a project, or pass --project-dir")
         .into()
     })
+}
+
+/// Loads the project and compiles it; a project with errors is a failure of the command, with
+/// its diagnostics on stderr.
+pub fn load_valid_project(global: &GlobalArgs) -> anyhow::Result<Project> {
+    let root = project_root(global)?;
+    let project = Project::load(&root)?;
+    let diags = crate::compile::compile(&project);
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    if errors == 0 {
+        return Ok(project);
+    }
+    for d in diags.iter().filter(|d| d.is_error()) {
+        eprintln!("{}\n", crate::diagnostics::render_text(d, &project.sources));
+    }
+    Err(UserError::new(format!(
+        "the project does not compile ({})",
+        crate::report::count(errors, "error", "errors")
+    ))
+    .with_hint("fix the errors above; `sqb compile` lists them")
+    .into())
+}
+
+/// The target named by `--from`.
+pub fn target<'p>(project: &'p Project, name: &str) -> anyhow::Result<&'p Target> {
+    if let Some(target) = project.config.targets.get(name) {
+        return Ok(target);
+    }
+    let names: Vec<&str> = project.config.targets.keys().map(String::as_str).collect();
+    let error = UserError::new(format!("unknown target `{name}`"));
+    Err(
+        match crate::diagnostics::did_you_mean(name, names.iter().copied()) {
+            Some(close) => error.with_hint(format!("did you mean `{close}`?")),
+            None if names.is_empty() => {
+                error.with_hint("define targets in sqb.toml as [targets.NAME] with a `schema`")
+            }
+            None => error.with_hint(format!("targets: {}", names.join(", "))),
+        }
+        .into(),
+    )
+}
+
+/// The resources `--select`, `--exclude` and `--select-file` pick.
+pub fn resolve_selection<'p>(
+    project: &'p Project,
+    args: &SelectArgs,
+) -> anyhow::Result<Vec<Resource<'p>>> {
+    let mut selection = Selection {
+        select: args.select.clone(),
+        exclude: args.exclude.clone(),
+    };
+    if let Some(file) = &args.select_file {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("could not read {}", file.display()))?;
+        selection.add_file_lines(&text);
+    }
+    Ok(selection.resolve(project)?)
+}
+
+pub fn timeouts(args: &ConnectArgs) -> Timeouts {
+    Timeouts {
+        connect: std::time::Duration::from_secs(args.connect_timeout.max(1)),
+        statement: std::time::Duration::from_secs(args.statement_timeout.max(1)),
+    }
+}
+
+/// A runtime for the warehouse calls; blocking DuckDB calls run on its blocking pool.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("could not start the async runtime")
+}
+
+/// Writes a report to `--output` atomically (without colour), or to stdout.
+pub fn output_report(text: &str, output: Option<&std::path::Path>) -> anyhow::Result<()> {
+    match output {
+        Some(path) => {
+            let plain = anstream::adapter::strip_str(text).to_string();
+            crate::atomic::write_atomic(path, plain.as_bytes())?;
+        }
+        None => {
+            use std::io::Write;
+            let mut out = anstream::stdout().lock();
+            out.write_all(text.as_bytes())
+                .context("could not write to stdout")?;
+            out.flush().context("could not write to stdout")?;
+        }
+    }
+    Ok(())
 }

@@ -11,7 +11,7 @@ mod load;
 mod reader;
 
 pub use config::{Config, Connection, ContractMode, Settings, Target};
-pub use discover::{find_root, LOCAL_FILE, PROJECT_FILE};
+pub use discover::{find_root, rel_path, LOCAL_FILE, PROJECT_FILE};
 pub use load::LoadError;
 
 use std::collections::BTreeMap;

@@ -117,7 +117,7 @@ fn fields_match(
 }
 
 /// Enums compare by their set of members.
-pub(crate) fn same_members(a: &[String], b: &[String]) -> bool {
+pub fn same_members(a: &[String], b: &[String]) -> bool {
     let mut a: Vec<&String> = a.iter().collect();
     let mut b: Vec<&String> = b.iter().collect();
     a.sort();

@@ -8,7 +8,7 @@
 mod equiv;
 mod parse;
 
-pub use equiv::{equivalent, normalize};
+pub use equiv::{equivalent, normalize, same_members};
 pub use parse::{parse, TypeParseError};
 
 use std::fmt;
@@ -293,7 +293,7 @@ mod tests {
                     size: None,
                 },
             ),
-            ("\"Weird Type\"", DataType::Named("Weird Type".into())),
+            ("\"Weird Type\"", DataType::Named("\"Weird Type\"".into())),
             ("public.Mood", DataType::Named("public.mood".into())),
             ("interval year to month", DataType::Interval),
             ("national character varying(3)", DataType::Varchar(Some(3))),
@@ -387,6 +387,8 @@ mod tests {
             "ENUM('a', 'b')",
             "geometry",
             "public.mood",
+            "\"Odd Schema\".\"My Type\"",
+            "\"Weird Type\"[]",
         ];
         for engine in [Engine::Postgres, Engine::DuckDb] {
             for text in samples {

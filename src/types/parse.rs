@@ -115,6 +115,25 @@ fn lex_quoted(
     None
 }
 
+/// An identifier as SQL spells it: unquoted names fold to lower case; quoted ones keep their
+/// quotes unless they are plain lower-case names.
+fn ident(name: &str, quoted: bool) -> String {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !quoted {
+        name.to_ascii_lowercase()
+    } else if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
 struct Parser {
     tokens: Vec<(Tok, usize)>,
     pos: usize,
@@ -213,7 +232,8 @@ impl Parser {
             return self.parse_qualified(first, quoted);
         }
         if quoted {
-            return Ok(DataType::Named(first));
+            self.skip_modifiers()?;
+            return Ok(DataType::Named(ident(&first, true)));
         }
         let lower = first.to_ascii_lowercase();
         self.parse_named(&lower)
@@ -224,14 +244,10 @@ impl Parser {
         schema: String,
         quoted: bool,
     ) -> Result<DataType, TypeParseError> {
-        let schema = if quoted {
-            schema
-        } else {
-            schema.to_ascii_lowercase()
-        };
+        let schema = ident(&schema, quoted);
         let name = match self.peek().cloned() {
-            Some(Tok::Word(w)) => w.to_ascii_lowercase(),
-            Some(Tok::Quoted(q)) => q,
+            Some(Tok::Word(w)) => ident(&w, false),
+            Some(Tok::Quoted(q)) => ident(&q, true),
             _ => return Err(self.error("expected a type name after `.`")),
         };
         self.pos += 1;

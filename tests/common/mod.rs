@@ -40,3 +40,140 @@ pub fn transcript(output: &Output, root: &Path) -> String {
 pub fn run(cmd: &mut Command) -> Output {
     cmd.output().expect("sqb runs")
 }
+
+/// The URL of the test server's maintenance database (scripts/postgres prints it), or `None`
+/// when there is none. Under CI=true a missing server fails the test instead of skipping it.
+pub fn postgres_url() -> Option<String> {
+    match std::env::var("SQB_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("SQB_TEST_POSTGRES_URL is not set and CI=true: PostgreSQL tests must run")
+        }
+        _ => {
+            eprintln!("skipped: SQB_TEST_POSTGRES_URL is not set (run scripts/test)");
+            None
+        }
+    }
+}
+
+/// Runs SQL (several statements allowed) on a Postgres database.
+pub fn pg_exec(url: &str, sql: &str) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(url)
+            .await
+            .expect("connect to the test server");
+        sqlx::raw_sql(sql)
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|e| panic!("{e}\n{sql}"));
+    });
+}
+
+/// Runs a query returning one text column per row.
+pub fn pg_strings(url: &str, sql: &str) -> Vec<String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(url)
+            .await
+            .expect("connect to the test server");
+        sqlx::query_scalar::<_, String>(sql)
+            .fetch_all(&mut conn)
+            .await
+            .unwrap_or_else(|e| panic!("{e}\n{sql}"))
+    })
+}
+
+/// A database of its own for one test, dropped at the end.
+pub struct TestDb {
+    admin_url: String,
+    pub name: String,
+    pub url: String,
+}
+
+impl TestDb {
+    pub fn create(test: &str) -> Option<TestDb> {
+        let admin_url = postgres_url()?;
+        let name = format!("sqb_{}_{}", test, std::process::id());
+        pg_exec(
+            &admin_url,
+            &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        );
+        pg_exec(&admin_url, &format!("CREATE DATABASE {name}"));
+        let url = with_database(&admin_url, &name);
+        Some(TestDb {
+            admin_url,
+            name,
+            url,
+        })
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        pg_exec(
+            &self.admin_url,
+            &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
+        );
+    }
+}
+
+/// `url` with its database replaced.
+pub fn with_database(url: &str, database: &str) -> String {
+    let (base, _) = url.rsplit_once('/').expect("a URL with a database");
+    format!("{base}/{database}")
+}
+
+/// Builds a DuckDB file from SQL; the connection is closed on return, releasing its lock.
+pub fn duckdb_file(path: &Path, sql: &str) {
+    let conn = duckdb::Connection::open(path).unwrap();
+    conn.execute_batch(sql)
+        .unwrap_or_else(|e| panic!("{e}\n{sql}"));
+    conn.execute_batch("CHECKPOINT").unwrap();
+}
+
+/// Writes `files` (relative path, content) under `root`.
+pub fn write_files(root: &Path, files: &[(&str, &str)]) {
+    for (rel, content) in files {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+}
+
+/// Copies a directory tree.
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// The migrations that build the shop demo warehouse, concatenated.
+pub fn shop_migrations() -> String {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("migrations"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}

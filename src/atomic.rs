@@ -1,0 +1,75 @@
+//! Writing files atomically: a temp file in the same directory, fsynced, then renamed over the
+//! destination, keeping the destination's permissions. A reader sees the old bytes or the new
+//! ones, never a mix; a failure leaves the destination untouched.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Why a file could not be written; names the path.
+#[derive(Debug, thiserror::Error)]
+#[error("could not write {}: {source}", path.display())]
+pub struct WriteError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Replaces (or creates) `path` with `bytes` atomically. Symlinks are followed, so the link's
+/// target is replaced and the link kept.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let fail = |source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut temp = tempfile::Builder::new()
+        .prefix(".sqb-tmp-")
+        .tempfile_in(&dir)
+        .map_err(fail)?;
+    temp.write_all(bytes).map_err(fail)?;
+    if let Ok(meta) = std::fs::metadata(&target) {
+        temp.as_file()
+            .set_permissions(meta.permissions())
+            .map_err(fail)?;
+    }
+    temp.as_file().sync_all().map_err(fail)?;
+    temp.persist(&target).map_err(|e| fail(e.error))?;
+    if let Ok(d) = std::fs::File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_content_and_keeps_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.json");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1);
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_naming_the_path() {
+        let err = write_atomic(Path::new("/nonexistent-dir/x.json"), b"x").unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("could not write /nonexistent-dir/x.json"));
+    }
+}

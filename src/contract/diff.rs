@@ -1,0 +1,580 @@
+//! The pure diff core: declared columns × a physical relation × an engine → findings.
+//!
+//! No I/O happens here. Names are matched exactly first, then up to case (a `name_conflict`,
+//! not a missing plus an undeclared column); types with the engine-aware type system; enum
+//! columns against VARCHAR/INTEGER or an enum with the same members.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::diagnostics::Severity;
+use crate::engine::Engine;
+use crate::project::{Column, EnumBase, EnumDef};
+use crate::source::Loc;
+use crate::types::{self, DataType};
+use crate::warehouse::{PhysicalColumn, PhysicalRelation};
+
+/// What kind of disagreement a finding reports. The names are part of the JSON wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    RelationMissing,
+    MissingPhysicalColumn,
+    UndeclaredPhysicalColumn,
+    TypeMismatch,
+    MissingType,
+    NameConflict,
+    NullabilityMismatch,
+    InspectionUnavailable,
+}
+
+impl FindingKind {
+    pub const ALL: [FindingKind; 8] = [
+        FindingKind::RelationMissing,
+        FindingKind::MissingPhysicalColumn,
+        FindingKind::UndeclaredPhysicalColumn,
+        FindingKind::TypeMismatch,
+        FindingKind::MissingType,
+        FindingKind::NameConflict,
+        FindingKind::NullabilityMismatch,
+        FindingKind::InspectionUnavailable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingKind::RelationMissing => "relation_missing",
+            FindingKind::MissingPhysicalColumn => "missing_physical_column",
+            FindingKind::UndeclaredPhysicalColumn => "undeclared_physical_column",
+            FindingKind::TypeMismatch => "type_mismatch",
+            FindingKind::MissingType => "missing_type",
+            FindingKind::NameConflict => "name_conflict",
+            FindingKind::NullabilityMismatch => "nullability_mismatch",
+            FindingKind::InspectionUnavailable => "inspection_unavailable",
+        }
+    }
+}
+
+/// How much of the declared shape the contract policy validates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `enforced`: the declared columns are the complete shape.
+    Closed,
+    /// implicit mode, and sources: declared columns must exist; others may.
+    Open,
+    /// explicit mode and `contract = "none"`: declarations are metadata; types still enforced.
+    Metadata,
+}
+
+impl Shape {
+    fn severity(self, kind: FindingKind) -> Severity {
+        use FindingKind::*;
+        use Severity::*;
+        match (kind, self) {
+            (RelationMissing | TypeMismatch, _) => Error,
+            (InspectionUnavailable, _) => Warning,
+            (UndeclaredPhysicalColumn, Shape::Closed) => Error,
+            (UndeclaredPhysicalColumn, _) => Info,
+            (MissingType, Shape::Metadata) => Info,
+            (MissingType, _) => Warning,
+            (MissingPhysicalColumn | NameConflict | NullabilityMismatch, Shape::Metadata) => {
+                Warning
+            }
+            (MissingPhysicalColumn | NameConflict | NullabilityMismatch, _) => Error,
+        }
+    }
+}
+
+/// One disagreement between a declaration and its physical relation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub severity: Severity,
+    /// The column as declared (or, for undeclared columns, as stored).
+    pub column: Option<String>,
+    /// The physical spelling, for name conflicts.
+    pub physical_column: Option<String>,
+    pub declared_type: Option<String>,
+    pub physical_type: Option<String>,
+    pub message: String,
+    /// The declaration's location, where one exists.
+    pub loc: Option<Loc>,
+}
+
+/// The declaration side of one resource.
+pub struct Declared<'a> {
+    pub engine: Engine,
+    pub shape: Shape,
+    pub columns: &'a [&'a Column],
+    /// The project's enums, looked up by type name.
+    pub enums: &'a dyn Fn(&str) -> Option<&'a EnumDef>,
+    /// Where to point findings that have no declaration (the sidecar, or the SQL file).
+    pub resource_loc: Loc,
+}
+
+/// Findings for a resource whose relation was (or was not) found.
+pub fn diff(
+    declared: &Declared<'_>,
+    physical: Option<&PhysicalRelation>,
+    relation: &str,
+    case_only_match: Option<&str>,
+) -> Vec<Finding> {
+    let Some(physical) = physical else {
+        let mut message = format!("relation {relation} does not exist");
+        if let Some(other) = case_only_match {
+            message.push_str(&format!("; `{other}` differs from it only by case"));
+        }
+        return vec![finding(
+            declared,
+            FindingKind::RelationMissing,
+            message,
+            Some(declared.resource_loc.clone()),
+        )];
+    };
+    if let Some(reason) = &physical.unavailable {
+        let message = format!("relation {relation} exists but could not be inspected: {reason}");
+        return vec![finding(
+            declared,
+            FindingKind::InspectionUnavailable,
+            message,
+            Some(declared.resource_loc.clone()),
+        )];
+    }
+    let mut out = Vec::new();
+    let exact: HashMap<&str, usize> = physical
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.name.as_str(), i))
+        .collect();
+    let mut folded: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, c) in physical.columns.iter().enumerate() {
+        folded.entry(c.name.to_lowercase()).or_default().push(i);
+    }
+    let mut used = vec![false; physical.columns.len()];
+    for column in declared.columns {
+        if let Some(&i) = exact.get(column.name.value.as_str()) {
+            used[i] = true;
+        }
+    }
+    for column in declared.columns {
+        let name = column.name.value.as_str();
+        if let Some(&i) = exact.get(name) {
+            compare_column(
+                declared,
+                column,
+                &physical.columns[i],
+                physical.kind.knows_nullability(),
+                &mut out,
+            );
+            continue;
+        }
+        let candidate = folded
+            .get(&name.to_lowercase())
+            .and_then(|ids| ids.iter().copied().find(|&i| !used[i]));
+        match candidate {
+            Some(i) => {
+                used[i] = true;
+                out.push(name_conflict(declared, column, &physical.columns[i]));
+            }
+            None => out.push(
+                finding(
+                    declared,
+                    FindingKind::MissingPhysicalColumn,
+                    format!("column `{name}` is declared but the relation has no such column"),
+                    Some(column.name.loc.clone()),
+                )
+                .with_types(column.type_text.as_ref().map(|t| t.value.clone()), None)
+                .with_column(name),
+            ),
+        }
+    }
+    for (c, _) in physical
+        .columns
+        .iter()
+        .zip(&used)
+        .filter(|(_, used)| !**used)
+    {
+        out.push(
+            finding(
+                declared,
+                FindingKind::UndeclaredPhysicalColumn,
+                format!("column `{}` is in the relation but not declared", c.name),
+                Some(declared.resource_loc.clone()),
+            )
+            .with_types(None, Some(c.type_text.clone()))
+            .with_column(&c.name),
+        );
+    }
+    out
+}
+
+fn finding(
+    declared: &Declared<'_>,
+    kind: FindingKind,
+    message: String,
+    loc: Option<Loc>,
+) -> Finding {
+    Finding {
+        kind,
+        severity: declared.shape.severity(kind),
+        column: None,
+        physical_column: None,
+        declared_type: None,
+        physical_type: None,
+        message,
+        loc,
+    }
+}
+
+impl Finding {
+    fn with_types(mut self, declared: Option<String>, physical: Option<String>) -> Self {
+        self.declared_type = declared;
+        self.physical_type = physical;
+        self
+    }
+
+    fn with_column(mut self, name: &str) -> Self {
+        self.column = Some(name.to_string());
+        self
+    }
+}
+
+fn name_conflict(declared: &Declared<'_>, column: &Column, physical: &PhysicalColumn) -> Finding {
+    let name = &column.name.value;
+    let mut f = finding(
+        declared,
+        FindingKind::NameConflict,
+        format!(
+            "column `{name}` is declared, but the relation spells it `{}`",
+            physical.name
+        ),
+        Some(column.name.loc.clone()),
+    )
+    .with_types(
+        column.type_text.as_ref().map(|t| t.value.clone()),
+        Some(physical.type_text.clone()),
+    )
+    .with_column(name);
+    f.physical_column = Some(physical.name.clone());
+    f
+}
+
+fn compare_column(
+    declared: &Declared<'_>,
+    column: &Column,
+    physical: &PhysicalColumn,
+    knows_nullability: bool,
+    out: &mut Vec<Finding>,
+) {
+    let name = &column.name.value;
+    let declared_text = column.type_text.as_ref().map(|t| t.value.clone());
+    match (&column.ty, &column.type_text) {
+        (Some(ty), Some(text)) if !type_agrees(declared, ty, physical) => {
+            out.push(
+                finding(
+                    declared,
+                    FindingKind::TypeMismatch,
+                    format!(
+                        "column `{name}` is declared {} but is {}",
+                        text.value, physical.type_text
+                    ),
+                    Some(text.loc.clone()),
+                )
+                .with_types(declared_text.clone(), Some(physical.type_text.clone()))
+                .with_column(name),
+            );
+        }
+        (None, None) => out.push(
+            finding(
+                declared,
+                FindingKind::MissingType,
+                format!(
+                    "column `{name}` is declared without a type; it is {}",
+                    physical.type_text
+                ),
+                Some(column.name.loc.clone()),
+            )
+            .with_types(None, Some(physical.type_text.clone()))
+            .with_column(name),
+        ),
+        // A type that did not parse is a compile error, reported before any diff.
+        _ => {}
+    }
+    if !knows_nullability {
+        return;
+    }
+    let (Some(stated), Some(physical_nullable)) = (&column.nullable, physical.nullable) else {
+        return;
+    };
+    if stated.value != physical_nullable {
+        let message = if stated.value {
+            format!("column `{name}` is declared nullable but is NOT NULL")
+        } else {
+            format!("column `{name}` is declared NOT NULL but accepts nulls")
+        };
+        out.push(
+            finding(
+                declared,
+                FindingKind::NullabilityMismatch,
+                message,
+                Some(stated.loc.clone()),
+            )
+            .with_types(declared_text, Some(physical.type_text.clone()))
+            .with_column(name),
+        );
+    }
+}
+
+/// Whether a physical column satisfies a declared type, enums and domains included.
+pub fn type_agrees(declared: &Declared<'_>, ty: &DataType, physical: &PhysicalColumn) -> bool {
+    let engine = declared.engine;
+    let physical_ty = types::parse(&physical.type_text, engine)
+        .unwrap_or_else(|_| DataType::Named(physical.type_text.to_lowercase()));
+    if agrees(declared, ty, &physical_ty, physical.enum_members.as_deref()) {
+        return true;
+    }
+    physical
+        .domain_base
+        .as_deref()
+        .and_then(|base| types::parse(base, engine).ok())
+        .is_some_and(|base| agrees(declared, ty, &base, None))
+}
+
+fn agrees(
+    declared: &Declared<'_>,
+    ty: &DataType,
+    physical: &DataType,
+    members: Option<&[String]>,
+) -> bool {
+    match (ty, physical) {
+        (DataType::Named(name), _) if (declared.enums)(name).is_some() => {
+            let def = (declared.enums)(name).expect("checked above");
+            enum_agrees(def, physical, members, declared.engine)
+        }
+        (
+            DataType::Array {
+                element: de,
+                size: ds,
+            },
+            DataType::Array {
+                element: pe,
+                size: ps,
+            },
+        ) if contains_enum(declared, de) => {
+            (ds.is_none() || declared.engine == Engine::Postgres || ds == ps)
+                && agrees(declared, de, pe, members)
+        }
+        _ => types::equivalent(ty, physical, declared.engine),
+    }
+}
+
+fn contains_enum(declared: &Declared<'_>, ty: &DataType) -> bool {
+    match ty {
+        DataType::Named(name) => (declared.enums)(name).is_some(),
+        DataType::Array { element, .. } => contains_enum(declared, element),
+        _ => false,
+    }
+}
+
+/// An enum column agrees with its base type, or with an engine enum of the same members.
+fn enum_agrees(
+    def: &EnumDef,
+    physical: &DataType,
+    members: Option<&[String]>,
+    engine: Engine,
+) -> bool {
+    let values = def.values();
+    if let Some(members) = members {
+        return crate::types::same_members(members, &values);
+    }
+    match physical {
+        DataType::Enum(m) => crate::types::same_members(m, &values),
+        DataType::Integer | DataType::BigInt | DataType::SmallInt => {
+            def.base == Some(EnumBase::Integer)
+        }
+        other => {
+            def.base == Some(EnumBase::Varchar)
+                && types::equivalent(&DataType::Varchar(None), other, engine)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{FileId, Spanned};
+    use crate::warehouse::RelationKind;
+
+    fn loc() -> Loc {
+        Loc::file_start(FileId(0))
+    }
+
+    fn col(name: &str, ty: Option<&str>, nullable: Option<bool>) -> Column {
+        Column {
+            name: Spanned::new(name.to_string(), loc()),
+            file: FileId(0),
+            type_text: ty.map(|t| Spanned::new(t.to_string(), loc())),
+            ty: ty.map(|t| types::parse(t, Engine::Postgres).unwrap()),
+            nullable: nullable.map(|n| Spanned::new(n, loc())),
+            description: None,
+            audits: Vec::new(),
+            tags: Vec::new(),
+        }
+    }
+
+    fn phys(name: &str, ty: &str, nullable: Option<bool>) -> PhysicalColumn {
+        PhysicalColumn {
+            name: name.into(),
+            type_text: ty.into(),
+            nullable,
+            enum_members: None,
+            domain_base: None,
+            type_schema: None,
+        }
+    }
+
+    fn relation(columns: Vec<PhysicalColumn>) -> PhysicalRelation {
+        PhysicalRelation {
+            name: "t".into(),
+            kind: RelationKind::Table,
+            columns,
+            unavailable: None,
+        }
+    }
+
+    fn run(
+        columns: &[Column],
+        shape: Shape,
+        physical: Option<&PhysicalRelation>,
+    ) -> Vec<(FindingKind, Severity, Option<String>)> {
+        let refs: Vec<&Column> = columns.iter().collect();
+        let no_enums = |_: &str| None;
+        let declared = Declared {
+            engine: Engine::Postgres,
+            shape,
+            columns: &refs,
+            enums: &no_enums,
+            resource_loc: loc(),
+        };
+        diff(&declared, physical, "db.s.t", None)
+            .into_iter()
+            .map(|f| (f.kind, f.severity, f.column))
+            .collect()
+    }
+
+    #[test]
+    fn agreement_has_no_findings() {
+        let declared = [
+            col("id", Some("INTEGER"), Some(false)),
+            col("name", Some("VARCHAR(10)"), None),
+        ];
+        let physical = relation(vec![
+            phys("id", "integer", Some(false)),
+            phys("name", "character varying(10)", Some(true)),
+        ]);
+        assert!(run(&declared, Shape::Closed, Some(&physical)).is_empty());
+    }
+
+    #[test]
+    fn case_only_difference_is_one_name_conflict() {
+        let declared = [col("OrderID", Some("INTEGER"), None)];
+        let physical = relation(vec![phys("orderid", "integer", None)]);
+        assert_eq!(
+            run(&declared, Shape::Closed, Some(&physical)),
+            [(
+                FindingKind::NameConflict,
+                Severity::Error,
+                Some("OrderID".into())
+            )]
+        );
+    }
+
+    #[test]
+    fn exact_matches_win_over_case_folded_ones() {
+        let declared = [
+            col("id", Some("INTEGER"), None),
+            col("ID", Some("INTEGER"), None),
+        ];
+        let physical = relation(vec![
+            phys("ID", "integer", None),
+            phys("id", "integer", None),
+        ]);
+        assert!(run(&declared, Shape::Closed, Some(&physical)).is_empty());
+    }
+
+    #[test]
+    fn severity_follows_the_contract_shape() {
+        let declared = [col("gone", Some("DATE"), None)];
+        let physical = relation(vec![phys("extra", "integer", None)]);
+        let closed = run(&declared, Shape::Closed, Some(&physical));
+        assert_eq!(closed[0].1, Severity::Error);
+        assert_eq!(
+            closed[1],
+            (
+                FindingKind::UndeclaredPhysicalColumn,
+                Severity::Error,
+                Some("extra".into())
+            )
+        );
+        let open = run(&declared, Shape::Open, Some(&physical));
+        assert_eq!((open[0].1, open[1].1), (Severity::Error, Severity::Info));
+        let metadata = run(&declared, Shape::Metadata, Some(&physical));
+        assert_eq!(
+            (metadata[0].1, metadata[1].1),
+            (Severity::Warning, Severity::Info)
+        );
+    }
+
+    #[test]
+    fn nullability_is_compared_only_where_stated_and_known() {
+        let declared = [
+            col("a", Some("INTEGER"), Some(false)),
+            col("b", Some("INTEGER"), Some(true)),
+            col("c", Some("INTEGER"), None),
+        ];
+        let table = relation(vec![
+            phys("a", "integer", Some(true)),
+            phys("b", "integer", Some(false)),
+            phys("c", "integer", Some(false)),
+        ]);
+        let found = run(&declared, Shape::Open, Some(&table));
+        assert_eq!(
+            found
+                .iter()
+                .map(|f| f.2.clone().unwrap())
+                .collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        let mut view = relation(vec![
+            phys("a", "integer", None),
+            phys("b", "integer", None),
+            phys("c", "integer", None),
+        ]);
+        view.kind = RelationKind::View;
+        assert!(run(&declared, Shape::Open, Some(&view)).is_empty());
+    }
+
+    #[test]
+    fn missing_relation_and_unavailable_relation() {
+        let declared = [col("a", Some("INTEGER"), None)];
+        assert_eq!(
+            run(&declared, Shape::Open, None)[0].0,
+            FindingKind::RelationMissing
+        );
+        let mut broken = relation(vec![]);
+        broken.unavailable = Some("no".into());
+        assert_eq!(
+            run(&declared, Shape::Open, Some(&broken))[0].0,
+            FindingKind::InspectionUnavailable
+        );
+    }
+
+    #[test]
+    fn domains_agree_with_their_base_type() {
+        let declared = [col("p", Some("INTEGER"), None)];
+        let mut column = phys("p", "positive_int", None);
+        column.domain_base = Some("integer".into());
+        assert!(run(&declared, Shape::Closed, Some(&relation(vec![column]))).is_empty());
+    }
+}

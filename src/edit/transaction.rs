@@ -1,0 +1,280 @@
+//! The write transaction for project files: all of a change lands, or none of it does.
+//!
+//! 1. An exclusive lock on `.sqb/lock`: a second writer fails fast.
+//! 2. The caller has computed every new file's content in memory.
+//! 3. A journal, `.sqb/journal.json`, records each file's exact prior bytes (or that it is new),
+//!    and is fsynced before any project file is touched.
+//! 4. Each file is written atomically (temp file in its directory, fsync, rename; permissions
+//!    kept; symlinks followed to their targets).
+//! 5. The caller's check runs (sqb recompiles the project from disk); if it fails, every file is
+//!    restored to its prior bytes and created files are removed.
+//! 6. The journal is removed. If the process dies between 3 and 6, the next sqb command finds the
+//!    journal and restores the prior state ([`recover`]). SIGINT and SIGTERM during the
+//!    transaction restore too.
+//!
+//! The transaction never knows TOML.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::atomic::write_atomic;
+
+/// The directory, under the project root, that holds the lock and the journal.
+pub const STATE_DIR: &str = ".sqb";
+const LOCK_FILE: &str = "lock";
+const JOURNAL_FILE: &str = "journal.json";
+
+/// For tests only: abort the process at a named step, as a crash would.
+pub const FAULT_ENV: &str = "SQB_FAULT_AFTER";
+
+/// One file to write: its path relative to the project root and its new content.
+#[derive(Debug, Clone)]
+pub struct FileChange {
+    pub rel_path: String,
+    /// The content the change was planned from; `None` for a file to create.
+    pub expected_prior: Option<String>,
+    pub content: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Journal {
+    version: u32,
+    files: Vec<JournalEntry>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct JournalEntry {
+    path: String,
+    /// The exact prior content; `None` when the transaction creates the file.
+    prior: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TxError {
+    #[error("another sqb command is writing to this project")]
+    Locked,
+    #[error("{0} changed while sqb was running; nothing was written")]
+    Changed(String),
+    #[error("could not {action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] crate::atomic::WriteError),
+    #[error("the journal {} is unreadable: {reason}", path.display())]
+    BadJournal { path: PathBuf, reason: String },
+    #[error("interrupted; every file was restored to its prior content")]
+    Interrupted,
+    /// The caller's check failed; every file was restored.
+    #[error("the change was rolled back")]
+    RolledBack,
+}
+
+fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> TxError + 'a {
+    move |source| TxError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// An exclusive lock on the project, held until dropped.
+pub struct ProjectLock {
+    _file: File,
+}
+
+/// Takes the project's write lock, failing fast if another process holds it.
+pub fn lock(root: &Path) -> Result<ProjectLock, TxError> {
+    let dir = root.join(STATE_DIR);
+    std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
+    let path = dir.join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io("open", &path))?;
+    match file.try_lock() {
+        Ok(()) => Ok(ProjectLock { _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(TxError::Locked),
+        Err(std::fs::TryLockError::Error(e)) => Err(io("lock", &path)(e)),
+    }
+}
+
+fn fault(step: &str) {
+    if std::env::var(FAULT_ENV).as_deref() == Ok(step) {
+        std::process::abort();
+    }
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Applies `changes` under the lock; `check` runs after the files are written, and an `Err`
+/// from it restores everything (its value is returned in the `Err`).
+pub fn apply<E>(
+    root: &Path,
+    changes: &[FileChange],
+    check: impl FnOnce() -> Result<(), E>,
+) -> Result<Result<(), E>, TxError> {
+    let _lock = lock(root)?;
+    recover_locked(root)?;
+    let mut entries = Vec::with_capacity(changes.len());
+    for change in changes {
+        let path = root.join(&change.rel_path);
+        let prior = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io("read", &path)(e)),
+        };
+        if prior != change.expected_prior {
+            return Err(TxError::Changed(change.rel_path.clone()));
+        }
+        entries.push(JournalEntry {
+            path: change.rel_path.clone(),
+            prior,
+        });
+    }
+    let journal = Journal {
+        version: 1,
+        files: entries,
+    };
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let signals = register_signals(&interrupted);
+    let result = run_steps(root, changes, &journal, &interrupted, check);
+    for id in signals {
+        signal_hook::low_level::unregister(id);
+    }
+    result
+}
+
+fn run_steps<E>(
+    root: &Path,
+    changes: &[FileChange],
+    journal: &Journal,
+    interrupted: &AtomicBool,
+    check: impl FnOnce() -> Result<(), E>,
+) -> Result<Result<(), E>, TxError> {
+    write_journal(root, journal)?;
+    fault("journal");
+    for (i, change) in changes.iter().enumerate() {
+        let path = root.join(&change.rel_path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io("create", parent))?;
+        }
+        if let Err(e) = write_atomic(&path, change.content.as_bytes()) {
+            restore(root, journal)?;
+            return Err(e.into());
+        }
+        fault(&format!("write:{}", i + 1));
+        if interrupted.load(Ordering::SeqCst) {
+            restore(root, journal)?;
+            return Err(TxError::Interrupted);
+        }
+    }
+    let checked = check();
+    fault("check");
+    if checked.is_err() || interrupted.load(Ordering::SeqCst) {
+        restore(root, journal)?;
+        if checked.is_ok() {
+            return Err(TxError::Interrupted);
+        }
+        return Ok(checked);
+    }
+    remove_journal(root)?;
+    Ok(Ok(()))
+}
+
+fn register_signals(flag: &Arc<AtomicBool>) -> Vec<signal_hook::SigId> {
+    [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
+        .into_iter()
+        .filter_map(|sig| signal_hook::flag::register(sig, Arc::clone(flag)).ok())
+        .collect()
+}
+
+fn journal_path(root: &Path) -> PathBuf {
+    root.join(STATE_DIR).join(JOURNAL_FILE)
+}
+
+fn write_journal(root: &Path, journal: &Journal) -> Result<(), TxError> {
+    let text = serde_json::to_string(journal).expect("the journal serializes");
+    write_atomic(&journal_path(root), text.as_bytes())?;
+    sync_dir(&root.join(STATE_DIR));
+    Ok(())
+}
+
+fn remove_journal(root: &Path) -> Result<(), TxError> {
+    let path = journal_path(root);
+    std::fs::remove_file(&path).map_err(io("remove", &path))?;
+    sync_dir(&root.join(STATE_DIR));
+    Ok(())
+}
+
+/// Puts every journaled file back to its prior bytes and removes the files it created.
+fn restore(root: &Path, journal: &Journal) -> Result<(), TxError> {
+    for entry in &journal.files {
+        let path = root.join(&entry.path);
+        match &entry.prior {
+            Some(prior) => {
+                let current = std::fs::read(&path).ok();
+                if current.as_deref() != Some(prior.as_bytes()) {
+                    write_atomic(&path, prior.as_bytes())?;
+                }
+            }
+            None => match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io("remove", &path)(e)),
+            },
+        }
+    }
+    remove_journal(root)
+}
+
+/// What a recovery restored.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Recovered {
+    pub restored: usize,
+    pub removed: usize,
+}
+
+/// Finishes an interrupted transaction by restoring its journal, if one is left. Takes the lock;
+/// when another process holds it, that process owns the journal and nothing is done.
+pub fn recover(root: &Path) -> Result<Option<Recovered>, TxError> {
+    if !journal_path(root).exists() {
+        return Ok(None);
+    }
+    let _lock = match lock(root) {
+        Ok(lock) => lock,
+        Err(TxError::Locked) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    recover_locked(root)
+}
+
+fn recover_locked(root: &Path) -> Result<Option<Recovered>, TxError> {
+    let path = journal_path(root);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io("read", &path)(e)),
+    };
+    let journal: Journal = serde_json::from_str(&text).map_err(|e| TxError::BadJournal {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    let restored = journal.files.iter().filter(|e| e.prior.is_some()).count();
+    let removed = journal.files.len() - restored;
+    restore(root, &journal)?;
+    Ok(Some(Recovered { restored, removed }))
+}

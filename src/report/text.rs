@@ -1,0 +1,80 @@
+//! The terminal report: a table per differing resource, then a one-line summary.
+
+use anstyle::{AnsiColor, Style};
+use comfy_table::{presets, ContentArrangement, Table};
+
+use super::{DiffReport, FindingReport, Status};
+use crate::diagnostics::Severity;
+
+const BOLD: Style = Style::new().bold();
+
+/// The finding cell. Table cells stay unstyled so that column widths are right on any stream.
+fn severity_label(severity: Severity, kind: &str) -> String {
+    match severity {
+        Severity::Error => kind.to_string(),
+        Severity::Warning => format!("{kind} (warning)"),
+        Severity::Info => format!("{kind} (note)"),
+    }
+}
+
+fn verdict_style(differs: bool) -> Style {
+    if differs {
+        AnsiColor::Red.on_default().bold()
+    } else {
+        AnsiColor::Green.on_default().bold()
+    }
+}
+
+/// Renders the report. Styles are ANSI codes that the output stream strips when colour is off.
+pub fn render(report: &DiffReport) -> String {
+    let mut out = String::new();
+    for resource in report
+        .resources
+        .iter()
+        .filter(|r| r.status == Status::Differs)
+    {
+        out.push_str(&format!(
+            "{BOLD}{} {}{BOLD:#} → {} ({})\n",
+            resource.resource_type, resource.resource_name, resource.relation, resource.file
+        ));
+        out.push_str(&table(&resource.findings));
+        out.push_str("\n\n");
+    }
+    let style = verdict_style(report.has_differences());
+    out.push_str(&format!("{style}{}{style:#}\n", report.verdict()));
+    let hidden: usize = report
+        .resources
+        .iter()
+        .filter(|r| r.status == Status::Agrees)
+        .map(|r| r.findings.len())
+        .sum();
+    if hidden > 0 {
+        out.push_str(&format!(
+            "{} on agreeing resources not shown (undeclared columns of open contracts and the like); --format json lists them\n",
+            super::count(hidden, "note", "notes")
+        ));
+    }
+    out
+}
+
+fn table(findings: &[FindingReport]) -> String {
+    let mut table = Table::new();
+    table
+        .load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(["column", "declared", "physical", "finding"]);
+    for f in findings {
+        let column = match (&f.column, &f.physical_column) {
+            (Some(c), Some(p)) => format!("{c} / {p}"),
+            (Some(c), None) => c.clone(),
+            _ => "-".to_string(),
+        };
+        table.add_row([
+            column,
+            f.declared_type.clone().unwrap_or_else(|| "-".into()),
+            f.physical_type.clone().unwrap_or_else(|| "-".into()),
+            severity_label(f.severity, f.kind.as_str()),
+        ]);
+    }
+    table.to_string()
+}

@@ -1,0 +1,223 @@
+//! The selector grammar shared by every command's `--select` and `--exclude`.
+//!
+//! `stg_*` and `model:x` match model names (globs allowed), `tag:x` tags, `path:models/commerce`
+//! (or any selector containing `/`) files under a path, `source:raw_*` source names. Selectors
+//! given separately union; a comma inside one intersects; `--exclude` subtracts.
+
+use globset::{Glob, GlobMatcher};
+
+use crate::diagnostics::did_you_mean;
+use crate::error::UserError;
+use crate::project::{Model, Project, SourceTable};
+
+/// A model or a source: something with a declaration and a physical relation.
+#[derive(Debug, Clone, Copy)]
+pub enum Resource<'p> {
+    Model(&'p Model),
+    Source(&'p SourceTable),
+}
+
+impl<'p> Resource<'p> {
+    pub fn name(&self) -> &'p str {
+        match self {
+            Resource::Model(m) => &m.name,
+            Resource::Source(s) => &s.name.value,
+        }
+    }
+
+    pub fn resource_type(&self) -> &'static str {
+        match self {
+            Resource::Model(_) => "model",
+            Resource::Source(_) => "source",
+        }
+    }
+
+    fn tags(&self) -> Vec<&'p str> {
+        match self {
+            Resource::Model(m) => m.props.tag_names().collect(),
+            Resource::Source(s) => s.tags.iter().map(|t| t.value.as_str()).collect(),
+        }
+    }
+
+    /// The files that define the resource, relative to the project root.
+    fn paths<'a>(&self, project: &'a Project) -> Vec<&'a str> {
+        match self {
+            Resource::Model(m) => {
+                let mut paths = vec![project.sources.get(m.sql_file).rel_path.as_str()];
+                paths.extend(m.sidecar.map(|f| project.sources.get(f).rel_path.as_str()));
+                paths
+            }
+            Resource::Source(s) => vec![project.sources.get(s.file).rel_path.as_str()],
+        }
+    }
+}
+
+/// Every model and source of a project, models first, each in project order.
+pub fn all_resources(project: &Project) -> Vec<Resource<'_>> {
+    project
+        .models
+        .iter()
+        .map(Resource::Model)
+        .chain(project.source_tables.iter().map(Resource::Source))
+        .collect()
+}
+
+#[derive(Debug)]
+enum Atom {
+    Model(GlobMatcher),
+    Tag(GlobMatcher),
+    Path(String, GlobMatcher),
+    Source(GlobMatcher),
+}
+
+/// One selector: atoms that must all match.
+#[derive(Debug)]
+struct Selector {
+    text: String,
+    atoms: Vec<Atom>,
+}
+
+fn glob(pattern: &str, selector: &str) -> Result<GlobMatcher, UserError> {
+    Glob::new(pattern)
+        .map(|g| g.compile_matcher())
+        .map_err(|e| UserError::new(format!("invalid selector `{selector}`: {e}")))
+}
+
+fn parse_atom(atom: &str, selector: &str) -> Result<Atom, UserError> {
+    if atom.starts_with('+')
+        || atom.ends_with('+')
+        || atom
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .starts_with('+')
+    {
+        return Err(UserError::new(format!("graph operators are not supported yet: `{selector}`"))
+            .with_hint("`+x` and `x+` arrive with SQL analysis; select the models by name, tag or path for now"));
+    }
+    if atom.is_empty() {
+        return Err(UserError::new(format!("empty selector in `{selector}`"))
+            .with_hint("separate selectors with spaces; a comma intersects two selectors"));
+    }
+    let (method, value) = match atom.split_once(':') {
+        Some((method, value)) => (method, value),
+        None if atom.contains('/') => ("path", atom),
+        None => ("model", atom),
+    };
+    if value.is_empty() {
+        return Err(UserError::new(format!(
+            "selector `{selector}` has no value after `{method}:`"
+        )));
+    }
+    Ok(match method {
+        "model" => Atom::Model(glob(value, selector)?),
+        "tag" => Atom::Tag(glob(value, selector)?),
+        "source" => Atom::Source(glob(value, selector)?),
+        "path" => {
+            let clean = value
+                .trim_start_matches("./")
+                .trim_end_matches('/')
+                .to_string();
+            let matcher = glob(&clean, selector)?;
+            Atom::Path(clean, matcher)
+        }
+        other => {
+            return Err(UserError::new(format!(
+                "unknown selector method `{other}:` in `{selector}`"
+            ))
+            .with_hint("use model:, tag:, path: or source:, or a bare model name"))
+        }
+    })
+}
+
+impl Selector {
+    fn parse(text: &str) -> Result<Self, UserError> {
+        let atoms = text
+            .split(',')
+            .map(|a| parse_atom(a.trim(), text))
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            text: text.to_string(),
+            atoms,
+        })
+    }
+
+    fn matches(&self, resource: &Resource<'_>, project: &Project) -> bool {
+        self.atoms.iter().all(|atom| match (atom, resource) {
+            (Atom::Model(g), Resource::Model(m)) => g.is_match(&m.name),
+            (Atom::Source(g), Resource::Source(s)) => g.is_match(&s.name.value),
+            (Atom::Tag(g), r) => r.tags().iter().any(|t| g.is_match(t)),
+            (Atom::Path(prefix, g), r) => r.paths(project).iter().any(|p| {
+                g.is_match(p)
+                    || (p.starts_with(prefix.as_str()) && p[prefix.len()..].starts_with('/'))
+            }),
+            _ => false,
+        })
+    }
+}
+
+/// What the user asked for: `--select`, `--exclude` and `--select-file` lines.
+#[derive(Debug, Default, Clone)]
+pub struct Selection {
+    pub select: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+impl Selection {
+    /// Adds the selectors of a file: one per line, blank lines and `#` comments skipped.
+    pub fn add_file_lines(&mut self, text: &str) {
+        self.select.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(String::from),
+        );
+    }
+
+    /// The selected resources, in project order. A selector that matches nothing is an error.
+    pub fn resolve<'p>(&self, project: &'p Project) -> Result<Vec<Resource<'p>>, UserError> {
+        let all = all_resources(project);
+        let select = self
+            .select
+            .iter()
+            .map(|s| Selector::parse(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let exclude = self
+            .exclude
+            .iter()
+            .map(|s| Selector::parse(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        for selector in select.iter().chain(&exclude) {
+            if !all.iter().any(|r| selector.matches(r, project)) {
+                return Err(no_match(selector, &all));
+            }
+        }
+        Ok(all
+            .into_iter()
+            .filter(|r| select.is_empty() || select.iter().any(|s| s.matches(r, project)))
+            .filter(|r| !exclude.iter().any(|s| s.matches(r, project)))
+            .collect())
+    }
+}
+
+fn no_match(selector: &Selector, all: &[Resource<'_>]) -> UserError {
+    let mut candidates: Vec<String> = Vec::new();
+    for r in all {
+        candidates.push(match r {
+            Resource::Model(m) => m.name.clone(),
+            Resource::Source(s) => format!("source:{}", s.name.value),
+        });
+        candidates.extend(r.tags().iter().map(|t| format!("tag:{t}")));
+    }
+    candidates.sort();
+    candidates.dedup();
+    let error = UserError::new(format!(
+        "selector `{}` matches no model or source",
+        selector.text
+    ));
+    let wanted = selector.text.split(',').next().unwrap_or("").trim();
+    match did_you_mean(wanted, candidates.iter().map(String::as_str)) {
+        Some(close) => error.with_hint(format!("did you mean `{close}`?")),
+        None => {
+            error.with_hint("selectors: NAME or glob, model:NAME, tag:TAG, path:DIR, source:NAME")
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! Postgres introspection through sqlx: read-only sessions, one pg_catalog query per namespace.
+//!
+//! `information_schema.columns` is not used: it reports arrays as `ARRAY` and enums and domains
+//! as `USER-DEFINED`, omits materialized views and marks every view column nullable. The catalog
+//! query reads `format_type(atttypid, atttypmod)`, the full type text as the server prints it.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use futures_util::TryStreamExt;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
+use sqlx::{Connection, Row};
+
+use super::redact::{redact, register};
+use super::{
+    Introspector, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, Timeouts,
+    WarehouseError,
+};
+
+/// All columns of the wanted relations of one schema. `$1`: schema; `$2`: relation names (matched
+/// up to case, through a hash join so that 10,000 names stay linear).
+const CATALOG_QUERY: &str = r#"
+SELECT c.relname::text AS relname,
+       c.relkind::text AS relkind,
+       a.attname::text AS attname,
+       pg_catalog.format_type(a.atttypid, a.atttypmod) AS type_text,
+       a.attnotnull AS not_null,
+       CASE WHEN t.typtype = 'e' OR et.typtype = 'e' THEN
+           (SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder)
+              FROM pg_catalog.pg_enum e
+             WHERE e.enumtypid = CASE WHEN t.typtype = 'e' THEN t.oid ELSE et.oid END)
+       END AS enum_members,
+       CASE WHEN t.typtype = 'd' THEN pg_catalog.format_type(t.typbasetype, t.typtypmod) END AS domain_base,
+       CASE WHEN tn.nspname NOT IN ('pg_catalog', 'information_schema') THEN tn.nspname::text END AS type_schema
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  JOIN (SELECT DISTINCT lower(w) AS name FROM unnest($2::text[]) AS w) wanted
+    ON wanted.name = lower(c.relname::text)
+  LEFT JOIN pg_catalog.pg_attribute a
+    ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+  LEFT JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+  LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'
+  LEFT JOIN pg_catalog.pg_namespace tn ON tn.oid = coalesce(et.typnamespace, t.typnamespace)
+ WHERE n.nspname = $1
+   AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+   AND NOT c.relispartition
+ ORDER BY c.oid, a.attnum
+"#;
+
+/// Connects lazily, one read-only session per database, all with the same credentials.
+pub struct PgIntrospector {
+    base: PgConnectOptions,
+    server: String,
+    default_database: String,
+    timeouts: Timeouts,
+    sessions: HashMap<String, PgConnection>,
+}
+
+impl PgIntrospector {
+    /// Prepares a connection from a URL; nothing is sent until the first query.
+    pub fn configure(url: &str, timeouts: Timeouts) -> Result<Self, WarehouseError> {
+        register_secrets(url);
+        let base = PgConnectOptions::from_str(url)
+            .map_err(|e| WarehouseError::BadUrl(redact(&e.to_string())))?;
+        let server = format!("{}:{}", base.get_host(), base.get_port());
+        let default_database = base
+            .get_database()
+            .unwrap_or(base.get_username())
+            .to_string();
+        let statement_ms = timeouts.statement.as_millis().to_string();
+        let base = base.application_name("sqb").options([
+            ("default_transaction_read_only", "on"),
+            ("statement_timeout", statement_ms.as_str()),
+            ("lock_timeout", statement_ms.as_str()),
+        ]);
+        Ok(Self {
+            base,
+            server,
+            default_database,
+            timeouts,
+            sessions: HashMap::new(),
+        })
+    }
+
+    async fn session(&mut self, database: &str) -> Result<&mut PgConnection, WarehouseError> {
+        if !self.sessions.contains_key(database) {
+            let options = self.base.clone().database(database);
+            let conn = connect(&options, &self.server, database, self.timeouts.connect).await?;
+            self.sessions.insert(database.to_string(), conn);
+        }
+        Ok(self.sessions.get_mut(database).expect("inserted above"))
+    }
+}
+
+fn register_secrets(url: &str) {
+    if let Ok(parsed) = url::Url::parse(url) {
+        if let Some(password) = parsed.password() {
+            register(password);
+            if let Ok(decoded) = percent_decode(password) {
+                register(&decoded);
+            }
+        }
+    }
+    if let Ok(password) = std::env::var("PGPASSWORD") {
+        register(&password);
+    }
+}
+
+fn percent_decode(text: &str) -> Result<String, std::string::FromUtf8Error> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out)
+}
+
+/// Connects, retrying only transient refusals (server starting, connection refused, too many
+/// connections) with bounded backoff, all within the connect timeout.
+async fn connect(
+    options: &PgConnectOptions,
+    server: &str,
+    database: &str,
+    limit: Duration,
+) -> Result<PgConnection, WarehouseError> {
+    let deadline = Instant::now() + limit;
+    let mut delay = Duration::from_millis(100);
+    let timeout = || WarehouseError::ConnectTimeout {
+        server: server.to_string(),
+        seconds: limit.as_secs().max(1),
+    };
+    for attempt in 0.. {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let result = tokio::time::timeout(remaining, PgConnection::connect_with(options))
+            .await
+            .map_err(|_| timeout())?;
+        match result {
+            Ok(mut conn) => {
+                // Belt and braces: the session is read-only even if startup options were ignored.
+                sqlx::query("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                    .execute(&mut conn)
+                    .await
+                    .map_err(|e| classify(e, server, options, database))?;
+                return Ok(conn);
+            }
+            Err(err) if attempt < 3 && is_transient(&err) && remaining > delay * 2 => {
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+            }
+            Err(err) => return Err(classify(err, server, options, database)),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+fn sqlstate(err: &sqlx::Error) -> Option<String> {
+    match err {
+        sqlx::Error::Database(db) => db.code().map(|c| c.into_owned()),
+        _ => None,
+    }
+}
+
+fn is_transient(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Io(io) => io.kind() == std::io::ErrorKind::ConnectionRefused,
+        _ => matches!(sqlstate(err).as_deref(), Some("57P03" | "53300")),
+    }
+}
+
+fn classify(
+    err: sqlx::Error,
+    server: &str,
+    options: &PgConnectOptions,
+    database: &str,
+) -> WarehouseError {
+    let server = server.to_string();
+    match sqlstate(&err).as_deref() {
+        Some("28P01" | "28000") => WarehouseError::Auth {
+            server,
+            user: options.get_username().to_string(),
+        },
+        Some("3D000") => WarehouseError::NoDatabase {
+            server,
+            database: database.to_string(),
+        },
+        Some("57014") => WarehouseError::StatementTimeout { seconds: 0 },
+        Some("42501") => WarehouseError::Permission(redact(&message(&err))),
+        _ => WarehouseError::Connect {
+            server,
+            reason: redact(&message(&err)),
+        },
+    }
+}
+
+fn message(err: &sqlx::Error) -> String {
+    match err {
+        sqlx::Error::Database(db) => db.message().to_string(),
+        sqlx::Error::Io(io) => io.to_string(),
+        sqlx::Error::Tls(tls) => format!("TLS: {tls}"),
+        other => other.to_string(),
+    }
+}
+
+fn relation_kind(relkind: &str) -> RelationKind {
+    match relkind {
+        "p" => RelationKind::PartitionedTable,
+        "v" => RelationKind::View,
+        "m" => RelationKind::MaterializedView,
+        "f" => RelationKind::ForeignTable,
+        _ => RelationKind::Table,
+    }
+}
+
+impl Introspector for PgIntrospector {
+    async fn relations(
+        &mut self,
+        namespace: &Namespace,
+        names: &[String],
+    ) -> Result<Vec<PhysicalRelation>, WarehouseError> {
+        let database = namespace
+            .database
+            .clone()
+            .unwrap_or_else(|| self.default_database.clone());
+        let statement = self.timeouts.statement;
+        let server = self.server.clone();
+        let options = self.base.clone();
+        let conn = self.session(&database).await?;
+        let query = async {
+            let mut tx = conn.begin().await?;
+            let mut relations: Vec<PhysicalRelation> = Vec::new();
+            {
+                let mut rows = sqlx::query(CATALOG_QUERY)
+                    .bind(&namespace.schema)
+                    .bind(names)
+                    .fetch(&mut *tx);
+                while let Some(row) = rows.try_next().await? {
+                    add_row(&mut relations, &row)?;
+                }
+            }
+            tx.rollback().await?;
+            Ok::<_, sqlx::Error>(relations)
+        };
+        let guard = statement + Duration::from_secs(5);
+        match tokio::time::timeout(guard, query).await {
+            Err(_) => Err(WarehouseError::StatementTimeout {
+                seconds: statement.as_secs(),
+            }),
+            Ok(Err(err)) => Err(match classify(err, &server, &options, &database) {
+                WarehouseError::StatementTimeout { .. } => WarehouseError::StatementTimeout {
+                    seconds: statement.as_secs(),
+                },
+                WarehouseError::Connect { reason, .. } => WarehouseError::Query(reason),
+                other => other,
+            }),
+            Ok(Ok(relations)) => Ok(relations),
+        }
+    }
+
+    fn default_database(&self) -> &str {
+        &self.default_database
+    }
+}
+
+fn add_row(relations: &mut Vec<PhysicalRelation>, row: &PgRow) -> Result<(), sqlx::Error> {
+    let name: String = row.try_get("relname")?;
+    if relations.last().is_none_or(|r| r.name != name) {
+        let kind: String = row.try_get("relkind")?;
+        relations.push(PhysicalRelation {
+            name,
+            kind: relation_kind(&kind),
+            columns: Vec::new(),
+            unavailable: None,
+        });
+    }
+    let relation = relations.last_mut().expect("pushed above");
+    let Some(column) = row.try_get::<Option<String>, _>("attname")? else {
+        return Ok(());
+    };
+    let not_null: bool = row.try_get("not_null")?;
+    relation.columns.push(PhysicalColumn {
+        name: column,
+        type_text: row.try_get("type_text")?,
+        nullable: relation.kind.knows_nullability().then_some(!not_null),
+        enum_members: row.try_get("enum_members")?,
+        domain_base: row.try_get("domain_base")?,
+        type_schema: row.try_get("type_schema")?,
+    });
+    Ok(())
+}
