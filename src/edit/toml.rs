@@ -16,6 +16,8 @@ pub enum Home<'a> {
 /// A TOML document being edited.
 pub struct Editor {
     doc: DocumentMut,
+    /// toml_edit writes `\n`; a file written with `\r\n` gets them back on render.
+    crlf: bool,
 }
 
 /// An edit that could not be applied because the file does not have the expected shape.
@@ -25,8 +27,9 @@ pub struct EditError(pub String);
 
 impl Editor {
     pub fn parse(text: &str) -> Result<Self, EditError> {
+        let crlf = text.contains("\r\n");
         text.parse::<DocumentMut>()
-            .map(|doc| Self { doc })
+            .map(|doc| Self { doc, crlf })
             .map_err(|e| EditError(e.to_string()))
     }
 
@@ -34,11 +37,16 @@ impl Editor {
     pub fn new_file(header: &str) -> Self {
         let mut doc = DocumentMut::new();
         doc.decor_mut().set_prefix(header);
-        Self { doc }
+        Self { doc, crlf: false }
     }
 
     pub fn render(&self) -> String {
-        self.doc.to_string()
+        let text = self.doc.to_string();
+        if self.crlf {
+            text.replace("\r\n", "\n").replace('\n', "\r\n")
+        } else {
+            text
+        }
     }
 
     fn home_mut(&mut self, home: Home<'_>) -> Result<&mut dyn TableLike, EditError> {
@@ -52,28 +60,23 @@ impl Editor {
         }
     }
 
-    fn column_mut(
-        &mut self,
-        home: Home<'_>,
-        column: &str,
-    ) -> Result<&mut dyn TableLike, EditError> {
-        self.home_mut(home)?
+    /// Sets (or replaces) a declared column's `type`, keeping the rest of its table.
+    pub fn set_type(&mut self, home: Home<'_>, column: &str, ty: &str) -> Result<(), EditError> {
+        let item = self
+            .home_mut(home)?
             .get_mut("columns")
             .and_then(Item::as_table_like_mut)
             .and_then(|cols| cols.get_mut(column))
-            .and_then(Item::as_table_like_mut)
-            .ok_or_else(|| EditError(format!("no column `{column}`")))
-    }
-
-    /// Sets (or replaces) a declared column's `type`, keeping the rest of its table.
-    pub fn set_type(&mut self, home: Home<'_>, column: &str, ty: &str) -> Result<(), EditError> {
-        let table = self.column_mut(home, column)?;
+            .ok_or_else(|| EditError(format!("no column `{column}`")))?;
+        if let Item::Value(Value::InlineTable(inline)) = item {
+            append_inline(inline, "type", ty.into());
+            return Ok(());
+        }
+        let table = item
+            .as_table_like_mut()
+            .ok_or_else(|| EditError(format!("column `{column}` is not a table")))?;
         match table.get_mut("type").and_then(Item::as_value_mut) {
-            Some(existing) => {
-                let decor = existing.decor().clone();
-                *existing = ty.into();
-                *existing.decor_mut() = decor;
-            }
+            Some(existing) => replace_keeping_decor(existing, ty.into()),
             None => {
                 table.insert("type", value(ty));
             }
@@ -121,7 +124,7 @@ impl Editor {
                 columns.insert_formatted(&key, value(inline_column(ty, not_null)));
             }
             Item::Value(Value::InlineTable(columns)) => {
-                columns.insert_formatted(&key, inline_column(ty, not_null).into());
+                append_inline_keyed(columns, &key, inline_column(ty, not_null).into());
             }
             _ => return Err(EditError("`columns` is not a table".into())),
         }
@@ -182,4 +185,124 @@ fn inline_column(ty: &str, not_null: bool) -> InlineTable {
     }
     inline.fmt();
     inline
+}
+
+fn replace_keeping_decor(existing: &mut Value, new: Value) {
+    let decor = existing.decor().clone();
+    *existing = new;
+    *existing.decor_mut() = decor;
+}
+
+/// Sets `key` in an inline table: in place if present, else appended after the last entry,
+/// taking over the spacing before the closing brace (`{ a = 1 }` becomes `{ a = 1, b = 2 }`).
+fn append_inline(table: &mut InlineTable, key: &str, new: Value) {
+    match table.get_mut(key) {
+        Some(existing) => replace_keeping_decor(existing, new),
+        None => append_inline_keyed(table, &Key::new(key), new),
+    }
+}
+
+fn append_inline_keyed(table: &mut InlineTable, key: &Key, mut new: Value) {
+    let closing = table.iter_mut().last().and_then(|(_, last)| {
+        let suffix = last.decor().suffix().cloned();
+        last.decor_mut().set_suffix("");
+        suffix
+    });
+    new.decor_mut().set_prefix(" ");
+    new.decor_mut()
+        .set_suffix(closing.unwrap_or_else(|| " ".into()));
+    let key = key.clone().with_leaf_decor(toml_edit::Decor::new(" ", " "));
+    table.insert_formatted(&key, new);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(text: &str, f: impl FnOnce(&mut Editor)) -> String {
+        let mut editor = Editor::parse(text).unwrap();
+        f(&mut editor);
+        editor.render()
+    }
+
+    #[test]
+    fn crlf_files_keep_their_line_endings() {
+        let out = edit("# keep\r\n[columns.a]\r\ndescription = \"x\"\r\n", |e| {
+            e.set_type(Home::Root, "a", "INTEGER").unwrap()
+        });
+        assert_eq!(
+            out,
+            "# keep\r\n[columns.a]\r\ndescription = \"x\"\r\ntype = \"INTEGER\"\r\n"
+        );
+    }
+
+    #[test]
+    fn inline_tables_keep_their_spacing() {
+        let out = edit(
+            "[columns]\na = {type=\"X\"}\nb = { description = \"d\" } # c\n",
+            |e| {
+                e.set_type(Home::Root, "b", "INTEGER").unwrap();
+                e.add_column(Home::Root, "c", "TEXT", true).unwrap();
+            },
+        );
+        assert_eq!(out, "[columns]\na = {type=\"X\"}\nb = { description = \"d\", type = \"INTEGER\" } # c\nc = { type = \"TEXT\", nullable = false }\n");
+    }
+
+    #[test]
+    fn rename_keeps_position_and_comments_in_inline_style() {
+        let out = edit("columns = { A = { type = \"X\" }, b = {} }\n", |e| {
+            e.rename_column(Home::Root, "A", "a").unwrap()
+        });
+        assert_eq!(out, "columns = { a = { type = \"X\" }, b = {} }\n");
+        let out = edit("[columns.A] # eol\ntype = \"X\"\n\n[columns.b]\n", |e| {
+            e.rename_column(Home::Root, "A", "a").unwrap()
+        });
+        assert_eq!(out, "[columns.a] # eol\ntype = \"X\"\n\n[columns.b]\n");
+    }
+
+    #[test]
+    fn new_columns_of_a_source_stay_in_its_block() {
+        let text =
+            "[s1]\nschema = \"raw\"\n\n[s1.columns.a]\ntype = \"X\"\n\n[s2]\nschema = \"raw\"\n";
+        let out = edit(text, |e| {
+            e.add_column(Home::Source("s1"), "b c", "DATE", false)
+                .unwrap()
+        });
+        assert_eq!(out, "[s1]\nschema = \"raw\"\n\n[s1.columns.a]\ntype = \"X\"\n\n[s1.columns.\"b c\"]\ntype = \"DATE\"\n\n[s2]\nschema = \"raw\"\n");
+    }
+
+    #[test]
+    fn keys_that_need_quoting_read_back_to_the_same_names() {
+        let names = [
+            "a b",
+            "a.b",
+            "quote\"d",
+            "näme",
+            "1st",
+            "",
+            "tab\there",
+            "'single'",
+        ];
+        let mut editor = Editor::new_file("");
+        for name in names {
+            editor
+                .add_column(Home::Root, name, "INTEGER", false)
+                .unwrap();
+        }
+        let doc: toml_edit::DocumentMut = editor.render().parse().unwrap();
+        let read: Vec<&str> = doc["columns"]
+            .as_table()
+            .unwrap()
+            .iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(read, names);
+    }
+
+    #[test]
+    fn removing_a_column_takes_its_comments_and_keeps_the_next_ones() {
+        let text = "# a\n[columns.a]\ntype = \"X\"\n\n# b\n[columns.b] # eol\ntype = \"Y\"\n\n# c\n[columns.c]\n";
+        let out = edit(text, |e| e.remove_column(Home::Root, "b").unwrap());
+        assert_eq!(out, "# a\n[columns.a]\ntype = \"X\"\n\n# c\n[columns.c]\n");
+    }
 }

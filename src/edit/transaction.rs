@@ -108,9 +108,18 @@ pub fn lock(root: &Path) -> Result<ProjectLock, TxError> {
     }
 }
 
+/// Fault injection for the crash and signal tests: `SQB_FAULT_AFTER=STEP` aborts the process
+/// after STEP (`journal`, `write:N`, `check`), as a SIGKILL or power loss would;
+/// `SQB_FAULT_AFTER=sigint:STEP` sends the process SIGINT there, as Ctrl-C would.
 fn fault(step: &str) {
-    if std::env::var(FAULT_ENV).as_deref() == Ok(step) {
+    let Ok(wanted) = std::env::var(FAULT_ENV) else {
+        return;
+    };
+    if wanted == step {
         std::process::abort();
+    }
+    if wanted.strip_prefix("sigint:") == Some(step) {
+        let _ = signal_hook::low_level::raise(signal_hook::consts::SIGINT);
     }
 }
 

@@ -271,11 +271,13 @@ impl SourceTable {
     }
 }
 
-/// Files of a project that start with this line are machine-written; sqb never edits them.
+/// Files of a project whose first line starts with this marker (alone, or followed by a space
+/// and any text) are machine-written; sqb never edits them.
 pub const GENERATED_MARKER: &str = "# @generated";
 
 pub fn is_generated(text: &str) -> bool {
     text.lines()
         .next()
-        .is_some_and(|l| l.trim_end() == GENERATED_MARKER)
+        .and_then(|l| l.strip_prefix(GENERATED_MARKER))
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
 }

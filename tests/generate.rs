@@ -1,0 +1,401 @@
+//! `sqb contract generate` end to end: golden project trees for additive and overwrite runs,
+//! the safety rules, the write transaction (recompile failure, crashes at every step, Ctrl-C,
+//! a concurrent writer), and round trips through `contract diff` on DuckDB and PostgreSQL.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+fn golden() -> PathBuf {
+    repo().join("testdata/generate/golden")
+}
+
+/// Every project file under `root` (the warehouse and `.sqb/` left out), by relative path.
+fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".sqb")
+        .map(Result::unwrap)
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with("w.duckdb"))
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+/// A copy of the golden `before/` tree with its DuckDB warehouse built.
+fn golden_project() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&golden().join("before"), tmp.path());
+    let sql = std::fs::read_to_string(golden().join("warehouse.sql")).unwrap();
+    duckdb_file(&tmp.path().join("w.duckdb"), &sql);
+    tmp
+}
+
+fn generate(root: &Path, args: &[&str]) -> std::process::Output {
+    run(sqb()
+        .arg("--project-dir")
+        .arg(root)
+        .args(["contract", "generate", "--from", "prod"])
+        .args(args))
+}
+
+/// Compares `root` with the expected tree; SQB_BLESS=1 rewrites the expected tree instead.
+fn assert_tree(root: &Path, expected_dir: &Path) {
+    let actual = tree(root);
+    if std::env::var("SQB_BLESS").as_deref() == Ok("1") {
+        let _ = std::fs::remove_dir_all(expected_dir);
+        for (rel, bytes) in &actual {
+            let path = expected_dir.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+        return;
+    }
+    let expected = tree(expected_dir);
+    assert_eq!(
+        actual.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>(),
+        "file lists differ"
+    );
+    for (rel, bytes) in &actual {
+        assert!(
+            bytes == &expected[rel],
+            "{rel} differs from {}:\n{}",
+            expected_dir.join(rel).display(),
+            String::from_utf8_lossy(bytes)
+        );
+    }
+}
+
+#[test]
+fn preview_changes_nothing_and_shows_diffs() {
+    let tmp = golden_project();
+    let before = tree(tmp.path());
+    let out = generate(tmp.path(), &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        transcript(&out, tmp.path())
+    );
+    assert_eq!(tree(tmp.path()), before);
+    insta::assert_snapshot!("golden_preview", transcript(&out, tmp.path()));
+    let json = generate(tmp.path(), &["--format", "json", "--overwrite", "--write"]);
+    assert_eq!(json.status.code(), Some(0));
+    insta::assert_snapshot!("golden_overwrite_json", transcript(&json, tmp.path()));
+}
+
+#[test]
+fn additive_write_matches_the_golden_tree() {
+    let tmp = golden_project();
+    let out = generate(tmp.path(), &["--write"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        transcript(&out, tmp.path())
+    );
+    assert_tree(tmp.path(), &golden().join("after_additive"));
+    let again = generate(tmp.path(), &["--write"]);
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(
+        tree(tmp.path()),
+        tree(&golden().join("after_additive")),
+        "a second run must change nothing"
+    );
+}
+
+#[test]
+fn overwrite_write_matches_the_golden_tree() {
+    let tmp = golden_project();
+    let out = generate(tmp.path(), &["--write", "--overwrite"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        transcript(&out, tmp.path())
+    );
+    insta::assert_snapshot!(
+        "golden_overwrite_messages",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_tree(tmp.path(), &golden().join("after_overwrite"));
+}
+
+#[test]
+fn overwrite_requires_write() {
+    let tmp = golden_project();
+    let out = generate(tmp.path(), &["--overwrite"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--write"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The transaction
+
+#[test]
+fn a_crash_at_any_step_is_recovered_by_the_next_command() {
+    for step in ["journal", "write:1", "write:3", "check"] {
+        let tmp = golden_project();
+        let before = tree(tmp.path());
+        let out = run(sqb()
+            .arg("--project-dir")
+            .arg(tmp.path())
+            .args(["contract", "generate", "--from", "prod", "--write"])
+            .env("SQB_FAULT_AFTER", step));
+        assert_eq!(
+            out.status.code(),
+            None,
+            "{step}: the process should have died: {}",
+            transcript(&out, tmp.path())
+        );
+        assert!(
+            tmp.path().join(".sqb/journal.json").exists(),
+            "{step}: no journal left"
+        );
+        // Every file is whole: either its prior bytes or its new ones, never a mix.
+        let after = tree(tmp.path());
+        let additive = tree(&golden().join("after_additive"));
+        for (rel, bytes) in &after {
+            assert!(
+                before.get(rel) == Some(bytes) || additive.get(rel) == Some(bytes),
+                "{step}: {rel} is neither before nor after"
+            );
+        }
+        let recovered = run(sqb().arg("--project-dir").arg(tmp.path()).arg("compile"));
+        assert_eq!(
+            recovered.status.code(),
+            Some(0),
+            "{step}: {}",
+            transcript(&recovered, tmp.path())
+        );
+        assert!(
+            String::from_utf8_lossy(&recovered.stderr).contains("recovered: an interrupted"),
+            "{step}"
+        );
+        assert_eq!(
+            tree(tmp.path()),
+            before,
+            "{step}: recovery must restore the prior bytes"
+        );
+        assert!(!tmp.path().join(".sqb/journal.json").exists());
+    }
+}
+
+#[test]
+fn ctrl_c_during_the_write_restores_the_files() {
+    let tmp = golden_project();
+    let before = tree(tmp.path());
+    let out = run(sqb()
+        .arg("--project-dir")
+        .arg(tmp.path())
+        .args(["contract", "generate", "--from", "prod", "--write"])
+        .env("SQB_FAULT_AFTER", "sigint:write:2"));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        transcript(&out, tmp.path())
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted; every file was restored"));
+    assert_eq!(tree(tmp.path()), before);
+    assert!(!tmp.path().join(".sqb/journal.json").exists());
+}
+
+#[test]
+fn a_second_writer_fails_fast() {
+    let tmp = golden_project();
+    let before = tree(tmp.path());
+    std::fs::create_dir_all(tmp.path().join(".sqb")).unwrap();
+    let lock = std::fs::File::create(tmp.path().join(".sqb/lock")).unwrap();
+    lock.lock().unwrap();
+    let out = generate(tmp.path(), &["--write"]);
+    drop(lock);
+    assert_eq!(out.status.code(), Some(2));
+    insta::assert_snapshot!(transcript(&out, tmp.path()));
+    assert_eq!(tree(tmp.path()), before);
+}
+
+#[test]
+fn a_recompile_failure_restores_exact_bytes() {
+    let Some(db) = TestDb::create("gen_fail") else {
+        return;
+    };
+    pg_exec(
+        &db.url,
+        "CREATE SCHEMA analytics; CREATE TABLE analytics.t (\"Amount\" integer, amount integer);",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    write_files(
+        tmp.path(),
+        &[
+            ("sqb.toml", "default_target = \"prod\"\n[connection]\nengine = \"postgres\"\n[targets.prod]\nschema = \"analytics\"\n"),
+            ("models/t.sql", "SELECT 1 AS amount\n"),
+            ("models/t.toml", "# keep these bytes\r\ndescription = \"t\"   \r\n"),
+        ],
+    );
+    let before = tree(tmp.path());
+    let mut cmd = sqb();
+    cmd.arg("--project-dir")
+        .arg(tmp.path())
+        .args(["contract", "generate", "--from", "prod", "--write"])
+        .env("SQB_DATABASE_URL", &db.url);
+    let out = run(&mut cmd);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        transcript(&out, tmp.path())
+    );
+    assert_eq!(tree(tmp.path()), before);
+    insta::assert_snapshot!(transcript(&out, tmp.path()));
+}
+
+#[test]
+fn symlinked_sidecars_are_edited_through_the_link() {
+    let tmp = golden_project();
+    let real = tmp.path().join("shared-customers.toml");
+    std::fs::rename(tmp.path().join("models/customers.toml"), &real).unwrap();
+    std::os::unix::fs::symlink(&real, tmp.path().join("models/customers.toml")).unwrap();
+    let out = generate(tmp.path(), &["--write"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        transcript(&out, tmp.path())
+    );
+    assert!(
+        std::fs::symlink_metadata(tmp.path().join("models/customers.toml"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(std::fs::read_to_string(&real).unwrap().contains("tier"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Round trips: generate, then diff agrees
+
+const ROUND_TRIP_PROJECT: &[(&str, &str)] = &[
+    ("models/orders.sql", "SELECT 1 AS x\n"),
+    ("models/odd.sql", "SELECT 1 AS x\n"),
+    ("models/odd.toml", "alias = \"Odd Name\"\n"),
+    (
+        "sources/raw.toml",
+        "[raw_events]\nschema = \"raw\"\ntable = \"events\"\n",
+    ),
+];
+
+fn round_trip(root: &Path, url: Option<&str>, drift: impl FnOnce()) {
+    let cmd = |args: &[&str]| {
+        let mut cmd = sqb();
+        cmd.arg("--project-dir").arg(root).args(args);
+        if let Some(url) = url {
+            cmd.env("SQB_DATABASE_URL", url);
+        }
+        run(&mut cmd)
+    };
+    let write = cmd(&["contract", "generate", "--from", "prod", "--write"]);
+    assert_eq!(write.status.code(), Some(0), "{}", transcript(&write, root));
+    let diff = cmd(&["contract", "diff", "--from", "prod", "--json"]);
+    assert_eq!(
+        diff.status.code(),
+        Some(0),
+        "after generate --write: {}",
+        transcript(&diff, root)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
+    assert_eq!(report["summary"]["findings"], 0, "{report:#}");
+    drift();
+    let drifted = cmd(&["contract", "diff", "--from", "prod"]);
+    assert_eq!(
+        drifted.status.code(),
+        Some(1),
+        "the drift should show: {}",
+        transcript(&drifted, root)
+    );
+    let overwrite = cmd(&[
+        "contract",
+        "generate",
+        "--from",
+        "prod",
+        "--write",
+        "--overwrite",
+    ]);
+    assert_eq!(
+        overwrite.status.code(),
+        Some(0),
+        "{}",
+        transcript(&overwrite, root)
+    );
+    let diff = cmd(&["contract", "diff", "--from", "prod", "--json"]);
+    assert_eq!(
+        diff.status.code(),
+        Some(0),
+        "after --overwrite: {}",
+        transcript(&diff, root)
+    );
+}
+
+#[test]
+fn round_trip_on_duckdb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let header = "default_target = \"prod\"\n[connection]\nengine = \"duckdb\"\npath = \"w.duckdb\"\n[targets.prod]\nschema = \"analytics\"\n";
+    write_files(tmp.path(), &[("sqb.toml", header)]);
+    write_files(tmp.path(), ROUND_TRIP_PROJECT);
+    let db = tmp.path().join("w.duckdb");
+    duckdb_file(
+        &db,
+        "CREATE SCHEMA analytics; CREATE SCHEMA raw; CREATE TYPE mood AS ENUM ('ok', 'meh');
+         CREATE TABLE analytics.orders (id INTEGER NOT NULL, amount DECIMAL(12,2), tags VARCHAR[], s STRUCT(a INTEGER, \"B b\" VARCHAR),
+             m MAP(VARCHAR, DOUBLE), h HUGEINT, e ENUM('x', 'y'), md mood, ts TIMESTAMPTZ, f FLOAT, u UUID, b BLOB, fa INTEGER[3]);
+         CREATE TABLE analytics.\"Odd Name\" (\"Order ID\" INTEGER, \"näme\" VARCHAR, \"a.b\" INTEGER, \"quote\"\"d\" INTEGER, \"select\" INTEGER);
+         CREATE TABLE raw.events (id BIGINT NOT NULL, payload VARCHAR);",
+    );
+    round_trip(tmp.path(), None, || {
+        duckdb_file(
+            &db,
+            "ALTER TABLE analytics.orders ADD COLUMN extra SMALLINT; ALTER TABLE analytics.orders DROP COLUMN h;
+             ALTER TABLE analytics.orders ALTER amount TYPE DECIMAL(14,2); ALTER TABLE raw.events RENAME COLUMN payload TO Payload;",
+        );
+    });
+}
+
+#[test]
+fn round_trip_on_postgres() {
+    let Some(db) = TestDb::create("gen_round") else {
+        return;
+    };
+    pg_exec(
+        &db.url,
+        "CREATE SCHEMA analytics; CREATE SCHEMA raw; CREATE TYPE mood AS ENUM ('ok', 'meh');
+         CREATE DOMAIN analytics.positive AS integer CHECK (VALUE > 0);
+         CREATE TABLE analytics.orders (id integer NOT NULL, amount numeric(12,2), n numeric, v varchar(40), t text, c char(2),
+             tags text[], moods mood[], m mood, p analytics.positive, u uuid, j jsonb, ts timestamptz, t3 timestamp(3), f float8, r real);
+         CREATE TABLE analytics.\"Odd Name\" (\"Order ID\" integer, \"näme\" text, \"a.b\" integer, \"quote\"\"d\" integer, \"select\" integer);
+         CREATE TABLE raw.events (id bigint NOT NULL, payload jsonb);",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let header = "default_target = \"prod\"\n[connection]\nengine = \"postgres\"\n[targets.prod]\nschema = \"analytics\"\n";
+    write_files(tmp.path(), &[("sqb.toml", header)]);
+    write_files(tmp.path(), ROUND_TRIP_PROJECT);
+    let url = db.url.clone();
+    round_trip(tmp.path(), Some(&db.url), || {
+        pg_exec(
+            &url,
+            "ALTER TABLE analytics.orders ADD COLUMN extra smallint NOT NULL DEFAULT 0; ALTER TABLE analytics.orders DROP COLUMN t;
+             ALTER TABLE analytics.orders ALTER amount TYPE numeric(14,2); ALTER TABLE raw.events RENAME COLUMN payload TO \"Payload\";",
+        );
+    });
+}
