@@ -4,6 +4,8 @@
 //! (or any selector containing `/`) files under a path, `source:raw_*` source names. Selectors
 //! given separately union; a comma inside one intersects; `--exclude` subtracts.
 
+use std::collections::HashMap;
+
 use globset::{Glob, GlobMatcher};
 
 use crate::diagnostics::did_you_mean;
@@ -64,10 +66,15 @@ pub fn all_resources(project: &Project) -> Vec<Resource<'_>> {
 
 #[derive(Debug)]
 enum Atom {
-    Model(GlobMatcher),
+    /// The matcher, and the name itself when it has no glob characters.
+    Model(GlobMatcher, Option<String>),
     Tag(GlobMatcher),
     Path(String, GlobMatcher),
-    Source(GlobMatcher),
+    Source(GlobMatcher, Option<String>),
+}
+
+fn exact(value: &str) -> Option<String> {
+    (!value.contains(['*', '?', '[', ']', '{', '}', '\\'])).then(|| value.to_string())
 }
 
 /// One selector: atoms that must all match.
@@ -108,9 +115,9 @@ fn parse_atom(atom: &str, selector: &str) -> Result<Atom, UserError> {
         )));
     }
     Ok(match method {
-        "model" => Atom::Model(glob(value, selector)?),
+        "model" => Atom::Model(glob(value, selector)?, exact(value)),
         "tag" => Atom::Tag(glob(value, selector)?),
-        "source" => Atom::Source(glob(value, selector)?),
+        "source" => Atom::Source(glob(value, selector)?, exact(value)),
         "path" => {
             let clean = value
                 .trim_start_matches("./")
@@ -142,8 +149,8 @@ impl Selector {
 
     fn matches(&self, resource: &Resource<'_>, project: &Project) -> bool {
         self.atoms.iter().all(|atom| match (atom, resource) {
-            (Atom::Model(g), Resource::Model(m)) => g.is_match(&m.name),
-            (Atom::Source(g), Resource::Source(s)) => g.is_match(&s.name.value),
+            (Atom::Model(g, _), Resource::Model(m)) => g.is_match(&m.name),
+            (Atom::Source(g, _), Resource::Source(s)) => g.is_match(&s.name.value),
             (Atom::Tag(g), r) => r.tags().iter().any(|t| g.is_match(t)),
             (Atom::Path(prefix, g), r) => r.paths(project).iter().any(|p| {
                 g.is_match(p)
@@ -175,6 +182,7 @@ impl Selection {
     /// The selected resources, in project order. A selector that matches nothing is an error.
     pub fn resolve<'p>(&self, project: &'p Project) -> Result<Vec<Resource<'p>>, UserError> {
         let all = all_resources(project);
+        let index = NameIndex::new(&all);
         let select = self
             .select
             .iter()
@@ -185,16 +193,80 @@ impl Selection {
             .iter()
             .map(|s| Selector::parse(s))
             .collect::<Result<Vec<_>, _>>()?;
-        for selector in select.iter().chain(&exclude) {
-            if !all.iter().any(|r| selector.matches(r, project)) {
-                return Err(no_match(selector, &all));
-            }
-        }
+        let selected = if select.is_empty() {
+            vec![true; all.len()]
+        } else {
+            index.union(&select, &all, project)?
+        };
+        let excluded = index.union(&exclude, &all, project)?;
         Ok(all
             .into_iter()
-            .filter(|r| select.is_empty() || select.iter().any(|s| s.matches(r, project)))
-            .filter(|r| !exclude.iter().any(|s| s.matches(r, project)))
+            .enumerate()
+            .filter(|(i, _)| selected[*i] && !excluded[*i])
+            .map(|(_, r)| r)
             .collect())
+    }
+}
+
+/// Resources by name, so that selectors naming one resource exactly (the thousands of lines of
+/// a `--select-file`) are looked up instead of matched against every resource.
+struct NameIndex {
+    models: HashMap<String, usize>,
+    sources: HashMap<String, usize>,
+}
+
+impl NameIndex {
+    fn new(all: &[Resource<'_>]) -> Self {
+        let mut index = NameIndex {
+            models: HashMap::new(),
+            sources: HashMap::new(),
+        };
+        for (i, r) in all.iter().enumerate() {
+            let map = match r {
+                Resource::Model(_) => &mut index.models,
+                Resource::Source(_) => &mut index.sources,
+            };
+            map.entry(r.name().to_string()).or_insert(i);
+        }
+        index
+    }
+
+    /// Which resources any of `selectors` matches; a selector matching none is an error.
+    fn union(
+        &self,
+        selectors: &[Selector],
+        all: &[Resource<'_>],
+        project: &Project,
+    ) -> Result<Vec<bool>, UserError> {
+        let mut hit = vec![false; all.len()];
+        for selector in selectors {
+            let exact = match selector.atoms.as_slice() {
+                [Atom::Model(_, Some(name))] => Some(self.models.get(name)),
+                [Atom::Source(_, Some(name))] => Some(self.sources.get(name)),
+                _ => None,
+            };
+            let matched = match exact {
+                Some(Some(&i)) => {
+                    hit[i] = true;
+                    true
+                }
+                Some(None) => false,
+                None => {
+                    let mut any = false;
+                    for (i, r) in all.iter().enumerate() {
+                        if selector.matches(r, project) {
+                            hit[i] = true;
+                            any = true;
+                        }
+                    }
+                    any
+                }
+            };
+            if !matched {
+                return Err(no_match(selector, all));
+            }
+        }
+        Ok(hit)
     }
 }
 

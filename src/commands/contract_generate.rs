@@ -1,7 +1,7 @@
 //! `sqb contract generate`: propose declaration changes from the warehouse; with `--write`,
 //! make them in one transaction that recompiles the project or restores every file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use anstyle::{AnsiColor, Style};
 use serde::Serialize;
@@ -74,17 +74,17 @@ fn file_changes(project: &Project, plan: &Plan) -> anyhow::Result<Vec<FileChange
     for p in &plan.proposals {
         by_file.entry(p.file.as_str()).or_default().push(p);
     }
+    let texts: HashMap<&str, &str> = project
+        .sources
+        .files()
+        .map(|(_, f)| (f.rel_path.as_str(), f.text.as_str()))
+        .collect();
     let mut changes = Vec::new();
     for (file, proposals) in by_file {
         let prior = if proposals[0].creates_file {
             None
         } else {
-            let id = project
-                .sources
-                .files()
-                .find(|(_, f)| f.rel_path == file)
-                .map(|(id, _)| id);
-            id.map(|id| project.sources.get(id).text.clone())
+            texts.get(file).map(|t| t.to_string())
         };
         let content = edit_file(prior.as_deref(), &proposals)
             .map_err(|e| UserError::new(format!("could not edit {file}: {e}")))?;

@@ -423,6 +423,7 @@ fn read_members(
 
 fn load_sources(loader: &mut Loader) -> Vec<SourceTable> {
     let mut out: Vec<SourceTable> = Vec::new();
+    let mut first_loc: HashMap<String, Loc> = HashMap::new();
     for found in list(&loader.root, "sources", &["toml"]) {
         let Some((id, doc)) = loader.read_toml(&found) else {
             continue;
@@ -449,17 +450,20 @@ fn load_sources(loader: &mut Loader) -> Vec<SourceTable> {
                     "name the schema that holds the raw table: `schema = \"raw\"`",
                 );
             }
-            if let Some(first) = out.iter().find(|s| s.name.value == name) {
+            if let Some(first) = first_loc.get(name) {
                 r.diags.push(
                     Diagnostic::error(
                         Code::DuplicateSource,
                         format!("two sources are named `{name}`"),
                     )
                     .at(name_loc.clone(), "declared again here")
-                    .related(first.name.loc.clone(), "first declared here")
+                    .related(first.clone(), "first declared here")
                     .hint("source names must be unique across sources/; rename one"),
                 );
             }
+            first_loc
+                .entry(name.to_string())
+                .or_insert_with(|| name_loc.clone());
             out.push(SourceTable {
                 file: id,
                 database: r.string(t, "database"),

@@ -12,7 +12,7 @@ use super::{
 };
 
 /// Every column of one schema, with whether its relation is a view. `?1`: catalog, `?2`: schema.
-const CATALOG_QUERY: &str = "
+pub const CATALOG_QUERY: &str = "
 SELECT c.table_name, c.column_name, c.data_type, c.is_nullable, v.view_name IS NOT NULL AS is_view
   FROM duckdb_columns() c
   LEFT JOIN duckdb_views() v

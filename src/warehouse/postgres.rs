@@ -20,7 +20,7 @@ use super::{
 
 /// All columns of the wanted relations of one schema. `$1`: schema; `$2`: relation names (matched
 /// up to case, through a hash join so that 10,000 names stay linear).
-const CATALOG_QUERY: &str = r#"
+pub const CATALOG_QUERY: &str = r#"
 SELECT c.relname::text AS relname,
        c.relkind::text AS relkind,
        a.attname::text AS attname,

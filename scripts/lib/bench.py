@@ -1,0 +1,276 @@
+"""The benchmark harness behind scripts/bench.
+
+Builds a synthetic warehouse (deterministic from a seed) on Postgres and/or DuckDB, writes a
+matching project, and times whole sqb processes over several runs (median, min, max, peak RSS)
+beside the floor: the same catalog query run by psql, or by DuckDB itself.
+"""
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PG_TYPES = [
+    ("integer", "INTEGER"), ("bigint", "BIGINT"), ("numeric(12,2)", "NUMERIC(12,2)"),
+    ("varchar(40)", "VARCHAR(40)"), ("text", "TEXT"), ("boolean", "BOOLEAN"), ("date", "DATE"),
+    ("timestamp", "TIMESTAMP"), ("timestamptz", "TIMESTAMPTZ"), ("uuid", "UUID"),
+    ("jsonb", "JSONB"), ("text[]", "TEXT[]"), ("bench_status", "bench_status"),
+]
+DUCK_TYPES = [
+    ("INTEGER", "INTEGER"), ("BIGINT", "BIGINT"), ("DECIMAL(12,2)", "NUMERIC(12,2)"),
+    ("VARCHAR", "VARCHAR"), ("BOOLEAN", "BOOLEAN"), ("DATE", "DATE"), ("TIMESTAMP", "TIMESTAMP"),
+    ("TIMESTAMPTZ", "TIMESTAMPTZ"), ("UUID", "UUID"), ("VARCHAR[]", "VARCHAR[]"),
+    ("HUGEINT", "HUGEINT"), ("bench_status", "bench_status"),
+]
+DRIFT = {"INTEGER": "BIGINT", "BIGINT": "INTEGER"}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+class Layout:
+    """The synthetic relations: names, kinds, columns (physical type, declared type, NOT NULL)."""
+
+    def __init__(self, engine, relations, columns, seed):
+        rng = random.Random(seed)
+        types = PG_TYPES if engine == "postgres" else DUCK_TYPES
+        self.tables = []
+        for i in range(relations):
+            roll = rng.random()
+            kind = "table"
+            if roll < 0.10 and i > 0:
+                kind = "view"
+            elif roll < 0.15 and i > 0 and engine == "postgres":
+                kind = "matview"
+            cols = []
+            for c in range(columns):
+                physical, declared = types[0] if c == 0 else rng.choice(types)
+                cols.append((f"c{c:02d}", physical, declared, c == 0 or rng.random() < 0.2))
+            self.tables.append((f"rel_{i:05d}", kind, cols))
+
+    def base_of(self, i):
+        """Views read the nearest table before them, so they share its columns."""
+        for j in range(i - 1, -1, -1):
+            if self.tables[j][1] == "table":
+                return j
+        return 0
+
+
+def pg_sql_batches(layout, batch=500):
+    yield "DROP SCHEMA IF EXISTS bench CASCADE; CREATE SCHEMA bench; " \
+          "DO $$ BEGIN CREATE TYPE bench_status AS ENUM ('new', 'done'); EXCEPTION WHEN duplicate_object THEN NULL; END $$;"
+    stmts = []
+    for i, (name, kind, cols) in enumerate(layout.tables):
+        if kind == "table":
+            body = ", ".join(f"{c} {t}{' NOT NULL' if nn else ''}" for c, t, _, nn in cols)
+            stmts.append(f"CREATE TABLE bench.{name} ({body});")
+        else:
+            base = layout.tables[layout.base_of(i)][0]
+            mat = "MATERIALIZED " if kind == "matview" else ""
+            stmts.append(f"CREATE {mat}VIEW bench.{name} AS SELECT * FROM bench.{base};")
+        if len(stmts) >= batch:
+            yield "BEGIN; " + " ".join(stmts) + " COMMIT;"
+            stmts = []
+    if stmts:
+        yield "BEGIN; " + " ".join(stmts) + " COMMIT;"
+
+
+def duck_sql(layout):
+    out = ["CREATE SCHEMA bench; CREATE TYPE bench_status AS ENUM ('new', 'done');"]
+    for i, (name, kind, cols) in enumerate(layout.tables):
+        if kind == "table":
+            body = ", ".join(f"{c} {t}{' NOT NULL' if nn else ''}" for c, t, _, nn in cols)
+            out.append(f"CREATE TABLE bench.{name} ({body});")
+        else:
+            out.append(f"CREATE VIEW bench.{name} AS SELECT * FROM bench.{layout.tables[layout.base_of(i)][0]};")
+    return "\n".join(out)
+
+
+def declared_columns(layout, i):
+    name, kind, cols = layout.tables[i]
+    if kind != "table":
+        cols = layout.tables[layout.base_of(i)][2]
+    return cols
+
+
+def write_project(root, engine, layout, declared_fraction, drift_fraction, seed, url=None):
+    rng = random.Random(seed + 1)
+    os.makedirs(os.path.join(root, "models"), exist_ok=True)
+    os.makedirs(os.path.join(root, "enums"), exist_ok=True)
+    conn = 'engine = "postgres"' if engine == "postgres" else 'engine = "duckdb"\npath = "w.duckdb"'
+    with open(os.path.join(root, "sqb.toml"), "w") as f:
+        f.write(f'name = "bench"\ndefault_target = "prod"\n\n[connection]\n{conn}\n\n[targets.prod]\nschema = "bench"\n')
+    with open(os.path.join(root, "enums", "bench_status.toml"), "w") as f:
+        f.write('[members]\nNEW = "new"\nDONE = "done"\n')
+    drifted = 0
+    for i, (name, kind, _) in enumerate(layout.tables):
+        base = os.path.join(root, "models", name)
+        with open(base + ".sql", "w") as f:
+            f.write(f"WITH src AS (\n    SELECT *\n    FROM bench.{name}\n)\nSELECT *\nFROM src\n")
+        if rng.random() >= declared_fraction:
+            continue
+        lines = [f'description = "Synthetic relation {name}."\n']
+        drift_here = rng.random() < drift_fraction
+        for c, _, declared, nn in declared_columns(layout, i):
+            if drift_here and declared in DRIFT:
+                declared, drift_here = DRIFT[declared], False
+                drifted += 1
+            lines.append(f'\n[columns.{c}]\ntype = "{declared}"\n')
+            if nn and kind == "table":
+                lines.append("nullable = false\n")
+        with open(base + ".toml", "w") as f:
+            f.write("".join(lines))
+    return drifted
+
+
+def measure(cmd, runs, env=None, cwd=None, ok=(0,)):
+    """Runs cmd `runs` times; returns (seconds list, peak RSS in MiB)."""
+    times, peak = [], 0
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        if code not in ok:
+            err = proc.stderr.read().decode(errors="replace")
+            raise SystemExit(f"{' '.join(cmd[:4])}... exited {code}:\n{err}")
+        proc.stderr.close()
+        times.append(elapsed)
+        peak = max(peak, usage.ru_maxrss / 1024)
+    return times, peak
+
+
+def row(label, times, peak, floor=None):
+    med = statistics.median(times)
+    ratio = f"{med / floor:5.2f}x" if floor else "     "
+    return f"| {label:<44} | {med:8.3f} | {min(times):8.3f} | {max(times):8.3f} | {ratio} | {peak:8.1f} |"
+
+
+def header(title):
+    return [f"\n### {title}\n", "| step | median s | min s | max s | / floor | peak MiB |", "|---|---|---|---|---|---|"]
+
+
+def pg_floor_sql(bin_dir, names):
+    query = subprocess.check_output([os.path.join(bin_dir, "examples", "duckdb_query"), "--print-postgres-query"]).decode()
+    array = "ARRAY[" + ",".join(f"'{n}'" for n in names) + "]::text[]"
+    return query.replace("$1", "'bench'").replace("$2", array)
+
+
+def run_engine(engine, args, results):
+    sqb = os.path.join(args.bin_dir, "sqb")
+    layout = Layout(engine, args.relations, args.columns, args.seed)
+    work = tempfile.mkdtemp(prefix=f"sqb-bench-{engine}-")
+    env = dict(os.environ)
+    psql_env = dict(os.environ)
+    try:
+        t0 = time.perf_counter()
+        if engine == "postgres":
+            base_url = args.postgres_url
+            url = base_url.rsplit("/", 1)[0] + "/sqb_bench"
+            subprocess.run(["psql", base_url, "-qc", "DROP DATABASE IF EXISTS sqb_bench WITH (FORCE)"], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(["psql", base_url, "-qc", "CREATE DATABASE sqb_bench"], check=True, stdout=subprocess.DEVNULL)
+            for sql in pg_sql_batches(layout):
+                subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-q"], input=sql.encode(), check=True, stdout=subprocess.DEVNULL)
+            env["SQB_DATABASE_URL"] = url
+        else:
+            sql_path = os.path.join(work, "warehouse.sql")
+            with open(sql_path, "w") as f:
+                f.write(duck_sql(layout))
+        log(f"{engine}: built {args.relations} relations x {args.columns} columns in {time.perf_counter() - t0:.1f}s")
+
+        def project(name, declared, drift):
+            root = os.path.join(work, name)
+            d = write_project(root, engine, layout, declared, drift, args.seed, url=None)
+            if engine == "duckdb":
+                if name == "clean":
+                    subprocess.run([os.path.join(args.bin_dir, "examples", "demo_warehouse"), os.path.join(root, "w.duckdb"), sql_path], check=True, stderr=subprocess.DEVNULL)
+                else:
+                    shutil.copy(os.path.join(work, "clean", "w.duckdb"), os.path.join(root, "w.duckdb"))
+            return root, d
+
+        clean, _ = project("clean", 1.0, 0.0)
+        drifted_root, drifted = project("drifted", 1.0, args.drift)
+        lines = header(f"{engine}: {args.relations} relations x {args.columns} columns, {drifted} drifted relations in the 5% run")
+        names = [t[0] for t in layout.tables]
+        if engine == "postgres":
+            floor_sql = pg_floor_sql(args.bin_dir, names)
+            floor_file = os.path.join(work, "floor.sql")
+            with open(floor_file, "w") as f:
+                f.write(floor_sql)
+            floor_cmd = ["psql", url, "-X", "-A", "-t", "-q", "-o", "/dev/null", "-f", floor_file]
+        else:
+            floor_cmd = [os.path.join(args.bin_dir, "examples", "duckdb_query"), os.path.join(clean, "w.duckdb"), "w", "bench"]
+        ft, fp = measure(floor_cmd, args.runs, env=psql_env)
+        floor = statistics.median(ft)
+        lines.append(row("floor: the catalog query (" + ("psql" if engine == "postgres" else "DuckDB") + ")", ft, fp))
+        steps = [
+            ("compile", [sqb, "--project-dir", clean, "compile"], clean, (0,)),
+            ("contract diff, no drift", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,)),
+            ("contract diff, 5% drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod"], drifted_root, (1,)),
+            ("contract diff --json, 5% drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod", "--json"], drifted_root, (1,)),
+            ("contract generate (preview, 5% drift)", [sqb, "--project-dir", drifted_root, "contract", "generate", "--from", "prod"], drifted_root, (0,)),
+        ]
+        for label, cmd, _, ok in steps:
+            t, p = measure(cmd, args.runs, env=env, ok=ok)
+            lines.append(row(label, t, p, floor if "diff" in label or "generate" in label else None))
+        # Writes change the project, so each run starts from a fresh copy.
+        for label, declared, extra in [
+            (f"generate --write, no declarations ({args.generate_models} models)", 0.0, []),
+            ("generate --write --overwrite, 5% drift", 1.0, ["--overwrite"]),
+        ]:
+            times, peak = [], 0
+            for r in range(args.runs):
+                root = os.path.join(work, f"write{r}-{len(extra)}")
+                if declared == 0.0:
+                    write_project(root, engine, layout, 0.0, 0.0, args.seed)
+                    select = []
+                    if args.generate_models < args.relations:
+                        path = os.path.join(root, "select.txt")
+                        with open(path, "w") as f:
+                            f.write("\n".join(t[0] for t in layout.tables[: args.generate_models]))
+                        select = ["--select-file", path]
+                else:
+                    write_project(root, engine, layout, 1.0, args.drift, args.seed)
+                    select = []
+                if engine == "duckdb":
+                    shutil.copy(os.path.join(clean, "w.duckdb"), os.path.join(root, "w.duckdb"))
+                t, p = measure([sqb, "--project-dir", root, "contract", "generate", "--from", "prod", "--write"] + extra + select, 1, env=env)
+                times += t
+                peak = max(peak, p)
+            lines.append(row(label, times, peak, floor))
+        results.extend(lines)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if engine == "postgres" and not args.keep:
+            subprocess.run(["psql", args.postgres_url, "-qc", "DROP DATABASE IF EXISTS sqb_bench WITH (FORCE)"], stdout=subprocess.DEVNULL)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bin-dir", required=True)
+    p.add_argument("--postgres-url", required=True)
+    p.add_argument("--engine", choices=["postgres", "duckdb", "both"], default="both")
+    p.add_argument("--relations", type=int, default=10_000)
+    p.add_argument("--columns", type=int, default=25)
+    p.add_argument("--generate-models", type=int, default=5_000, help="models for the generate --write run")
+    p.add_argument("--drift", type=float, default=0.05, help="fraction of relations with one drifted column")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--keep", action="store_true", help="keep the Postgres bench database")
+    args = p.parse_args()
+    results = [f"machine: {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}; seed {args.seed}; {args.runs} runs each"]
+    engines = ["postgres", "duckdb"] if args.engine == "both" else [args.engine]
+    for engine in engines:
+        run_engine(engine, args, results)
+    print("\n".join(results))
+
+
+if __name__ == "__main__":
+    main()
