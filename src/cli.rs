@@ -124,8 +124,8 @@ pub enum GenerateFormat {
 pub struct SelectArgs {
     /// Resources to include: NAME or glob (stg_*), model:NAME, tag:TAG, path:DIR (any selector
     /// with a `/` is a path), source:NAME. Space-separated selectors union; a comma inside one
-    /// intersects (tag:commerce,source:*). Default: every model and source. Graph operators
-    /// (+x, x+) are not supported yet.
+    /// intersects (tag:commerce,source:*). Graph operators add ancestors (+x, 2+x) or
+    /// descendants (x+, x+1) in the model DAG. Default: every model and source.
     #[arg(short = 's', long, num_args = 1.., value_name = "SELECTOR")]
     pub select: Vec<String>,
 

@@ -65,6 +65,8 @@ codes! {
     DuplicateEnumValue => ("E025", "duplicate-enum-value"),
     SqlSyntax => ("E030", "sql-syntax"),
     SqlNotSingleSelect => ("E031", "sql-not-single-select"),
+    ModelSourceNameClash => ("E040", "model-source-name-clash"),
+    DependencyCycle => ("E041", "dependency-cycle"),
     NumericWithoutPrecision => ("W001", "numeric-without-precision"),
     EmptySql => ("W002", "empty-model"),
 }

@@ -2,11 +2,14 @@
 //!
 //! `stg_*` and `model:x` match model names (globs allowed), `tag:x` tags, `path:models/commerce`
 //! (or any selector containing `/`) files under a path, `source:raw_*` source names. Selectors
-//! given separately union; a comma inside one intersects; `--exclude` subtracts.
+//! given separately union; a comma inside one intersects; `--exclude` subtracts. Graph operators
+//! take a selector's ancestors (`+x`, `2+x`) or descendants (`x+`, `x+1`) in the model DAG.
 
 use std::collections::HashMap;
 
 use globset::{Glob, GlobMatcher};
+
+use crate::compile::deps::{expand, Graph};
 
 use crate::diagnostics::did_you_mean;
 use crate::error::UserError;
@@ -65,12 +68,24 @@ pub fn all_resources(project: &Project) -> Vec<Resource<'_>> {
 }
 
 #[derive(Debug)]
-enum Atom {
+enum Method {
     /// The matcher, and the name itself when it has no glob characters.
     Model(GlobMatcher, Option<String>),
     Tag(GlobMatcher),
     Path(String, GlobMatcher),
     Source(GlobMatcher, Option<String>),
+}
+
+/// How far a graph operator reaches: `None` is all the way.
+type Depth = Option<usize>;
+
+/// One comma-separated part of a selector: a method, with optional graph operators
+/// (`+x` ancestors, `x+` descendants, `2+x` ancestors within two steps).
+#[derive(Debug)]
+struct Atom {
+    method: Method,
+    ancestors: Option<Depth>,
+    descendants: Option<Depth>,
 }
 
 fn exact(value: &str) -> Option<String> {
@@ -90,16 +105,37 @@ fn glob(pattern: &str, selector: &str) -> Result<GlobMatcher, UserError> {
         .map_err(|e| UserError::new(format!("invalid selector `{selector}`: {e}")))
 }
 
+/// Splits `2+name+3` into (Some(Some(2)), "name", Some(Some(3))).
+fn graph_operators<'a>(
+    atom: &'a str,
+    selector: &str,
+) -> Result<(Option<Depth>, &'a str, Option<Depth>), UserError> {
+    let depth = |digits: &str| -> Result<Depth, UserError> {
+        if digits.is_empty() {
+            return Ok(None);
+        }
+        digits
+            .parse()
+            .map(Some)
+            .map_err(|_| UserError::new(format!("invalid graph depth `{digits}` in `{selector}`")))
+    };
+    let (ancestors, rest) = match atom.find('+') {
+        Some(i) if atom[..i].chars().all(|c| c.is_ascii_digit()) => {
+            (Some(depth(&atom[..i])?), &atom[i + 1..])
+        }
+        _ => (None, atom),
+    };
+    let (rest, descendants) = match rest.rfind('+') {
+        Some(i) if rest[i + 1..].chars().all(|c| c.is_ascii_digit()) => {
+            (&rest[..i], Some(depth(&rest[i + 1..])?))
+        }
+        _ => (rest, None),
+    };
+    Ok((ancestors, rest, descendants))
+}
+
 fn parse_atom(atom: &str, selector: &str) -> Result<Atom, UserError> {
-    if atom.starts_with('+')
-        || atom.ends_with('+')
-        || atom
-            .trim_start_matches(|c: char| c.is_ascii_digit())
-            .starts_with('+')
-    {
-        return Err(UserError::new(format!("graph operators are not supported yet: `{selector}`"))
-            .with_hint("`+x` and `x+` arrive with SQL analysis; select the models by name, tag or path for now"));
-    }
+    let (ancestors, atom, descendants) = graph_operators(atom, selector)?;
     if atom.is_empty() {
         return Err(UserError::new(format!("empty selector in `{selector}`"))
             .with_hint("separate selectors with spaces; a comma intersects two selectors"));
@@ -114,17 +150,17 @@ fn parse_atom(atom: &str, selector: &str) -> Result<Atom, UserError> {
             "selector `{selector}` has no value after `{method}:`"
         )));
     }
-    Ok(match method {
-        "model" => Atom::Model(glob(value, selector)?, exact(value)),
-        "tag" => Atom::Tag(glob(value, selector)?),
-        "source" => Atom::Source(glob(value, selector)?, exact(value)),
+    let method = match method {
+        "model" => Method::Model(glob(value, selector)?, exact(value)),
+        "tag" => Method::Tag(glob(value, selector)?),
+        "source" => Method::Source(glob(value, selector)?, exact(value)),
         "path" => {
             let clean = value
                 .trim_start_matches("./")
                 .trim_end_matches('/')
                 .to_string();
             let matcher = glob(&clean, selector)?;
-            Atom::Path(clean, matcher)
+            Method::Path(clean, matcher)
         }
         other => {
             return Err(UserError::new(format!(
@@ -132,7 +168,27 @@ fn parse_atom(atom: &str, selector: &str) -> Result<Atom, UserError> {
             ))
             .with_hint("use model:, tag:, path: or source:, or a bare model name"))
         }
+    };
+    Ok(Atom {
+        method,
+        ancestors,
+        descendants,
     })
+}
+
+impl Method {
+    fn matches(&self, resource: &Resource<'_>, project: &Project) -> bool {
+        match (self, resource) {
+            (Method::Model(g, _), Resource::Model(m)) => g.is_match(&m.name),
+            (Method::Source(g, _), Resource::Source(s)) => g.is_match(&s.name.value),
+            (Method::Tag(g), r) => r.tags().iter().any(|t| g.is_match(t)),
+            (Method::Path(prefix, g), r) => r.paths(project).iter().any(|p| {
+                g.is_match(p)
+                    || (p.starts_with(prefix.as_str()) && p[prefix.len()..].starts_with('/'))
+            }),
+            _ => false,
+        }
+    }
 }
 
 impl Selector {
@@ -144,19 +200,6 @@ impl Selector {
         Ok(Self {
             text: text.to_string(),
             atoms,
-        })
-    }
-
-    fn matches(&self, resource: &Resource<'_>, project: &Project) -> bool {
-        self.atoms.iter().all(|atom| match (atom, resource) {
-            (Atom::Model(g, _), Resource::Model(m)) => g.is_match(&m.name),
-            (Atom::Source(g, _), Resource::Source(s)) => g.is_match(&s.name.value),
-            (Atom::Tag(g), r) => r.tags().iter().any(|t| g.is_match(t)),
-            (Atom::Path(prefix, g), r) => r.paths(project).iter().any(|p| {
-                g.is_match(p)
-                    || (p.starts_with(prefix.as_str()) && p[prefix.len()..].starts_with('/'))
-            }),
-            _ => false,
         })
     }
 }
@@ -180,9 +223,19 @@ impl Selection {
     }
 
     /// The selected resources, in project order. A selector that matches nothing is an error.
-    pub fn resolve<'p>(&self, project: &'p Project) -> Result<Vec<Resource<'p>>, UserError> {
+    /// `graph` is the project's DAG, for graph operators.
+    pub fn resolve<'p>(
+        &self,
+        project: &'p Project,
+        graph: &Graph,
+    ) -> Result<Vec<Resource<'p>>, UserError> {
         let all = all_resources(project);
-        let index = NameIndex::new(&all);
+        let ctx = Context {
+            index: NameIndex::new(&all),
+            all: &all,
+            project,
+            graph,
+        };
         let select = self
             .select
             .iter()
@@ -196,14 +249,14 @@ impl Selection {
         let selected = if select.is_empty() {
             vec![true; all.len()]
         } else {
-            index.union(&select, &all, project)?
+            ctx.union(&select)?
         };
-        let excluded = index.union(&exclude, &all, project)?;
+        let excluded = ctx.union(&exclude)?;
         Ok(all
-            .into_iter()
+            .iter()
             .enumerate()
             .filter(|(i, _)| selected[*i] && !excluded[*i])
-            .map(|(_, r)| r)
+            .map(|(_, r)| *r)
             .collect())
     }
 }
@@ -230,40 +283,59 @@ impl NameIndex {
         }
         index
     }
+}
+
+struct Context<'a, 'p> {
+    index: NameIndex,
+    all: &'a [Resource<'p>],
+    project: &'p Project,
+    graph: &'a Graph,
+}
+
+impl Context<'_, '_> {
+    /// The resources one atom matches, graph operators applied, sorted.
+    fn atom(&self, atom: &Atom) -> Vec<usize> {
+        let base: Vec<usize> = match &atom.method {
+            Method::Model(_, Some(name)) => {
+                self.index.models.get(name).copied().into_iter().collect()
+            }
+            Method::Source(_, Some(name)) => {
+                self.index.sources.get(name).copied().into_iter().collect()
+            }
+            method => (0..self.all.len())
+                .filter(|&i| method.matches(&self.all[i], self.project))
+                .collect(),
+        };
+        if atom.ancestors.is_none() && atom.descendants.is_none() {
+            return base;
+        }
+        let mut out = base.clone();
+        if let Some(depth) = atom.ancestors {
+            out.extend(expand(&base, &self.graph.parents, depth));
+        }
+        if let Some(depth) = atom.descendants {
+            out.extend(expand(&base, &self.graph.children, depth));
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 
     /// Which resources any of `selectors` matches; a selector matching none is an error.
-    fn union(
-        &self,
-        selectors: &[Selector],
-        all: &[Resource<'_>],
-        project: &Project,
-    ) -> Result<Vec<bool>, UserError> {
-        let mut hit = vec![false; all.len()];
+    fn union(&self, selectors: &[Selector]) -> Result<Vec<bool>, UserError> {
+        let mut hit = vec![false; self.all.len()];
         for selector in selectors {
-            let exact = match selector.atoms.as_slice() {
-                [Atom::Model(_, Some(name))] => Some(self.models.get(name)),
-                [Atom::Source(_, Some(name))] => Some(self.sources.get(name)),
-                _ => None,
-            };
-            let matched = match exact {
-                Some(Some(&i)) => {
-                    hit[i] = true;
-                    true
-                }
-                Some(None) => false,
-                None => {
-                    let mut any = false;
-                    for (i, r) in all.iter().enumerate() {
-                        if selector.matches(r, project) {
-                            hit[i] = true;
-                            any = true;
-                        }
-                    }
-                    any
-                }
-            };
-            if !matched {
-                return Err(no_match(selector, all));
+            let mut atoms = selector.atoms.iter().map(|a| self.atom(a));
+            let mut matched = atoms.next().unwrap_or_default();
+            for other in atoms {
+                let other: std::collections::HashSet<usize> = other.into_iter().collect();
+                matched.retain(|i| other.contains(i));
+            }
+            if matched.is_empty() {
+                return Err(no_match(selector, self.all));
+            }
+            for i in matched {
+                hit[i] = true;
             }
         }
         Ok(hit)

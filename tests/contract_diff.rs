@@ -172,6 +172,9 @@ CREATE TABLE analytics.types (
 CREATE MATERIALIZED VIEW analytics.mv AS SELECT 1::int AS id, 'x'::varchar(10) AS name;
 CREATE TABLE analytics.events (id int NOT NULL, at date NOT NULL) PARTITION BY RANGE (at);
 CREATE TABLE analytics.events_2026 PARTITION OF analytics.events FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
+CREATE EXTENSION file_fdw;
+CREATE SERVER files FOREIGN DATA WRAPPER file_fdw;
+CREATE FOREIGN TABLE analytics.ft (id integer NOT NULL, name text) SERVER files OPTIONS (filename '/dev/null');
 ";
 
 const PG_TYPES_AGREE: &str = r#"[columns.v255]
@@ -256,6 +259,8 @@ fn postgres_tricky_types() {
             ("models/events.sql", "SELECT 1 AS x\n"),
             ("models/events.toml", "[columns.id]\ntype = \"INTEGER\"\nnullable = false\n[columns.at]\ntype = \"DATE\"\nnullable = false\n"),
             ("models/events_2026.sql", "SELECT 1 AS x\n"),
+            ("models/ft.sql", "SELECT 1 AS x\n"),
+            ("models/ft.toml", "[columns.id]\ntype = \"INTEGER\"\nnullable = false\n[columns.name]\ntype = \"TEXT\"\nnullable = false\n"),
         ],
     );
     let agree = diff(
@@ -268,6 +273,16 @@ fn postgres_tricky_types() {
         Some(0),
         "{}",
         transcript(&agree, tmp.path())
+    );
+    // Foreign tables record NOT NULL, so nullability is compared there too.
+    let foreign = diff(
+        tmp.path(),
+        Some(&db.url),
+        &["--from", "prod", "--json", "-s", "ft"],
+    );
+    assert_eq!(
+        kinds(&json(&foreign)),
+        triples(&[("ft", "nullability_mismatch", "name")])
     );
     let drift = diff(
         tmp.path(),
@@ -725,13 +740,68 @@ fn selectors_union_intersect_and_exclude() {
 }
 
 #[test]
+fn graph_operators_follow_the_model_dag() {
+    let tmp = shop_with_warehouse();
+    let root = tmp.path();
+    assert_eq!(
+        selected(root, &["-s", "+fct_orders"]),
+        ["model:fct_orders", "model:stg_orders", "source:raw_orders"]
+    );
+    assert_eq!(
+        selected(root, &["-s", "stg_orders+"]),
+        [
+            "model:dim_customers",
+            "model:fct_orders",
+            "model:stg_orders"
+        ]
+    );
+    assert_eq!(
+        selected(root, &["-s", "source:raw_orders+"]),
+        [
+            "model:dim_customers",
+            "model:fct_orders",
+            "model:stg_orders",
+            "source:raw_orders"
+        ]
+    );
+    assert_eq!(
+        selected(root, &["-s", "1+dim_customers"]),
+        [
+            "model:dim_customers",
+            "model:stg_customers",
+            "model:stg_orders"
+        ]
+    );
+    assert_eq!(
+        selected(root, &["-s", "2+dim_customers", "--exclude", "source:*"]),
+        [
+            "model:dim_customers",
+            "model:stg_customers",
+            "model:stg_orders"
+        ]
+    );
+    assert_eq!(
+        selected(root, &["-s", "+dim_customers,tag:commerce"]),
+        [
+            "model:dim_customers",
+            "model:stg_orders",
+            "source:raw_orders"
+        ]
+    );
+    assert_eq!(
+        selected(root, &["-s", "stg_customers+1"]),
+        ["model:dim_customers", "model:stg_customers"]
+    );
+}
+
+#[test]
 fn selector_errors_are_clear() {
     let tmp = shop_with_warehouse();
     let root = tmp.path();
     let none = diff(root, None, &["--from", "prod", "-s", "fct_order"]);
     assert_eq!(none.status.code(), Some(2));
     insta::assert_snapshot!(transcript(&none, root));
-    let graph = diff(root, None, &["--from", "prod", "-s", "+fct_orders"]);
+    let graph = diff(root, None, &["--from", "prod", "-s", "+fct_ordrs"]);
     assert_eq!(graph.status.code(), Some(2));
     insta::assert_snapshot!(transcript(&graph, root));
     let target = diff(root, None, &["--from", "prd"]);

@@ -17,9 +17,9 @@ use crate::select::Resource;
 use crate::source::Loc;
 
 pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
-    let project = load_valid_project(global)?;
+    let (project, graph) = load_valid_project(global)?;
     let target = target(&project, &args.from)?;
-    let resources = resolve_selection(&project, &args.selection)?;
+    let resources = resolve_selection(&project, &graph, &args.selection)?;
     let inspection = runtime()?.block_on(inspect(
         &project,
         target,

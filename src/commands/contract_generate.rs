@@ -46,9 +46,9 @@ struct JsonSummary {
 }
 
 pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatus> {
-    let project = load_valid_project(global)?;
+    let (project, graph) = load_valid_project(global)?;
     let target_def = target(&project, &args.from)?;
-    let resources = resolve_selection(&project, &args.selection)?;
+    let resources = resolve_selection(&project, &graph, &args.selection)?;
     let inspection = runtime()?.block_on(inspect(
         &project,
         target_def,

@@ -12,6 +12,7 @@ use anstream::{eprintln, println};
 use anstyle::{AnsiColor, Style};
 
 use crate::cli::{Cli, ColorChoice, Command, ConnectArgs, ContractCommand, GlobalArgs, SelectArgs};
+use crate::compile::deps::Graph;
 use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::project::{self, Project, Target};
@@ -115,13 +116,13 @@ fn find_project_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
 
 /// Loads the project and compiles it; a project with errors is a failure of the command, with
 /// its diagnostics on stderr.
-pub fn load_valid_project(global: &GlobalArgs) -> anyhow::Result<Project> {
+pub fn load_valid_project(global: &GlobalArgs) -> anyhow::Result<(Project, Graph)> {
     let root = project_root(global)?;
     let project = Project::load(&root)?;
-    let diags = crate::compile::compile(&project);
+    let (diags, graph) = crate::compile::compile_with_graph(&project);
     let errors = diags.iter().filter(|d| d.is_error()).count();
     if errors == 0 {
-        return Ok(project);
+        return Ok((project, graph));
     }
     for d in diags.iter().filter(|d| d.is_error()) {
         eprintln!("{}\n", crate::diagnostics::render_text(d, &project.sources));
@@ -156,6 +157,7 @@ pub fn target<'p>(project: &'p Project, name: &str) -> anyhow::Result<&'p Target
 /// The resources `--select`, `--exclude` and `--select-file` pick.
 pub fn resolve_selection<'p>(
     project: &'p Project,
+    graph: &Graph,
     args: &SelectArgs,
 ) -> anyhow::Result<Vec<Resource<'p>>> {
     let mut selection = Selection {
@@ -167,7 +169,7 @@ pub fn resolve_selection<'p>(
             .with_context(|| format!("could not read {}", file.display()))?;
         selection.add_file_lines(&text);
     }
-    Ok(selection.resolve(project)?)
+    Ok(selection.resolve(project, graph)?)
 }
 
 pub fn timeouts(args: &ConnectArgs) -> Timeouts {

@@ -2,6 +2,7 @@
 //!
 //! Everything here is offline and pure: it reads the [`Project`] and returns diagnostics.
 
+pub mod deps;
 pub mod sql;
 
 use crate::diagnostics::{self, did_you_mean, Code, Diagnostic};
@@ -10,15 +11,22 @@ use crate::source::Loc;
 
 /// Every diagnostic of a project: the loader's, the contract rules', and the SQL checks'.
 pub fn compile(project: &Project) -> Vec<Diagnostic> {
+    compile_with_graph(project).0
+}
+
+/// [`compile`], and the project's dependency graph.
+pub fn compile_with_graph(project: &Project) -> (Vec<Diagnostic>, deps::Graph) {
     let mut diags = project.diagnostics.clone();
+    let mut statements = Vec::with_capacity(project.models.len());
     for model in &project.models {
         check_model_schema(project, model, &mut diags);
         check_contract(project, model, &mut diags);
-        sql::check_model(project, model, &mut diags);
+        statements.push(sql::check_model(project, model, &mut diags));
     }
     check_numeric_precision(project, &mut diags);
+    let graph = deps::build(project, &statements, &mut diags);
     diagnostics::sort(&mut diags, &project.sources);
-    diags
+    (diags, graph)
 }
 
 fn check_model_schema(project: &Project, model: &Model, diags: &mut Vec<Diagnostic>) {
