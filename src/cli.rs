@@ -177,6 +177,10 @@ pub struct DiffArgs {
 
 #[derive(Debug, Args)]
 pub struct CompileArgs {
+    /// Skip inferring each model's output from its SQL and checking it against the declaration.
+    #[arg(long)]
+    pub no_sql_analysis: bool,
+
     /// Output format: annotated diagnostics, or a JSON document (see docs/diagnostics.md).
     #[arg(long, value_enum, default_value_t = CompileFormat::Text)]
     pub format: CompileFormat,

@@ -67,6 +67,9 @@ codes! {
     SqlNotSingleSelect => ("E031", "sql-not-single-select"),
     ModelSourceNameClash => ("E040", "model-source-name-clash"),
     DependencyCycle => ("E041", "dependency-cycle"),
+    DeclaredColumnNotInOutput => ("E050", "declared-column-not-in-output"),
+    OutputColumnNotDeclared => ("E051", "output-column-not-declared"),
+    ShapeUnknown => ("I001", "shape-unknown"),
     NumericWithoutPrecision => ("W001", "numeric-without-precision"),
     EmptySql => ("W002", "empty-model"),
 }
@@ -96,6 +99,10 @@ impl Diagnostic {
 
     pub fn warning(code: Code, message: impl Into<String>) -> Self {
         Self::new(code, Severity::Warning, message)
+    }
+
+    pub fn info(code: Code, message: impl Into<String>) -> Self {
+        Self::new(code, Severity::Info, message)
     }
 
     fn new(code: Code, severity: Severity, message: impl Into<String>) -> Self {

@@ -84,10 +84,10 @@ fn kinds_project(root: &Path, header: &str) {
         root,
         &[
             ("sqb.toml", header),
-            ("models/orders.sql", "SELECT 1 AS x\n"),
+            ("models/orders.sql", "SELECT * FROM analytics.orders\n"),
             ("models/orders.toml", KINDS_SIDECAR),
-            ("models/ghost.sql", "SELECT 1 AS x\n"),
-            ("models/broken.sql", "SELECT 1 AS x\n"),
+            ("models/ghost.sql", "SELECT * FROM analytics.ghost\n"),
+            ("models/broken.sql", "SELECT * FROM analytics.broken\n"),
         ],
     );
 }
@@ -250,16 +250,16 @@ fn postgres_tricky_types() {
             ("sqb.toml", PG_HEADER),
             ("enums/mood.toml", "[members]\nHAPPY = \"happy\"\nSAD = \"sad\"\n"),
             ("enums/flavour.toml", "[members]\nSWEET = \"sweet\"\nSOUR = \"sour\"\n"),
-            ("models/types.sql", "SELECT 1 AS x\n"),
+            ("models/types.sql", "SELECT * FROM analytics.types\n"),
             ("models/types.toml", PG_TYPES_AGREE),
-            ("models/types_drift.sql", "SELECT 1 AS x\n"),
+            ("models/types_drift.sql", "SELECT * FROM analytics.types_drift\n"),
             ("models/types_drift.toml", PG_TYPES_DRIFT),
-            ("models/mv.sql", "SELECT 1 AS x\n"),
+            ("models/mv.sql", "SELECT * FROM analytics.mv\n"),
             ("models/mv.toml", "[columns.id]\ntype = \"INTEGER\"\nnullable = false\n[columns.name]\ntype = \"VARCHAR(10)\"\n"),
-            ("models/events.sql", "SELECT 1 AS x\n"),
+            ("models/events.sql", "SELECT * FROM analytics.events\n"),
             ("models/events.toml", "[columns.id]\ntype = \"INTEGER\"\nnullable = false\n[columns.at]\ntype = \"DATE\"\nnullable = false\n"),
-            ("models/events_2026.sql", "SELECT 1 AS x\n"),
-            ("models/ft.sql", "SELECT 1 AS x\n"),
+            ("models/events_2026.sql", "SELECT * FROM analytics.events_2026\n"),
+            ("models/ft.sql", "SELECT * FROM analytics.ft\n"),
             ("models/ft.toml", "[columns.id]\ntype = \"INTEGER\"\nnullable = false\n[columns.name]\ntype = \"TEXT\"\nnullable = false\n"),
         ],
     );
@@ -420,9 +420,12 @@ fn duckdb_tricky_types() {
                 "[members]\nHAPPY = \"happy\"\nSAD = \"sad\"\n",
             ),
             ("enums/xy.toml", "[members]\nX = \"x\"\nY = \"y\"\n"),
-            ("models/types.sql", "SELECT 1 AS x\n"),
+            ("models/types.sql", "SELECT * FROM analytics.types\n"),
             ("models/types.toml", DUCK_TYPES_AGREE),
-            ("models/types_drift.sql", "SELECT 1 AS x\n"),
+            (
+                "models/types_drift.sql",
+                "SELECT * FROM analytics.types_drift\n",
+            ),
             ("models/types_drift.toml", DUCK_TYPES_DRIFT),
         ],
     );
@@ -492,9 +495,15 @@ fn odd_project(root: &Path, header: &str) {
         root,
         &[
             ("sqb.toml", &header),
-            ("models/order_items.sql", "SELECT 1 AS \"Order ID\"\n"),
+            (
+                "models/order_items.sql",
+                "SELECT * FROM \"Odd Schema\".\"Order Items\"\n",
+            ),
             ("models/order_items.toml", ODD_SIDECAR),
-            ("models/order_items_lower.sql", "SELECT 1 AS x\n"),
+            (
+                "models/order_items_lower.sql",
+                "SELECT * FROM analytics.order_items_lower\n",
+            ),
             (
                 "models/order_items_lower.toml",
                 "alias = \"Order Items\"\n\n[columns.mixedcase]\ntype = \"INTEGER\"\n",
@@ -905,7 +914,7 @@ fn a_project_that_does_not_compile_is_exit_2_with_diagnostics() {
         tmp.path(),
         &[
             ("sqb.toml", DUCK_HEADER),
-            ("models/a.sql", "SELECT 1 AS x\n"),
+            ("models/a.sql", "SELECT * FROM analytics.a\n"),
             ("models/a.toml", "[columns.x]\nnulable = true\n"),
         ],
     );

@@ -241,7 +241,7 @@ fn a_recompile_failure_restores_exact_bytes() {
         tmp.path(),
         &[
             ("sqb.toml", "default_target = \"prod\"\n[connection]\nengine = \"postgres\"\n[targets.prod]\nschema = \"analytics\"\n"),
-            ("models/t.sql", "SELECT 1 AS amount\n"),
+            ("models/t.sql", "SELECT * FROM analytics.t\n"),
             ("models/t.toml", "# keep these bytes\r\ndescription = \"t\"   \r\n"),
         ],
     );
@@ -288,8 +288,8 @@ fn symlinked_sidecars_are_edited_through_the_link() {
 // Round trips: generate, then diff agrees
 
 const ROUND_TRIP_PROJECT: &[(&str, &str)] = &[
-    ("models/orders.sql", "SELECT 1 AS x\n"),
-    ("models/odd.sql", "SELECT 1 AS x\n"),
+    ("models/orders.sql", "SELECT * FROM analytics.orders\n"),
+    ("models/odd.sql", "SELECT * FROM analytics.\"Odd Name\"\n"),
     ("models/odd.toml", "alias = \"Odd Name\"\n"),
     (
         "sources/raw.toml",

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::cli::{CompileArgs, CompileFormat, GlobalArgs};
 use crate::commands::{data, note, project_root};
-use crate::compile::compile;
+use crate::compile::{compile_with_graph, Options};
 use crate::diagnostics::{self, Counts, Diagnostic, JsonDiagnostic, Severity};
 use crate::exit::ExitStatus;
 use crate::project::Project;
@@ -30,7 +30,12 @@ struct Summary {
 pub fn run(global: &GlobalArgs, args: &CompileArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
     let project = Project::load(&root)?;
-    let diags = compile(&project);
+    let (diags, _) = compile_with_graph(
+        &project,
+        Options {
+            sql_analysis: !args.no_sql_analysis,
+        },
+    );
     let counts = diagnostics::count(&diags);
     match args.format {
         CompileFormat::Text => print_text(global, &project, &diags, counts),

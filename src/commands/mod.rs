@@ -119,7 +119,7 @@ fn find_project_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
 pub fn load_valid_project(global: &GlobalArgs) -> anyhow::Result<(Project, Graph)> {
     let root = project_root(global)?;
     let project = Project::load(&root)?;
-    let (diags, graph) = crate::compile::compile_with_graph(&project);
+    let (diags, graph) = crate::compile::compile_with_graph(&project, Default::default());
     let errors = diags.iter().filter(|d| d.is_error()).count();
     if errors == 0 {
         return Ok((project, graph));

@@ -2,20 +2,36 @@
 //!
 //! Everything here is offline and pure: it reads the [`Project`] and returns diagnostics.
 
+mod contract_shape;
 pub mod deps;
+pub mod shape;
 pub mod sql;
 
 use crate::diagnostics::{self, did_you_mean, Code, Diagnostic};
 use crate::project::{Column, Model, NameList, Policy, Project};
 use crate::source::Loc;
 
+/// What to run besides the file and contract rules.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Infer each model's output and check it against its declaration (`--no-sql-analysis`
+    /// turns it off; so do `settings.sql_analysis = false` and a model's `sql_analysis = false`).
+    pub sql_analysis: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { sql_analysis: true }
+    }
+}
+
 /// Every diagnostic of a project: the loader's, the contract rules', and the SQL checks'.
 pub fn compile(project: &Project) -> Vec<Diagnostic> {
-    compile_with_graph(project).0
+    compile_with_graph(project, Options::default()).0
 }
 
 /// [`compile`], and the project's dependency graph.
-pub fn compile_with_graph(project: &Project) -> (Vec<Diagnostic>, deps::Graph) {
+pub fn compile_with_graph(project: &Project, options: Options) -> (Vec<Diagnostic>, deps::Graph) {
     let mut diags = project.diagnostics.clone();
     let mut statements = Vec::with_capacity(project.models.len());
     for model in &project.models {
@@ -25,6 +41,9 @@ pub fn compile_with_graph(project: &Project) -> (Vec<Diagnostic>, deps::Graph) {
     }
     check_numeric_precision(project, &mut diags);
     let graph = deps::build(project, &statements, &mut diags);
+    if options.sql_analysis {
+        contract_shape::check(project, &statements, &graph, &mut diags);
+    }
     diagnostics::sort(&mut diags, &project.sources);
     (diags, graph)
 }

@@ -1,1 +1,1 @@
-SELECT 1 AS id
+SELECT * FROM analytics.legacy

@@ -1,1 +1,1 @@
-SELECT 1 AS payment_id
+SELECT * FROM analytics.payments

@@ -1,1 +1,1 @@
-SELECT 1 AS customer_id
+SELECT * FROM analytics.customers

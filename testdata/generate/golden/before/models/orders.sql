@@ -1,1 +1,1 @@
-SELECT 1 AS order_id
+SELECT * FROM analytics.orders

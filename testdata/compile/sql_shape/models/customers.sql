@@ -1,0 +1,1 @@
+SELECT id, upper(name) FROM raw.customers

@@ -1,0 +1,3 @@
+SELECT id, email FROM users
+UNION ALL
+SELECT id, email FROM public_users

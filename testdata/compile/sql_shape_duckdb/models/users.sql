@@ -1,0 +1,1 @@
+SELECT id, email, password_hash, created_at FROM raw.users
