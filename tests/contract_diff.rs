@@ -854,6 +854,33 @@ fn wrong_password_is_a_clear_error_without_the_password() {
 }
 
 #[test]
+fn no_error_path_shows_the_password() {
+    let Some(admin) = postgres_url() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    kinds_project(tmp.path(), PG_HEADER);
+    let good = admin.replace("sqb_test:sqb_test@", &format!("sqb_test:{SECRET}@"));
+    let cases = [
+        ("wrong password", good.clone(), "password authentication failed"),
+        ("unknown database", with_database(&admin, "no_such_db").replace("sqb_test:sqb_test@", "sqb_test:sqb_test@"), "does not exist"),
+        ("unknown host", format!("postgres://sqb_test:{SECRET}@host.invalid:5432/postgres"), "could not connect to host.invalid:5432"),
+        ("closed port", format!("postgres://sqb_test:{SECRET}@127.0.0.1:1/postgres"), "could not connect to 127.0.0.1:1"),
+        ("bad URL", format!("postgres://sqb_test:{SECRET}@127.0.0.1:notaport/postgres"), "invalid Postgres connection URL"),
+    ];
+    for (what, url, expected) in cases {
+        let output = tmp.path().join("report.json");
+        let mut cmd = sqb();
+        cmd.arg("--project-dir").arg(tmp.path()).args(["contract", "diff", "--from", "prod", "--json", "--connect-timeout", "3"]);
+        cmd.arg("--output").arg(&output).env("SQB_DATABASE_URL", &url).env("PGPASSWORD", SECRET);
+        let out = run(&mut cmd);
+        let text = transcript(&out, tmp.path());
+        assert_eq!(out.status.code(), Some(2), "{what}: {text}");
+        assert!(text.contains(expected), "{what}: {text}");
+        assert!(!text.contains(SECRET), "{what} leaked the password: {text}");
+        assert!(!output.exists(), "{what}: a failed run wrote a report");
+    }
+}
+
+#[test]
 fn closed_port_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
     kinds_project(tmp.path(), PG_HEADER);
