@@ -860,17 +860,48 @@ fn no_error_path_shows_the_password() {
     kinds_project(tmp.path(), PG_HEADER);
     let good = admin.replace("sqb_test:sqb_test@", &format!("sqb_test:{SECRET}@"));
     let cases = [
-        ("wrong password", good.clone(), "password authentication failed"),
-        ("unknown database", with_database(&admin, "no_such_db").replace("sqb_test:sqb_test@", "sqb_test:sqb_test@"), "does not exist"),
-        ("unknown host", format!("postgres://sqb_test:{SECRET}@host.invalid:5432/postgres"), "could not connect to host.invalid:5432"),
-        ("closed port", format!("postgres://sqb_test:{SECRET}@127.0.0.1:1/postgres"), "could not connect to 127.0.0.1:1"),
-        ("bad URL", format!("postgres://sqb_test:{SECRET}@127.0.0.1:notaport/postgres"), "invalid Postgres connection URL"),
+        (
+            "wrong password",
+            good.clone(),
+            "password authentication failed",
+        ),
+        (
+            "unknown database",
+            with_database(&admin, "no_such_db"),
+            "does not exist",
+        ),
+        (
+            "unknown host",
+            format!("postgres://sqb_test:{SECRET}@host.invalid:5432/postgres"),
+            "could not connect to host.invalid:5432",
+        ),
+        (
+            "closed port",
+            format!("postgres://sqb_test:{SECRET}@127.0.0.1:1/postgres"),
+            "could not connect to 127.0.0.1:1",
+        ),
+        (
+            "bad URL",
+            format!("postgres://sqb_test:{SECRET}@127.0.0.1:notaport/postgres"),
+            "invalid Postgres connection URL",
+        ),
     ];
     for (what, url, expected) in cases {
         let output = tmp.path().join("report.json");
         let mut cmd = sqb();
-        cmd.arg("--project-dir").arg(tmp.path()).args(["contract", "diff", "--from", "prod", "--json", "--connect-timeout", "3"]);
-        cmd.arg("--output").arg(&output).env("SQB_DATABASE_URL", &url).env("PGPASSWORD", SECRET);
+        cmd.arg("--project-dir").arg(tmp.path()).args([
+            "contract",
+            "diff",
+            "--from",
+            "prod",
+            "--json",
+            "--connect-timeout",
+            "3",
+        ]);
+        cmd.arg("--output")
+            .arg(&output)
+            .env("SQB_DATABASE_URL", &url)
+            .env("PGPASSWORD", SECRET);
         let out = run(&mut cmd);
         let text = transcript(&out, tmp.path());
         assert_eq!(out.status.code(), Some(2), "{what}: {text}");

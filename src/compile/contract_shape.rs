@@ -9,7 +9,7 @@ use super::deps::Graph;
 use super::shape::{infer, same_column, OutColumn, Shape, Upstream};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;
-use crate::project::{Model, Policy, Project};
+use crate::project::{Column, Model, Policy, Project, SourceTable};
 use crate::source::Loc;
 
 struct Known<'a> {
@@ -17,33 +17,118 @@ struct Known<'a> {
     shapes: HashMap<&'a str, Vec<OutColumn>>,
     by_name: HashMap<&'a str, &'a Model>,
     by_folded: HashMap<String, &'a Model>,
+    sources: HashMap<String, &'a SourceTable>,
+    tables: HashMap<(String, String), &'a SourceTable>,
+}
+
+impl<'a> Known<'a> {
+    fn new(project: &'a Project) -> Self {
+        let mut sources = HashMap::new();
+        let mut tables = HashMap::new();
+        for s in &project.source_tables {
+            sources.entry(s.name.value.to_lowercase()).or_insert(s);
+            if let Some(schema) = &s.schema {
+                tables
+                    .entry((
+                        schema.value.to_lowercase(),
+                        s.relation_name().to_lowercase(),
+                    ))
+                    .or_insert(s);
+            }
+        }
+        Known {
+            project,
+            shapes: HashMap::new(),
+            by_name: project
+                .models
+                .iter()
+                .map(|m| (m.name.as_str(), m))
+                .collect(),
+            by_folded: project
+                .models
+                .iter()
+                .map(|m| (m.name.to_lowercase(), m))
+                .collect(),
+            sources,
+            tables,
+        }
+    }
+
+    fn model(&self, parts: &[Ident]) -> Option<&'a Model> {
+        let [name] = parts else { return None };
+        self.by_name
+            .get(name.value.as_str())
+            .or_else(|| match name.quote_style {
+                None => self.by_folded.get(&name.value.to_lowercase()),
+                Some(_) => None,
+            })
+            .copied()
+    }
+
+    fn source(&self, parts: &[Ident]) -> Option<&'a SourceTable> {
+        match parts {
+            [name] => self.sources.get(&name.value.to_lowercase()).copied(),
+            [.., schema, table] => self
+                .tables
+                .get(&(schema.value.to_lowercase(), table.value.to_lowercase()))
+                .copied(),
+            _ => None,
+        }
+    }
+
+    /// Declared columns as facts: their types (enums left out), and NOT NULL where validated.
+    fn declared(&self, columns: &[&Column], nullability_validated: bool) -> Vec<OutColumn> {
+        columns
+            .iter()
+            .map(|c| OutColumn {
+                name: c.name.value.clone(),
+                position: None,
+                ty: c.ty.clone().filter(|t| t.named_types().is_empty()),
+                nullable: (nullability_validated && !c.is_nullable()).then_some(false),
+            })
+            .collect()
+    }
 }
 
 impl Upstream for Known<'_> {
     /// A model's inferred shape, else its enforced declaration; sources and external relations
     /// are opaque.
     fn shape(&self, parts: &[Ident]) -> Shape {
-        let [name] = parts else { return None };
-        let model = *self
-            .by_name
-            .get(name.value.as_str())
-            .or_else(|| match name.quote_style {
-                None => self.by_folded.get(&name.value.to_lowercase()),
-                Some(_) => None,
-            })?;
-        if let Some(shape) = self.shapes.get(model.name.as_str()) {
-            return Some(shape.clone());
-        }
-        (self.project.policy(model) == Policy::Enforced).then(|| {
-            self.project
-                .effective_columns(model)
+        let model = self.model(parts)?;
+        let complete = self.shapes.contains_key(model.name.as_str())
+            || self.project.policy(model) == Policy::Enforced;
+        complete.then(|| self.facts(parts))
+    }
+
+    fn facts(&self, parts: &[Ident]) -> Vec<OutColumn> {
+        if let Some(model) = self.model(parts) {
+            let validated = matches!(
+                self.project.policy(model),
+                Policy::Enforced | Policy::Implicit
+            );
+            let declared = self.declared(&self.project.effective_columns(model), validated);
+            let Some(inferred) = self.shapes.get(model.name.as_str()) else {
+                return declared;
+            };
+            // What the model's own contract guarantees fills what its SQL did not prove.
+            return inferred
                 .iter()
-                .map(|c| OutColumn {
-                    name: c.name.value.clone(),
-                    position: None,
+                .map(|c| {
+                    let d = declared
+                        .iter()
+                        .find(|d| same_column(&d.name, &c.name, self.project.engine()));
+                    OutColumn {
+                        ty: c.ty.clone().or_else(|| d.and_then(|d| d.ty.clone())),
+                        nullable: c.nullable.or_else(|| d.and_then(|d| d.nullable)),
+                        ..c.clone()
+                    }
                 })
-                .collect()
-        })
+                .collect();
+        }
+        match self.source(parts) {
+            Some(source) => self.declared(&source.columns.iter().collect::<Vec<_>>(), true),
+            None => Vec::new(),
+        }
     }
 }
 
@@ -86,20 +171,7 @@ pub fn check(
     graph: &Graph,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let mut known = Known {
-        project,
-        shapes: HashMap::new(),
-        by_name: project
-            .models
-            .iter()
-            .map(|m| (m.name.as_str(), m))
-            .collect(),
-        by_folded: project
-            .models
-            .iter()
-            .map(|m| (m.name.to_lowercase(), m))
-            .collect(),
-    };
+    let mut known = Known::new(project);
     for i in dependency_order(project, graph) {
         let model = &project.models[i];
         let Some(statement) = &statements[i] else {
@@ -139,10 +211,11 @@ fn compare(
         return; // E020 already says the enforced contract declares nothing.
     }
     for column in &declared {
-        if output
+        if let Some(out) = output
             .iter()
-            .any(|o| same_column(&o.name, &column.name.value, engine))
+            .find(|o| same_column(&o.name, &column.name.value, engine))
         {
+            check_proven(project, model, column, out, diags);
             continue;
         }
         let names: Vec<&str> = output.iter().map(|o| o.name.as_str()).collect();
@@ -200,5 +273,61 @@ fn compare(
                 out.name
             )),
         );
+    }
+}
+
+/// A declared column against what its SQL proves: an incompatible proven type or a proven
+/// nullable value under `nullable = false` is an error; an unprovable type is a warning.
+fn check_proven(
+    project: &Project,
+    model: &Model,
+    column: &Column,
+    out: &OutColumn,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let engine = project.engine();
+    if let (Some(declared), Some(text)) = (&column.ty, &column.type_text) {
+        let is_enum = !declared.named_types().is_empty();
+        match &out.ty {
+            Some(proven) if !is_enum && !crate::types::equivalent(declared, proven, engine) => diags.push(
+                Diagnostic::error(
+                    Code::ProvenTypeMismatch,
+                    format!("column `{}` is declared {} but the SQL of model `{}` produces {proven}", column.name.value, text.value, model.name),
+                )
+                .at(text.loc.clone(), format!("the SQL produces {proven}"))
+                .related(sql_loc(model, out, project), "this expression")
+                .hint(format!("cast it in the SQL (CAST(… AS {})), or declare {proven}", text.value)),
+            ),
+            None if !is_enum => diags.push(
+                Diagnostic::warning(Code::TypeNotProven, format!("the type of column `{}` of model `{}` cannot be proven from its SQL", column.name.value, model.name))
+                    .at(text.loc.clone(), format!("declared {}", text.value))
+                    .related(sql_loc(model, out, project), "this expression")
+                    .hint(format!("cast the expression (CAST(… AS {})) so that the type is certain", text.value)),
+            ),
+            _ => {}
+        }
+    }
+    if let Some(stated) = column.nullable.as_ref().filter(|n| !n.value) {
+        if out.nullable == Some(true) {
+            diags.push(
+                Diagnostic::error(
+                    Code::ProvenNullable,
+                    format!("column `{}` is declared NOT NULL but the SQL of model `{}` can produce nulls", column.name.value, model.name),
+                )
+                .at(stated.loc.clone(), "declared NOT NULL")
+                .related(sql_loc(model, out, project), "this expression can be null (an outer join, or NULL)")
+                .hint("wrap it in coalesce(…, default), filter the nulls out, or declare it nullable"),
+            );
+        }
+    }
+}
+
+fn sql_loc(model: &Model, out: &OutColumn, project: &Project) -> Loc {
+    match out.position {
+        Some((line, col)) => {
+            let start = project.sources.get(model.sql_file).offset_of(line, col);
+            Loc::new(model.sql_file, start..start)
+        }
+        None => Loc::file_start(model.sql_file),
     }
 }

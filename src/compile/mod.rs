@@ -6,6 +6,7 @@ mod contract_shape;
 pub mod deps;
 pub mod shape;
 pub mod sql;
+mod typing;
 
 use crate::diagnostics::{self, did_you_mean, Code, Diagnostic};
 use crate::project::{Column, Model, NameList, Policy, Project};

@@ -13,21 +13,50 @@ use sqlparser::ast::{
 };
 
 use crate::engine::Engine;
+use crate::types::DataType;
 
-/// One output column: its name as the engine stores it, and whether it was quoted.
+/// One output column: its name as the engine stores it, and what is proven about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutColumn {
     pub name: String,
     /// 1-based line and column of the projection item, where known.
     pub position: Option<(usize, usize)>,
+    /// The type, where proven.
+    pub ty: Option<DataType>,
+    /// `Some(false)`: proven non-null; `Some(true)`: proven nullable; `None`: unknown.
+    pub nullable: Option<bool>,
+}
+
+impl OutColumn {
+    pub fn named(name: String) -> Self {
+        Self {
+            name,
+            position: None,
+            ty: None,
+            nullable: None,
+        }
+    }
 }
 
 /// A complete output shape; `None` wherever a shape is not proven.
 pub type Shape = Option<Vec<OutColumn>>;
 
-/// What a table reference's upstream provides: the shape of a model or CTE, by name.
+/// What a table reference's upstream provides.
 pub trait Upstream {
+    /// The complete shape of a model, by name.
     fn shape(&self, parts: &[Ident]) -> Shape;
+    /// What is known of some columns of a model or source (declared types and nullability),
+    /// even when its shape is not complete.
+    fn facts(&self, parts: &[Ident]) -> Vec<OutColumn>;
+}
+
+/// A relation of a FROM clause.
+pub(super) struct Rel {
+    pub key: String,
+    pub shape: Shape,
+    pub facts: Vec<OutColumn>,
+    /// On the nullable side of an outer join.
+    pub outer: bool,
 }
 
 /// Infers the output of a model's statement.
@@ -89,13 +118,52 @@ impl Env<'_> {
         match body {
             SetExpr::Select(select) => self.select(select),
             SetExpr::Query(query) => self.query(query),
-            // The first branch names the columns of a UNION/INTERSECT/EXCEPT.
-            SetExpr::SetOperation { left, .. } => self.set_expr(left),
+            // The first branch names the columns of a UNION/INTERSECT/EXCEPT; what is proven
+            // of a column must hold in every branch, which is not checked: drop it.
+            SetExpr::SetOperation { left, right, .. } => {
+                let (left, right) = (self.set_expr(left)?, self.set_expr(right));
+                // The first branch names the columns; a type holds only where every branch
+                // proves the same one, and a column is non-null only where all are.
+                Some(
+                    left.into_iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            let other = right.as_ref().and_then(|r| r.get(i));
+                            OutColumn {
+                                ty: c
+                                    .ty
+                                    .clone()
+                                    .filter(|t| other.is_some_and(|o| o.ty.as_ref() == Some(t))),
+                                nullable: match (c.nullable, other.and_then(|o| o.nullable)) {
+                                    (Some(false), Some(false)) => Some(false),
+                                    (Some(true), _) | (_, Some(true)) => Some(true),
+                                    _ => None,
+                                },
+                                ..c
+                            }
+                        })
+                        .collect(),
+                )
+            }
             _ => None,
         }
     }
 
-    fn relation(&mut self, factor: &TableFactor, out: &mut Vec<(String, Shape)>) -> Option<()> {
+    fn cte(&self, parts: &[Ident]) -> Option<Shape> {
+        match parts {
+            [single] if single.quote_style.is_none() => {
+                let name = single.value.to_lowercase();
+                self.ctes
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, s)| s.clone())
+            }
+            _ => None,
+        }
+    }
+
+    fn relation(&mut self, factor: &TableFactor, out: &mut Vec<Rel>) -> Option<()> {
         match factor {
             TableFactor::Table {
                 name,
@@ -108,29 +176,17 @@ impl Env<'_> {
                     .iter()
                     .filter_map(|p| p.as_ident().cloned())
                     .collect();
-                let cte = match parts.as_slice() {
-                    [single] if single.quote_style.is_none() => self
-                        .ctes
-                        .iter()
-                        .rev()
-                        .find(|(n, _)| *n == single.value.to_lowercase())
-                        .map(|(_, s)| s.clone()),
-                    _ => None,
+                let (shape, facts) = match self.cte(&parts) {
+                    Some(shape) => (shape.clone(), shape.unwrap_or_default()),
+                    None => (self.upstream.shape(&parts), self.upstream.facts(&parts)),
                 };
-                let shape = cte.unwrap_or_else(|| self.upstream.shape(&parts));
-                let key = alias.as_ref().map_or_else(
-                    || {
-                        parts
-                            .last()
-                            .map_or(String::new(), |p| p.value.to_lowercase())
-                    },
-                    |a| a.name.value.to_lowercase(),
-                );
-                let shape = match alias {
-                    Some(alias) => rename(shape, alias, self.engine),
-                    None => shape,
+                let key = match alias {
+                    Some(a) => a.name.value.to_lowercase(),
+                    None => parts
+                        .last()
+                        .map_or(String::new(), |p| p.value.to_lowercase()),
                 };
-                out.push((key, shape));
+                out.push(aliased(key, shape, facts, alias.as_ref(), self.engine));
             }
             TableFactor::Derived {
                 subquery, alias, ..
@@ -139,40 +195,49 @@ impl Env<'_> {
                 let key = alias
                     .as_ref()
                     .map_or(String::new(), |a| a.name.value.to_lowercase());
-                let shape = match alias {
-                    Some(alias) => rename(shape, alias, self.engine),
-                    None => shape,
-                };
-                out.push((key, shape));
+                let facts = shape.clone().unwrap_or_default();
+                out.push(aliased(key, shape, facts, alias.as_ref(), self.engine));
             }
             TableFactor::NestedJoin {
                 table_with_joins,
                 alias: None,
             } => self.from(table_with_joins, out)?,
-            _ => out.push((String::new(), None)),
+            _ => out.push(Rel {
+                key: String::new(),
+                shape: None,
+                facts: Vec::new(),
+                outer: false,
+            }),
         }
         Some(())
     }
 
     /// The relations of one FROM item; `None` when a join changes which columns `*` yields.
-    fn from(&mut self, item: &TableWithJoins, out: &mut Vec<(String, Shape)>) -> Option<()> {
+    fn from(&mut self, item: &TableWithJoins, out: &mut Vec<Rel>) -> Option<()> {
+        let first = out.len();
         self.relation(&item.relation, out)?;
         for join in &item.joins {
-            let constraint = match &join.join_operator {
-                JoinOperator::Join(c)
-                | JoinOperator::Inner(c)
-                | JoinOperator::Left(c)
-                | JoinOperator::LeftOuter(c)
-                | JoinOperator::Right(c)
-                | JoinOperator::RightOuter(c)
-                | JoinOperator::FullOuter(c)
-                | JoinOperator::CrossJoin(c) => c,
+            let (constraint, left_outer, right_outer) = match &join.join_operator {
+                JoinOperator::Join(c) | JoinOperator::Inner(c) | JoinOperator::CrossJoin(c) => {
+                    (c, false, false)
+                }
+                JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (c, false, true),
+                JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (c, true, false),
+                JoinOperator::FullOuter(c) => (c, true, true),
                 _ => return None,
             };
             if !matches!(constraint, JoinConstraint::On(_) | JoinConstraint::None) {
                 return None;
             }
+            let before = out.len();
             self.relation(&join.relation, out)?;
+            // Outer-joined sides become nullable.
+            if left_outer {
+                out[first..before].iter_mut().for_each(|r| r.outer = true);
+            }
+            if right_outer {
+                out[before..].iter_mut().for_each(|r| r.outer = true);
+            }
         }
         Some(())
     }
@@ -185,25 +250,42 @@ impl Env<'_> {
                 star_ok = false;
             }
         }
+        let not_null = super::typing::not_null_filters(select.selection.as_ref(), self.engine);
+        let scope = super::typing::Scope {
+            rels: &relations,
+            engine: self.engine,
+            not_null: &not_null,
+        };
         let mut columns = Vec::new();
         for item in &select.projection {
             let pos = position(item.span());
             match item {
-                SelectItem::ExprWithAlias { alias, .. } => columns.push(OutColumn {
-                    name: stored_name(alias, self.engine),
-                    position: pos,
-                }),
-                SelectItem::UnnamedExpr(expr) => columns.push(OutColumn {
-                    name: implicit_name(expr, self.engine)?,
-                    position: pos,
-                }),
+                SelectItem::ExprWithAlias { alias, expr } => {
+                    let facts = scope.expr(expr);
+                    columns.push(OutColumn {
+                        name: stored_name(alias, self.engine),
+                        position: pos,
+                        ty: facts.ty,
+                        nullable: facts.nullable,
+                    });
+                }
+                SelectItem::UnnamedExpr(expr) => {
+                    let name = implicit_name(expr, self.engine)?;
+                    let facts = scope.expr(expr);
+                    columns.push(OutColumn {
+                        name,
+                        position: pos,
+                        ty: facts.ty,
+                        nullable: facts.nullable,
+                    });
+                }
                 SelectItem::Wildcard(options) => {
                     if !star_ok {
                         return None;
                     }
                     let mut all = Vec::new();
-                    for (_, shape) in &relations {
-                        all.extend(shape.clone()?);
+                    for rel in &relations {
+                        all.extend(outer(rel.shape.clone()?, rel.outer));
                     }
                     columns.extend(self.modify(all, options, pos)?);
                 }
@@ -216,8 +298,12 @@ impl Env<'_> {
                         .last()
                         .and_then(|p| p.as_ident())
                         .map(|i| i.value.to_lowercase())?;
-                    let (_, shape) = relations.iter().find(|(k, _)| *k == key)?;
-                    columns.extend(self.modify(shape.clone()?, options, pos)?);
+                    let rel = relations.iter().find(|r| r.key == key)?;
+                    columns.extend(self.modify(
+                        outer(rel.shape.clone()?, rel.outer),
+                        options,
+                        pos,
+                    )?);
                 }
                 _ => return None,
             }
@@ -239,23 +325,28 @@ impl Env<'_> {
         {
             return None;
         }
+        let last = |n: &sqlparser::ast::ObjectName| {
+            n.0.last()
+                .and_then(|p| p.as_ident())
+                .map(|i| stored_name(i, self.engine))
+        };
         let excluded: Vec<String> = match &options.opt_exclude {
             None => Vec::new(),
-            Some(ExcludeSelectItem::Single(name)) => vec![name
-                .0
-                .last()
-                .and_then(|p| p.as_ident())
-                .map(|i| stored_name(i, self.engine))?],
-            Some(ExcludeSelectItem::Multiple(names)) => names
-                .iter()
-                .map(|n| {
-                    n.0.last()
-                        .and_then(|p| p.as_ident())
-                        .map(|i| stored_name(i, self.engine))
-                })
-                .collect::<Option<_>>()?,
+            Some(ExcludeSelectItem::Single(name)) => vec![last(name)?],
+            Some(ExcludeSelectItem::Multiple(names)) => {
+                names.iter().map(last).collect::<Option<_>>()?
+            }
         };
-        // REPLACE keeps each column's name and place.
+        let replaced: Vec<String> = options
+            .opt_replace
+            .iter()
+            .flat_map(|r| {
+                r.items
+                    .iter()
+                    .map(|i| stored_name(&i.column_name, self.engine))
+            })
+            .collect();
+        // REPLACE keeps each column's name and place; what was proven of it no longer holds.
         Some(
             columns
                 .into_iter()
@@ -264,10 +355,65 @@ impl Env<'_> {
                         .iter()
                         .any(|e| same_column(e, &c.name, self.engine))
                 })
-                .map(|c| OutColumn { position: pos, ..c })
+                .map(|c| {
+                    match replaced
+                        .iter()
+                        .any(|r| same_column(r, &c.name, self.engine))
+                    {
+                        true => OutColumn {
+                            position: pos,
+                            ty: None,
+                            nullable: None,
+                            ..c
+                        },
+                        false => OutColumn { position: pos, ..c },
+                    }
+                })
                 .collect(),
         )
     }
+}
+
+/// A relation under its alias; `AS t (a, b)` renames columns, and then only the shape is kept.
+fn aliased(
+    key: String,
+    shape: Shape,
+    facts: Vec<OutColumn>,
+    alias: Option<&TableAlias>,
+    engine: Engine,
+) -> Rel {
+    match alias {
+        Some(alias) if !alias.columns.is_empty() => {
+            let shape = rename(shape, alias, engine);
+            let facts = shape.clone().unwrap_or_default();
+            Rel {
+                key,
+                shape,
+                facts,
+                outer: false,
+            }
+        }
+        _ => Rel {
+            key,
+            shape,
+            facts,
+            outer: false,
+        },
+    }
+}
+
+/// Columns of an outer-joined side may be null.
+fn outer(columns: Vec<OutColumn>, outer: bool) -> Vec<OutColumn> {
+    if !outer {
+        return columns;
+    }
+    columns
+        .into_iter()
+        .map(|c| OutColumn {
+            nullable: Some(true),
+            ..c
+        })
+        .collect()
 }
 
 /// `AS t (a, b)` renames the first columns of a relation.
