@@ -71,6 +71,8 @@ codes! {
     OutputColumnNotDeclared => ("E051", "output-column-not-declared"),
     ProvenTypeMismatch => ("E052", "proven-type-mismatch"),
     ProvenNullable => ("E053", "proven-nullable"),
+    UndeclaredUpstreamColumn => ("E054", "undeclared-upstream-column"),
+    AmbiguousColumn => ("E055", "ambiguous-column"),
     TypeNotProven => ("W003", "type-not-proven"),
     ShapeUnknown => ("I001", "shape-unknown"),
     NumericWithoutPrecision => ("W001", "numeric-without-precision"),

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use sqlparser::ast::{Ident, Statement};
 
 use super::deps::Graph;
-use super::shape::{infer, same_column, OutColumn, Shape, Upstream};
+use super::shape::{infer, same_column, Issue, OutColumn, Shape, Upstream};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;
 use crate::project::{Column, Model, Policy, Project, SourceTable};
@@ -100,6 +100,11 @@ impl Upstream for Known<'_> {
         complete.then(|| self.facts(parts))
     }
 
+    fn enforced(&self, parts: &[Ident]) -> bool {
+        self.model(parts)
+            .is_some_and(|m| self.project.policy(m) == Policy::Enforced)
+    }
+
     fn facts(&self, parts: &[Ident]) -> Vec<OutColumn> {
         if let Some(model) = self.model(parts) {
             let validated = matches!(
@@ -180,7 +185,8 @@ pub fn check(
         if !analysis_enabled(project, model) {
             continue;
         }
-        let shape = infer(statement, project.engine(), &known);
+        let (shape, issues) = infer(statement, project.engine(), &known);
+        report_issues(project, model, &issues, diags);
         let policy = project.policy(model);
         if matches!(policy, Policy::Enforced | Policy::Implicit) {
             match &shape {
@@ -329,5 +335,35 @@ fn sql_loc(model: &Model, out: &OutColumn, project: &Project) -> Loc {
             Loc::new(model.sql_file, start..start)
         }
         None => Loc::file_start(model.sql_file),
+    }
+}
+
+fn report_issues(project: &Project, model: &Model, issues: &[Issue], diags: &mut Vec<Diagnostic>) {
+    let file = project.sources.get(model.sql_file);
+    let loc = |position: &Option<(usize, usize)>| match position {
+        Some((line, col)) => {
+            let start = file.offset_of(*line, *col);
+            let end = file.text[start..]
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '"'))
+                .map_or(file.text.len(), |i| start + i);
+            Loc::new(model.sql_file, start..end.max(start))
+        }
+        None => Loc::file_start(model.sql_file),
+    };
+    for issue in issues {
+        diags.push(match issue {
+            Issue::Undeclared { relation, column, position } => Diagnostic::error(
+                Code::UndeclaredUpstreamColumn,
+                format!("model `{}` reads `{column}`, which the enforced contract of `{relation}` does not declare", model.name),
+            )
+            .at(loc(position), "not in the upstream interface")
+            .hint(format!("declare `{column}` in `{relation}`'s contract, or read a declared column")),
+            Issue::Ambiguous { column, relations, position } => Diagnostic::error(
+                Code::AmbiguousColumn,
+                format!("`{column}` in model `{}` is ambiguous: {} all have it", model.name, relations.join(", ")),
+            )
+            .at(loc(position), "ambiguous")
+            .hint(format!("qualify it, such as `{}.{column}`", relations[0])),
+        });
     }
 }

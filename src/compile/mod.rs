@@ -4,6 +4,7 @@
 
 mod contract_shape;
 pub mod deps;
+mod interface;
 pub mod shape;
 pub mod sql;
 mod typing;

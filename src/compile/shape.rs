@@ -48,6 +48,26 @@ pub trait Upstream {
     /// What is known of some columns of a model or source (declared types and nullability),
     /// even when its shape is not complete.
     fn facts(&self, parts: &[Ident]) -> Vec<OutColumn>;
+    /// Whether the reference is to a model with an enforced contract: an authoritative
+    /// interface, whose undeclared columns cannot be referenced.
+    fn enforced(&self, parts: &[Ident]) -> bool;
+}
+
+/// A reference that breaks an enforced upstream interface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Issue {
+    /// `column` is not declared by the enforced upstream `relation`.
+    Undeclared {
+        relation: String,
+        column: String,
+        position: Option<(usize, usize)>,
+    },
+    /// An unqualified `column` that more than one relation has.
+    Ambiguous {
+        column: String,
+        relations: Vec<String>,
+        position: Option<(usize, usize)>,
+    },
 }
 
 /// A relation of a FROM clause.
@@ -57,25 +77,37 @@ pub(super) struct Rel {
     pub facts: Vec<OutColumn>,
     /// On the nullable side of an outer join.
     pub outer: bool,
+    /// An enforced upstream model: its shape is an authoritative interface.
+    pub enforced: bool,
+    /// The relation's own name, for messages (`key` may be an alias).
+    pub label: String,
 }
 
-/// Infers the output of a model's statement.
-pub fn infer(statement: &Statement, engine: Engine, upstream: &dyn Upstream) -> Shape {
+/// Infers the output of a model's statement, and the references that break an enforced
+/// upstream interface.
+pub fn infer(
+    statement: &Statement,
+    engine: Engine,
+    upstream: &dyn Upstream,
+) -> (Shape, Vec<Issue>) {
     let Statement::Query(query) = statement else {
-        return None;
+        return (None, Vec::new());
     };
     let mut env = Env {
         engine,
         upstream,
         ctes: Vec::new(),
+        issues: Vec::new(),
     };
-    env.query(query)
+    let shape = env.query(query);
+    (shape, env.issues)
 }
 
 struct Env<'a> {
     engine: Engine,
     upstream: &'a dyn Upstream,
     ctes: Vec<(String, Shape)>,
+    issues: Vec<Issue>,
 }
 
 /// The name an unquoted or quoted identifier gets in the catalog: Postgres folds unquoted names
@@ -176,9 +208,13 @@ impl Env<'_> {
                     .iter()
                     .filter_map(|p| p.as_ident().cloned())
                     .collect();
-                let (shape, facts) = match self.cte(&parts) {
-                    Some(shape) => (shape.clone(), shape.unwrap_or_default()),
-                    None => (self.upstream.shape(&parts), self.upstream.facts(&parts)),
+                let (shape, facts, enforced) = match self.cte(&parts) {
+                    Some(shape) => (shape.clone(), shape.unwrap_or_default(), false),
+                    None => (
+                        self.upstream.shape(&parts),
+                        self.upstream.facts(&parts),
+                        self.upstream.enforced(&parts),
+                    ),
                 };
                 let key = match alias {
                     Some(a) => a.name.value.to_lowercase(),
@@ -186,7 +222,10 @@ impl Env<'_> {
                         .last()
                         .map_or(String::new(), |p| p.value.to_lowercase()),
                 };
-                out.push(aliased(key, shape, facts, alias.as_ref(), self.engine));
+                let mut rel = aliased(key, shape, facts, alias.as_ref(), self.engine);
+                rel.enforced = enforced && alias.as_ref().is_none_or(|a| a.columns.is_empty());
+                rel.label = parts.last().map_or(String::new(), |p| p.value.clone());
+                out.push(rel);
             }
             TableFactor::Derived {
                 subquery, alias, ..
@@ -207,6 +246,8 @@ impl Env<'_> {
                 shape: None,
                 facts: Vec::new(),
                 outer: false,
+                enforced: false,
+                label: String::new(),
             }),
         }
         Some(())
@@ -249,6 +290,15 @@ impl Env<'_> {
             if self.from(item, &mut relations).is_none() {
                 star_ok = false;
             }
+        }
+        if relations.iter().any(|r| r.enforced) {
+            let outputs = output_names(select, self.engine);
+            self.issues.extend(super::interface::check(
+                select,
+                &relations,
+                &outputs,
+                self.engine,
+            ));
         }
         let not_null = super::typing::not_null_filters(select.selection.as_ref(), self.engine);
         let scope = super::typing::Scope {
@@ -391,6 +441,8 @@ fn aliased(
                 shape,
                 facts,
                 outer: false,
+                enforced: false,
+                label: String::new(),
             }
         }
         _ => Rel {
@@ -398,6 +450,8 @@ fn aliased(
             shape,
             facts,
             outer: false,
+            enforced: false,
+            label: String::new(),
         },
     }
 }
@@ -441,4 +495,16 @@ fn implicit_name(expr: &Expr, engine: Engine) -> Option<String> {
         Expr::Nested(inner) if engine == Engine::Postgres => implicit_name(inner, engine),
         _ => None,
     }
+}
+
+/// The aliases a SELECT gives its outputs (ORDER BY and GROUP BY may name them).
+fn output_names(select: &Select, engine: Engine) -> Vec<String> {
+    select
+        .projection
+        .iter()
+        .filter_map(|item| match item {
+            SelectItem::ExprWithAlias { alias, .. } => Some(stored_name(alias, engine)),
+            _ => None,
+        })
+        .collect()
 }
