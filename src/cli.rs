@@ -55,6 +55,29 @@ pub enum Command {
     /// Compare column declarations with the warehouse.
     #[command(subcommand)]
     Contract(ContractCommand),
+
+    /// Show column-level lineage of a model: each output column and the upstream columns
+    /// (of models, sources or external relations) it is computed from, through CTEs and
+    /// subqueries. Offline, like compile.
+    ///
+    /// Exit status: 0 when the lineage is shown, 2 when the project does not compile, the model
+    /// does not exist, or its output cannot be inferred.
+    Lineage(LineageArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LineageArgs {
+    /// The model.
+    pub model: String,
+
+    /// Also list the columns used directly in joins, filters, grouping, windows and ordering
+    /// (not propagated to upstream models, and not lineage edges).
+    #[arg(long)]
+    pub include_uses: bool,
+
+    /// Output format: aligned text, or JSON (docs/lineage.md).
+    #[arg(long, value_enum, default_value_t = CompileFormat::Text)]
+    pub format: CompileFormat,
 }
 
 #[derive(Debug, Subcommand)]

@@ -3,6 +3,7 @@
 pub mod compile;
 pub mod contract_diff;
 pub mod contract_generate;
+pub mod lineage;
 
 use std::path::PathBuf;
 
@@ -25,6 +26,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<ExitStatus> {
     match &cli.command {
         Command::Compile(args) => compile::run(&cli.global, args),
         Command::Contract(ContractCommand::Diff(args)) => contract_diff::run(&cli.global, args),
+        Command::Lineage(args) => lineage::run(&cli.global, args),
         Command::Contract(ContractCommand::Generate(args)) => {
             contract_generate::run(&cli.global, args)
         }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use sqlparser::ast::{Ident, Statement};
 
 use super::deps::Graph;
+use super::lineage::Use;
 use super::shape::{infer, same_column, Issue, OutColumn, Shape, Upstream};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;
@@ -85,6 +86,7 @@ impl<'a> Known<'a> {
                 position: None,
                 ty: c.ty.clone().filter(|t| t.named_types().is_empty()),
                 nullable: (nullability_validated && !c.is_nullable()).then_some(false),
+                lineage: Vec::new(),
             })
             .collect()
     }
@@ -103,6 +105,23 @@ impl Upstream for Known<'_> {
     fn enforced(&self, parts: &[Ident]) -> bool {
         self.model(parts)
             .is_some_and(|m| self.project.policy(m) == Policy::Enforced)
+    }
+
+    fn origin(&self, parts: &[Ident]) -> (&'static str, String) {
+        if let Some(model) = self.model(parts) {
+            return ("model", model.name.clone());
+        }
+        if let Some(source) = self.source(parts) {
+            return ("source", source.name.value.clone());
+        }
+        (
+            "external",
+            parts
+                .iter()
+                .map(|p| p.value.as_str())
+                .collect::<Vec<_>>()
+                .join("."),
+        )
     }
 
     fn facts(&self, parts: &[Ident]) -> Vec<OutColumn> {
@@ -170,12 +189,20 @@ fn analysis_enabled(project: &Project, model: &Model) -> bool {
 
 /// Infers every model's output and checks it against the declaration where shape validation is
 /// active (implicit mode, or an enforced contract).
+/// What the analysis found for one model: its output (where inferred) and its column uses.
+#[derive(Debug, Clone, Default)]
+pub struct ModelAnalysis {
+    pub shape: Shape,
+    pub uses: Vec<Use>,
+}
+
 pub fn check(
     project: &Project,
     statements: &[Option<Statement>],
     graph: &Graph,
     diags: &mut Vec<Diagnostic>,
-) {
+) -> HashMap<String, ModelAnalysis> {
+    let mut analyses = HashMap::new();
     let mut known = Known::new(project);
     for i in dependency_order(project, graph) {
         let model = &project.models[i];
@@ -185,7 +212,7 @@ pub fn check(
         if !analysis_enabled(project, model) {
             continue;
         }
-        let (shape, issues) = infer(statement, project.engine(), &known);
+        let (shape, issues, uses) = infer(statement, project.engine(), &known);
         report_issues(project, model, &issues, diags);
         let policy = project.policy(model);
         if matches!(policy, Policy::Enforced | Policy::Implicit) {
@@ -198,10 +225,12 @@ pub fn check(
                 ),
             }
         }
-        if let Some(columns) = shape {
-            known.shapes.insert(&model.name, columns);
+        if let Some(columns) = &shape {
+            known.shapes.insert(&model.name, columns.clone());
         }
+        analyses.insert(model.name.clone(), ModelAnalysis { shape, uses });
     }
+    analyses
 }
 
 fn compare(

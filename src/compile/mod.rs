@@ -2,9 +2,10 @@
 //!
 //! Everything here is offline and pure: it reads the [`Project`] and returns diagnostics.
 
-mod contract_shape;
+pub mod contract_shape;
 pub mod deps;
 mod interface;
+pub mod lineage;
 pub mod shape;
 pub mod sql;
 mod typing;
@@ -34,6 +35,20 @@ pub fn compile(project: &Project) -> Vec<Diagnostic> {
 
 /// [`compile`], and the project's dependency graph.
 pub fn compile_with_graph(project: &Project, options: Options) -> (Vec<Diagnostic>, deps::Graph) {
+    let compiled = analyze(project, options);
+    (compiled.diagnostics, compiled.graph)
+}
+
+/// Everything compiling a project finds.
+pub struct Compiled {
+    pub diagnostics: Vec<Diagnostic>,
+    pub graph: deps::Graph,
+    /// Each analysed model's inferred output and column uses, by model name.
+    pub models: std::collections::HashMap<String, contract_shape::ModelAnalysis>,
+}
+
+/// Compiles a project: diagnostics, the DAG, and what SQL analysis found per model.
+pub fn analyze(project: &Project, options: Options) -> Compiled {
     let mut diags = project.diagnostics.clone();
     let mut statements = Vec::with_capacity(project.models.len());
     for model in &project.models {
@@ -43,11 +58,17 @@ pub fn compile_with_graph(project: &Project, options: Options) -> (Vec<Diagnosti
     }
     check_numeric_precision(project, &mut diags);
     let graph = deps::build(project, &statements, &mut diags);
-    if options.sql_analysis {
-        contract_shape::check(project, &statements, &graph, &mut diags);
-    }
+    let models = if options.sql_analysis {
+        contract_shape::check(project, &statements, &graph, &mut diags)
+    } else {
+        Default::default()
+    };
     diagnostics::sort(&mut diags, &project.sources);
-    (diags, graph)
+    Compiled {
+        diagnostics: diags,
+        graph,
+        models,
+    }
 }
 
 fn check_model_schema(project: &Project, model: &Model, diags: &mut Vec<Diagnostic>) {

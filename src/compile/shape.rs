@@ -12,6 +12,7 @@ use sqlparser::ast::{
     TableWithJoins, WildcardAdditionalOptions,
 };
 
+use super::lineage::{ColumnRef, Use};
 use crate::engine::Engine;
 use crate::types::DataType;
 
@@ -25,6 +26,8 @@ pub struct OutColumn {
     pub ty: Option<DataType>,
     /// `Some(false)`: proven non-null; `Some(true)`: proven nullable; `None`: unknown.
     pub nullable: Option<bool>,
+    /// The upstream columns it is computed from.
+    pub lineage: Vec<ColumnRef>,
 }
 
 impl OutColumn {
@@ -34,6 +37,7 @@ impl OutColumn {
             position: None,
             ty: None,
             nullable: None,
+            lineage: Vec::new(),
         }
     }
 }
@@ -51,6 +55,8 @@ pub trait Upstream {
     /// Whether the reference is to a model with an enforced contract: an authoritative
     /// interface, whose undeclared columns cannot be referenced.
     fn enforced(&self, parts: &[Ident]) -> bool;
+    /// What a reference is: ("model" | "source" | "external", its name).
+    fn origin(&self, parts: &[Ident]) -> (&'static str, String);
 }
 
 /// A reference that breaks an enforced upstream interface.
@@ -81,6 +87,8 @@ pub(super) struct Rel {
     pub enforced: bool,
     /// The relation's own name, for messages (`key` may be an alias).
     pub label: String,
+    /// A model, source or external relation (as opposed to a CTE or subquery).
+    pub origin: Option<(&'static str, String)>,
 }
 
 /// Infers the output of a model's statement, and the references that break an enforced
@@ -89,18 +97,20 @@ pub fn infer(
     statement: &Statement,
     engine: Engine,
     upstream: &dyn Upstream,
-) -> (Shape, Vec<Issue>) {
+) -> (Shape, Vec<Issue>, Vec<Use>) {
     let Statement::Query(query) = statement else {
-        return (None, Vec::new());
+        return (None, Vec::new(), Vec::new());
     };
     let mut env = Env {
         engine,
         upstream,
         ctes: Vec::new(),
         issues: Vec::new(),
+        uses: Vec::new(),
+        order_by: None,
     };
     let shape = env.query(query);
-    (shape, env.issues)
+    (shape, env.issues, env.uses)
 }
 
 struct Env<'a> {
@@ -108,6 +118,9 @@ struct Env<'a> {
     upstream: &'a dyn Upstream,
     ctes: Vec<(String, Shape)>,
     issues: Vec<Issue>,
+    uses: Vec<Use>,
+    /// The ORDER BY of the query whose SELECT is being read.
+    order_by: Option<Vec<Expr>>,
 }
 
 /// The name an unquoted or quoted identifier gets in the catalog: Postgres folds unquoted names
@@ -141,7 +154,9 @@ impl Env<'_> {
                 self.ctes.push((cte.alias.name.value.to_lowercase(), shape));
             }
         }
+        let outer_order = std::mem::replace(&mut self.order_by, super::lineage::order_by(query));
         let shape = self.set_expr(&query.body);
+        self.order_by = outer_order;
         self.ctes.truncate(depth);
         shape
     }
@@ -225,6 +240,9 @@ impl Env<'_> {
                 let mut rel = aliased(key, shape, facts, alias.as_ref(), self.engine);
                 rel.enforced = enforced && alias.as_ref().is_none_or(|a| a.columns.is_empty());
                 rel.label = parts.last().map_or(String::new(), |p| p.value.clone());
+                if self.cte(&parts).is_none() {
+                    rel.origin = Some(self.upstream.origin(&parts));
+                }
                 out.push(rel);
             }
             TableFactor::Derived {
@@ -248,6 +266,7 @@ impl Env<'_> {
                 outer: false,
                 enforced: false,
                 label: String::new(),
+                origin: None,
             }),
         }
         Some(())
@@ -300,6 +319,13 @@ impl Env<'_> {
                 self.engine,
             ));
         }
+        let order_by = self.order_by.take();
+        self.uses.extend(super::lineage::uses(
+            select,
+            order_by.as_deref(),
+            &relations,
+            self.engine,
+        ));
         let not_null = super::typing::not_null_filters(select.selection.as_ref(), self.engine);
         let scope = super::typing::Scope {
             rels: &relations,
@@ -317,6 +343,7 @@ impl Env<'_> {
                         position: pos,
                         ty: facts.ty,
                         nullable: facts.nullable,
+                        lineage: super::lineage::refs(expr, &relations, self.engine),
                     });
                 }
                 SelectItem::UnnamedExpr(expr) => {
@@ -327,6 +354,7 @@ impl Env<'_> {
                         position: pos,
                         ty: facts.ty,
                         nullable: facts.nullable,
+                        lineage: super::lineage::refs(expr, &relations, self.engine),
                     });
                 }
                 SelectItem::Wildcard(options) => {
@@ -335,9 +363,11 @@ impl Env<'_> {
                     }
                     let mut all = Vec::new();
                     for rel in &relations {
-                        all.extend(outer(rel.shape.clone()?, rel.outer));
+                        all.extend(outer(traced(rel, rel.shape.clone()?), rel.outer));
                     }
+                    let start = columns.len();
                     columns.extend(self.modify(all, options, pos)?);
+                    self.replaced(&mut columns[start..], options, &scope, &relations);
                 }
                 SelectItem::QualifiedWildcard(
                     SelectItemQualifiedWildcardKind::ObjectName(name),
@@ -349,16 +379,40 @@ impl Env<'_> {
                         .and_then(|p| p.as_ident())
                         .map(|i| i.value.to_lowercase())?;
                     let rel = relations.iter().find(|r| r.key == key)?;
+                    let start = columns.len();
                     columns.extend(self.modify(
-                        outer(rel.shape.clone()?, rel.outer),
+                        outer(traced(rel, rel.shape.clone()?), rel.outer),
                         options,
                         pos,
                     )?);
+                    self.replaced(&mut columns[start..], options, &scope, &relations);
                 }
                 _ => return None,
             }
         }
         Some(columns)
+    }
+
+    /// What `REPLACE (expr AS col)` proves of each replaced column.
+    fn replaced(
+        &self,
+        columns: &mut [OutColumn],
+        options: &WildcardAdditionalOptions,
+        scope: &super::typing::Scope<'_>,
+        rels: &[Rel],
+    ) {
+        for item in options.opt_replace.iter().flat_map(|r| r.items.iter()) {
+            let name = stored_name(&item.column_name, self.engine);
+            if let Some(column) = columns
+                .iter_mut()
+                .find(|c| same_column(&c.name, &name, self.engine))
+            {
+                let facts = scope.expr(&item.expr);
+                column.ty = facts.ty;
+                column.nullable = facts.nullable;
+                column.lineage = super::lineage::refs(&item.expr, rels, self.engine);
+            }
+        }
     }
 
     /// Applies `EXCLUDE` and `REPLACE` to an expanded star; other modifiers are not modelled.
@@ -443,6 +497,7 @@ fn aliased(
                 outer: false,
                 enforced: false,
                 label: String::new(),
+                origin: None,
             }
         }
         _ => Rel {
@@ -452,8 +507,28 @@ fn aliased(
             outer: false,
             enforced: false,
             label: String::new(),
+            origin: None,
         },
     }
+}
+
+/// Star-expanded columns of a model, source or external relation come from that relation's
+/// columns of the same name; those of a CTE or subquery keep their own lineage.
+fn traced(rel: &Rel, columns: Vec<OutColumn>) -> Vec<OutColumn> {
+    let Some((kind, resource)) = &rel.origin else {
+        return columns;
+    };
+    columns
+        .into_iter()
+        .map(|c| OutColumn {
+            lineage: vec![ColumnRef {
+                resource_type: kind,
+                resource: resource.clone(),
+                column: c.name.clone(),
+            }],
+            ..c
+        })
+        .collect()
 }
 
 /// Columns of an outer-joined side may be null.

@@ -201,6 +201,7 @@ impl Scope<'_> {
         };
         match (name.as_str(), args.len()) {
             ("count", 1) => known(DataType::BigInt, Some(false)),
+            ("row_number" | "rank" | "dense_rank", 0) => known(DataType::BigInt, Some(false)),
             ("now" | "current_timestamp", 0) => known(
                 DataType::Timestamp {
                     precision: None,

@@ -1,0 +1,313 @@
+//! SQL analysis in `sqb compile` and `sqb lineage`: a realistic project that compiles clean,
+//! mutated copies that each fail with the expected code, a corpus of valid SQL over opaque
+//! inputs that must never produce an error, on both dialects, and lineage snapshots.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+fn compile(root: &Path) -> std::process::Output {
+    run(sqb()
+        .arg("--project-dir")
+        .arg(root)
+        .args(["compile", "--format", "json"]))
+}
+
+fn codes(out: &std::process::Output) -> Vec<String> {
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut codes: Vec<String> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] != "info")
+        .map(|d| d["code"].as_str().unwrap().to_string())
+        .collect();
+    codes.sort();
+    codes.dedup();
+    codes
+}
+
+fn project_copy() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("testdata/sql_project"), tmp.path());
+    tmp
+}
+
+#[test]
+fn the_realistic_project_compiles_clean() {
+    let dir = repo().join("testdata/sql_project");
+    let out = compile(&dir);
+    assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, &dir));
+    assert_eq!(
+        codes(&out),
+        Vec::<String>::new(),
+        "{}",
+        transcript(&out, &dir)
+    );
+}
+
+#[test]
+fn each_mutation_fails_with_its_code() {
+    let mutations: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "models/customer_orders.sql",
+            "SELECT c.customer_id, c.name,",
+            "SELECT c.customer_id, c.full_name AS name,",
+            &["E054"],
+        ),
+        (
+            "models/stg_orders.toml",
+            "type = \"NUMERIC(12,2)\"",
+            "type = \"NUMERIC(10,2)\"",
+            &["E052"],
+        ),
+        (
+            "models/customer_orders.toml",
+            "type = \"INTEGER\"      # nullable",
+            "type = \"INTEGER\"\nnullable = false      # nullable",
+            &["E053"],
+        ),
+        (
+            "models/all_events.sql",
+            "AS kind FROM stg_orders",
+            "AS category FROM stg_orders",
+            &["E050", "E051"],
+        ),
+        (
+            "models/customer_orders.sql",
+            "WHERE c.name IS NOT NULL",
+            "WHERE customer_id > 0",
+            &["E055"],
+        ),
+        (
+            "models/stg_customers.sql",
+            "FROM raw.customers",
+            "FROM stg_customers",
+            &["E041"],
+        ),
+        (
+            "models/order_totals.toml",
+            "[columns.biggest]",
+            "[columns.largest]",
+            &["E050"],
+        ),
+        (
+            "models/public_orders.sql",
+            "EXCLUDE (status)",
+            "EXCLUDE (created_at)",
+            &["E050", "E051"],
+        ),
+    ];
+    for (file, from, to, expected) in mutations {
+        let tmp = project_copy();
+        let path = tmp.path().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file} does not contain {from:?}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+        let out = compile(tmp.path());
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{file}: {}",
+            transcript(&out, tmp.path())
+        );
+        let found = codes(&out);
+        for code in *expected {
+            assert!(
+                found.contains(&code.to_string()),
+                "{file}: expected {code}, got {found:?}"
+            );
+        }
+    }
+}
+
+/// Valid SQL over relations sqb knows nothing about, with the output names declared: it must
+/// never produce an error (warnings and notes are allowed).
+const COMMON_CORPUS: &[(&str, &[&str])] = &[
+    ("SELECT * FROM ext.events", &["id"]),
+    (
+        "SELECT e.id, e.payload FROM ext.events AS e",
+        &["id", "payload"],
+    ),
+    (
+        "SELECT id, count(*) AS n FROM ext.events GROUP BY id",
+        &["id", "n"],
+    ),
+    (
+        "WITH x AS (SELECT * FROM ext.events) SELECT x.id FROM x",
+        &["id"],
+    ),
+    (
+        "SELECT a.id, b.val FROM ext.a AS a JOIN ext.b AS b USING (id)",
+        &["id", "val"],
+    ),
+    ("SELECT id FROM ext.a UNION SELECT id FROM ext.b", &["id"]),
+    (
+        "SELECT id, lag(val) OVER (ORDER BY ts) AS prev FROM ext.series",
+        &["id", "prev"],
+    ),
+    (
+        "SELECT DISTINCT id FROM ext.a WHERE id IN (SELECT id FROM ext.b)",
+        &["id"],
+    ),
+    (
+        "SELECT coalesce(a.x, b.x) AS x FROM ext.a AS a FULL OUTER JOIN ext.b AS b ON a.id = b.id",
+        &["x"],
+    ),
+    (
+        "SELECT id, CASE WHEN val > 0 THEN 'pos' ELSE 'neg' END AS sign FROM ext.a",
+        &["id", "sign"],
+    ),
+    ("SELECT t.* FROM ext.a AS t", &["anything"]),
+    (
+        "SELECT upper(name) AS name, length(name) AS len FROM ext.people",
+        &["name", "len"],
+    ),
+    ("SELECT id FROM ext.a ORDER BY val DESC LIMIT 10", &["id"]),
+    (
+        "SELECT x.id, y.id AS other_id FROM ext.a AS x CROSS JOIN ext.a AS y",
+        &["id", "other_id"],
+    ),
+    (
+        "SELECT s.total FROM (SELECT sum(val) AS total FROM ext.a) AS s",
+        &["total"],
+    ),
+    ("SELECT k FROM ext.a AS u (k, v)", &["k"]),
+    (
+        "SELECT a.id FROM ext.a AS a LEFT JOIN ext.b AS b ON b.id = a.id WHERE b.id IS NULL",
+        &["id"],
+    ),
+    (
+        "SELECT id, val FROM ext.a WHERE EXISTS (SELECT 1 FROM ext.b WHERE ext.b.id = ext.a.id)",
+        &["id", "val"],
+    ),
+    (
+        "SELECT 1 AS one, 'x' AS letter, NULL AS nothing",
+        &["one", "letter", "nothing"],
+    ),
+    (
+        "SELECT id, sum(val) FILTER (WHERE val > 0) AS positive FROM ext.a GROUP BY id",
+        &["id", "positive"],
+    ),
+];
+
+const DUCKDB_CORPUS: &[(&str, &[&str])] = &[
+    ("SELECT * EXCLUDE (secret) FROM ext.users", &["id"]),
+    (
+        "SELECT list_transform(xs, x -> x + 1) AS ys FROM ext.lists",
+        &["ys"],
+    ),
+    (
+        "SELECT id, val FROM ext.a QUALIFY row_number() OVER (PARTITION BY id ORDER BY val) = 1",
+        &["id", "val"],
+    ),
+    ("SELECT * FROM read_csv('data.csv')", &["a"]),
+    ("SELECT id, val FROM ext.a ORDER BY ALL", &["id", "val"]),
+];
+
+const POSTGRES_CORPUS: &[(&str, &[&str])] = &[
+    ("SELECT generate_series(1, 3) AS n", &["n"]),
+    ("SELECT x::text AS y FROM ext.a", &["y"]),
+    (
+        "SELECT DISTINCT ON (id) id, val FROM ext.a ORDER BY id, ts DESC",
+        &["id", "val"],
+    ),
+    ("SELECT id, val ->> 'k' AS k FROM ext.docs", &["id", "k"]),
+];
+
+fn corpus_project(root: &Path, engine: &str, corpus: &[&[(&str, &[&str])]]) {
+    let connection = match engine {
+        "duckdb" => "engine = \"duckdb\"\npath = \"w.duckdb\"",
+        _ => "engine = \"postgres\"\nurl = \"postgres://nobody@db.invalid/x\"",
+    };
+    write_files(root, &[("sqb.toml", &format!("default_target = \"prod\"\n[connection]\n{connection}\n[targets.prod]\nschema = \"s\"\n"))]);
+    for (i, (sql, columns)) in corpus.iter().flat_map(|c| c.iter()).enumerate() {
+        let toml: String = columns.iter().map(|c| format!("[columns.{c}]\n")).collect();
+        write_files(
+            root,
+            &[
+                (&format!("models/q{i:02}.sql"), &format!("{sql}\n")),
+                (&format!("models/q{i:02}.toml"), &toml),
+            ],
+        );
+    }
+}
+
+#[test]
+fn valid_sql_over_opaque_inputs_never_errors() {
+    for (engine, extra) in [("duckdb", DUCKDB_CORPUS), ("postgres", POSTGRES_CORPUS)] {
+        let tmp = tempfile::tempdir().unwrap();
+        corpus_project(tmp.path(), engine, &[COMMON_CORPUS, extra]);
+        let out = compile(tmp.path());
+        let errors: Vec<String> = codes(&out)
+            .into_iter()
+            .filter(|c| c.starts_with('E'))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{engine}: {}",
+            transcript(&out, tmp.path())
+        );
+        assert_eq!(out.status.code(), Some(0), "{engine}");
+    }
+}
+
+#[test]
+fn no_sql_analysis_turns_the_checks_off() {
+    let tmp = project_copy();
+    let path = tmp.path().join("models/all_events.sql");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replacen("AS kind FROM stg_orders", "AS category FROM stg_orders", 1),
+    )
+    .unwrap();
+    let off = run(sqb()
+        .arg("--project-dir")
+        .arg(tmp.path())
+        .args(["compile", "--no-sql-analysis"]));
+    assert_eq!(
+        off.status.code(),
+        Some(0),
+        "{}",
+        transcript(&off, tmp.path())
+    );
+    let toml = tmp.path().join("models/all_events.toml");
+    let declared = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(&toml, format!("sql_analysis = false\n{declared}")).unwrap();
+    assert_eq!(compile(tmp.path()).status.code(), Some(0));
+}
+
+#[test]
+fn lineage_through_ctes_subqueries_and_stars() {
+    let dir = repo().join("testdata/sql_project");
+    let text = run(sqb().arg("--project-dir").arg(&dir).args([
+        "lineage",
+        "customer_orders",
+        "--include-uses",
+    ]));
+    assert_eq!(text.status.code(), Some(0), "{}", transcript(&text, &dir));
+    insta::assert_snapshot!("customer_orders_text", transcript(&text, &dir));
+    let json = run(sqb().arg("--project-dir").arg(&dir).args([
+        "lineage",
+        "order_totals",
+        "--include-uses",
+        "--format",
+        "json",
+    ]));
+    insta::assert_snapshot!("order_totals_json", transcript(&json, &dir));
+    let shop = repo().join("examples/shop");
+    let dim = run(sqb()
+        .arg("--project-dir")
+        .arg(&shop)
+        .args(["lineage", "dim_customers"]));
+    insta::assert_snapshot!("shop_dim_customers", transcript(&dim, &shop));
+    let missing = run(sqb()
+        .arg("--project-dir")
+        .arg(&shop)
+        .args(["lineage", "dim_customer"]));
+    assert_eq!(missing.status.code(), Some(2));
+    insta::assert_snapshot!("unknown_model", transcript(&missing, &shop));
+}
