@@ -29,97 +29,121 @@ fn codes(out: &std::process::Output) -> Vec<String> {
     codes
 }
 
-fn project_copy() -> tempfile::TempDir {
+/// The realistic project, on DuckDB and its Postgres twin.
+const PROJECTS: [&str; 2] = ["testdata/sql_project", "testdata/sql_project_pg"];
+
+fn project_copy(project: &str) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    copy_tree(&repo().join("testdata/sql_project"), tmp.path());
+    copy_tree(&repo().join(project), tmp.path());
     tmp
 }
 
 #[test]
 fn the_realistic_project_compiles_clean() {
-    let dir = repo().join("testdata/sql_project");
-    let out = compile(&dir);
-    assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, &dir));
-    assert_eq!(
-        codes(&out),
-        Vec::<String>::new(),
-        "{}",
-        transcript(&out, &dir)
-    );
+    for project in PROJECTS {
+        let dir = repo().join(project);
+        let out = compile(&dir);
+        assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, &dir));
+        assert_eq!(
+            codes(&out),
+            Vec::<String>::new(),
+            "{project}: {}",
+            transcript(&out, &dir)
+        );
+    }
 }
+
+/// A file, the text to replace in it, its replacement, and the codes that must follow.
+type Mutation<'a> = (&'a str, &'a str, &'a str, &'a [&'a str]);
+
+const COMMON_MUTATIONS: &[Mutation] = &[
+    (
+        "models/customer_orders.sql",
+        "SELECT c.customer_id, c.name,",
+        "SELECT c.customer_id, c.full_name AS name,",
+        &["E054"],
+    ),
+    (
+        "models/stg_orders.toml",
+        "type = \"NUMERIC(12,2)\"",
+        "type = \"NUMERIC(10,2)\"",
+        &["E052"],
+    ),
+    (
+        "models/customer_orders.toml",
+        "type = \"INTEGER\"      # nullable",
+        "type = \"INTEGER\"\nnullable = false      # nullable",
+        &["E053"],
+    ),
+    (
+        "models/all_events.sql",
+        "AS kind FROM stg_orders",
+        "AS category FROM stg_orders",
+        &["E050", "E051"],
+    ),
+    (
+        "models/customer_orders.sql",
+        "WHERE c.name IS NOT NULL",
+        "WHERE customer_id > 0",
+        &["E055"],
+    ),
+    (
+        "models/stg_customers.sql",
+        "FROM raw.customers",
+        "FROM stg_customers",
+        &["E041"],
+    ),
+    (
+        "models/order_totals.toml",
+        "[columns.biggest]",
+        "[columns.largest]",
+        &["E050"],
+    ),
+];
 
 #[test]
 fn each_mutation_fails_with_its_code() {
-    let mutations: &[(&str, &str, &str, &[&str])] = &[
-        (
-            "models/customer_orders.sql",
-            "SELECT c.customer_id, c.name,",
-            "SELECT c.customer_id, c.full_name AS name,",
-            &["E054"],
-        ),
-        (
-            "models/stg_orders.toml",
-            "type = \"NUMERIC(12,2)\"",
-            "type = \"NUMERIC(10,2)\"",
-            &["E052"],
-        ),
-        (
-            "models/customer_orders.toml",
-            "type = \"INTEGER\"      # nullable",
-            "type = \"INTEGER\"\nnullable = false      # nullable",
-            &["E053"],
-        ),
-        (
-            "models/all_events.sql",
-            "AS kind FROM stg_orders",
-            "AS category FROM stg_orders",
-            &["E050", "E051"],
-        ),
-        (
-            "models/customer_orders.sql",
-            "WHERE c.name IS NOT NULL",
-            "WHERE customer_id > 0",
-            &["E055"],
-        ),
-        (
-            "models/stg_customers.sql",
-            "FROM raw.customers",
-            "FROM stg_customers",
-            &["E041"],
-        ),
-        (
-            "models/order_totals.toml",
-            "[columns.biggest]",
-            "[columns.largest]",
-            &["E050"],
-        ),
-        (
-            "models/public_orders.sql",
-            "EXCLUDE (status)",
-            "EXCLUDE (created_at)",
-            &["E050", "E051"],
-        ),
-    ];
-    for (file, from, to, expected) in mutations {
-        let tmp = project_copy();
-        let path = tmp.path().join(file);
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains(from), "{file} does not contain {from:?}");
-        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
-        let out = compile(tmp.path());
-        assert_eq!(
-            out.status.code(),
-            Some(1),
-            "{file}: {}",
-            transcript(&out, tmp.path())
-        );
-        let found = codes(&out);
-        for code in *expected {
-            assert!(
-                found.contains(&code.to_string()),
-                "{file}: expected {code}, got {found:?}"
-            );
+    let duckdb: &[Mutation] = &[(
+        "models/public_orders.sql",
+        "EXCLUDE (status)",
+        "EXCLUDE (created_at)",
+        &["E050", "E051"],
+    )];
+    let postgres: &[Mutation] = &[(
+        "models/public_orders.sql",
+        ", o.created_at\n",
+        "\n",
+        &["E050"],
+    )];
+    for (project, extra) in PROJECTS.into_iter().zip([duckdb, postgres]) {
+        for mutation in COMMON_MUTATIONS.iter().chain(extra) {
+            check_mutation(project, mutation);
         }
+    }
+}
+
+fn check_mutation(project: &str, (file, from, to, expected): &Mutation) {
+    let tmp = project_copy(project);
+    let path = tmp.path().join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(from),
+        "{project} {file} does not contain {from:?}"
+    );
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    let out = compile(tmp.path());
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{project} {file}: {}",
+        transcript(&out, tmp.path())
+    );
+    let found = codes(&out);
+    for code in *expected {
+        assert!(
+            found.contains(&code.to_string()),
+            "{project} {file}: expected {code}, got {found:?}"
+        );
     }
 }
 
@@ -256,7 +280,7 @@ fn valid_sql_over_opaque_inputs_never_errors() {
 
 #[test]
 fn no_sql_analysis_turns_the_checks_off() {
-    let tmp = project_copy();
+    let tmp = project_copy(PROJECTS[0]);
     let path = tmp.path().join("models/all_events.sql");
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(
@@ -277,6 +301,16 @@ fn no_sql_analysis_turns_the_checks_off() {
     let toml = tmp.path().join("models/all_events.toml");
     let declared = std::fs::read_to_string(&toml).unwrap();
     std::fs::write(&toml, format!("sql_analysis = false\n{declared}")).unwrap();
+    assert_eq!(compile(tmp.path()).status.code(), Some(0));
+    std::fs::write(&toml, &declared).unwrap();
+    assert_eq!(compile(tmp.path()).status.code(), Some(1));
+    let project = tmp.path().join("sqb.toml");
+    let settings = std::fs::read_to_string(&project).unwrap();
+    std::fs::write(
+        &project,
+        format!("{settings}\n[settings]\nsql_analysis = false\n"),
+    )
+    .unwrap();
     assert_eq!(compile(tmp.path()).status.code(), Some(0));
 }
 

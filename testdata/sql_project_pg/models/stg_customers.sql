@@ -1,0 +1,2 @@
+SELECT id AS customer_id, name, email
+FROM raw.customers
