@@ -13,7 +13,7 @@ use crate::engine::Engine;
 use crate::project::{Column, Model, Policy, Project, SourceTable};
 use crate::source::Loc;
 
-struct Known<'a> {
+pub struct Known<'a> {
     project: &'a Project,
     shapes: HashMap<&'a str, Vec<OutColumn>>,
     by_name: HashMap<&'a str, &'a Model>,
@@ -23,7 +23,7 @@ struct Known<'a> {
 }
 
 impl<'a> Known<'a> {
-    fn new(project: &'a Project) -> Self {
+    pub fn new(project: &'a Project) -> Self {
         let mut sources = HashMap::new();
         let mut tables = HashMap::new();
         for s in &project.source_tables {
@@ -196,41 +196,62 @@ pub struct ModelAnalysis {
     pub uses: Vec<Use>,
 }
 
-pub fn check(
+/// Infers one model's output and checks it against its declaration. `known` must hold the
+/// shapes of the models it reads.
+pub fn analyze_one(
     project: &Project,
-    statements: &[Option<Statement>],
-    graph: &Graph,
+    known: &Known<'_>,
+    model: &Model,
+    statement: &Statement,
     diags: &mut Vec<Diagnostic>,
-) -> HashMap<String, ModelAnalysis> {
-    let mut analyses = HashMap::new();
+) -> Option<ModelAnalysis> {
+    if !analysis_enabled(project, model) {
+        return None;
+    }
+    let (shape, issues, uses) = infer(statement, project.engine(), known);
+    report_issues(project, model, &issues, diags);
+    let policy = project.policy(model);
+    if matches!(policy, Policy::Enforced | Policy::Implicit) {
+        match &shape {
+            Some(columns) => compare(project, model, policy, columns, diags),
+            None => diags.push(
+                Diagnostic::info(Code::ShapeUnknown, format!("the output of model `{}` cannot be inferred; its shape checks were skipped", model.name))
+                    .at(Loc::file_start(model.sql_file), "shape not proven")
+                    .hint("name computed columns with AS, and read `*` only from models whose shape is known"),
+            ),
+        }
+    }
+    Some(ModelAnalysis { shape, uses })
+}
+
+/// Analyses the models that read other models, in dependency order, after `analyses` holds
+/// those of the models that read none. Each statement is dropped once analysed.
+pub fn check_dependents(
+    project: &Project,
+    mut statements: Vec<Option<Statement>>,
+    graph: &Graph,
+    analyses: &mut HashMap<String, ModelAnalysis>,
+    diags: &mut Vec<Diagnostic>,
+) {
     let mut known = Known::new(project);
+    for (name, analysis) in analyses.iter() {
+        if let (Some(model), Some(shape)) = (project.model(name), &analysis.shape) {
+            known.shapes.insert(&model.name, shape.clone());
+        }
+    }
     for i in dependency_order(project, graph) {
         let model = &project.models[i];
-        let Some(statement) = &statements[i] else {
+        let Some(statement) = statements[i].take() else {
             continue;
         };
-        if !analysis_enabled(project, model) {
+        let Some(analysis) = analyze_one(project, &known, model, &statement, diags) else {
             continue;
-        }
-        let (shape, issues, uses) = infer(statement, project.engine(), &known);
-        report_issues(project, model, &issues, diags);
-        let policy = project.policy(model);
-        if matches!(policy, Policy::Enforced | Policy::Implicit) {
-            match &shape {
-                Some(columns) => compare(project, model, policy, columns, diags),
-                None => diags.push(
-                    Diagnostic::info(Code::ShapeUnknown, format!("the output of model `{}` cannot be inferred; its shape checks were skipped", model.name))
-                        .at(Loc::file_start(model.sql_file), "shape not proven")
-                        .hint("name computed columns with AS, and read `*` only from models whose shape is known"),
-                ),
-            }
-        }
-        if let Some(columns) = &shape {
+        };
+        if let Some(columns) = &analysis.shape {
             known.shapes.insert(&model.name, columns.clone());
         }
-        analyses.insert(model.name.clone(), ModelAnalysis { shape, uses });
+        analyses.insert(model.name.clone(), analysis);
     }
-    analyses
 }
 
 fn compare(

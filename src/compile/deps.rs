@@ -182,32 +182,58 @@ impl Index {
 
 /// Builds the DAG from each model's parsed statement (`None` where it did not parse), reporting
 /// names that are both a model and a source, and cycles.
-pub fn build(
-    project: &Project,
-    statements: &[Option<Statement>],
-    diags: &mut Vec<Diagnostic>,
-) -> Graph {
-    let all = all_resources(project);
-    let index = Index::new(&all);
-    check_name_clashes(project, diags);
-    let mut graph = Graph {
-        parents: vec![Vec::new(); all.len()],
-        children: vec![Vec::new(); all.len()],
-    };
-    let mut edge_locs: Vec<Vec<(usize, Loc)>> = vec![Vec::new(); all.len()];
-    for (i, model) in project.models.iter().enumerate() {
-        let Some(statement) = &statements[i] else {
-            continue;
-        };
+/// Resolves references to resources, once per project.
+pub struct Resolver<'p> {
+    all: Vec<Resource<'p>>,
+    index: Index,
+}
+
+impl<'p> Resolver<'p> {
+    pub fn new(project: &'p Project) -> Self {
+        let all = all_resources(project);
+        let index = Index::new(&all);
+        Self { all, index }
+    }
+
+    /// The resources a model's statement reads (its parents), each with where it is read.
+    pub fn parents(
+        &self,
+        project: &Project,
+        model: &Model,
+        statement: &Statement,
+    ) -> Vec<(usize, Loc)> {
+        let mut out: Vec<(usize, Loc)> = Vec::new();
         for reference in references(model, project, statement) {
-            let Some(parent) = index.resolve(&reference.parts, &all) else {
+            let Some(parent) = self.index.resolve(&reference.parts, &self.all) else {
                 continue;
             };
-            if !graph.parents[i].contains(&parent) {
-                graph.parents[i].push(parent);
-                graph.children[parent].push(i);
-                edge_locs[i].push((parent, reference.loc));
+            if !out.iter().any(|(p, _)| *p == parent) {
+                out.push((parent, reference.loc));
             }
+        }
+        out
+    }
+}
+
+/// Builds the DAG from each model's parents (`None` where its SQL did not parse), reporting
+/// names that are both a model and a source, and cycles.
+pub fn build(
+    project: &Project,
+    parents: Vec<Option<Vec<(usize, Loc)>>>,
+    diags: &mut Vec<Diagnostic>,
+) -> Graph {
+    let count = project.models.len() + project.source_tables.len();
+    check_name_clashes(project, diags);
+    let mut graph = Graph {
+        parents: vec![Vec::new(); count],
+        children: vec![Vec::new(); count],
+    };
+    let mut edge_locs: Vec<Vec<(usize, Loc)>> = vec![Vec::new(); count];
+    for (i, list) in parents.into_iter().enumerate() {
+        for (parent, loc) in list.unwrap_or_default() {
+            graph.parents[i].push(parent);
+            graph.children[parent].push(i);
+            edge_locs[i].push((parent, loc));
         }
     }
     report_cycles(project, &graph, &edge_locs, diags);

@@ -47,22 +47,98 @@ pub struct Compiled {
     pub models: std::collections::HashMap<String, contract_shape::ModelAnalysis>,
 }
 
+/// What one model's first pass produced: its diagnostics, its parents, and either its analysis
+/// (models that read no other model are analysed at once) or its statement, kept for the
+/// dependency-ordered second pass.
+struct FirstPass {
+    diags: Vec<Diagnostic>,
+    parents: Option<Vec<(usize, crate::source::Loc)>>,
+    statement: Option<sqlparser::ast::Statement>,
+    analysis: Option<contract_shape::ModelAnalysis>,
+}
+
+fn first_pass(
+    project: &Project,
+    resolver: &deps::Resolver<'_>,
+    known: &contract_shape::Known<'_>,
+    model: &crate::project::Model,
+    options: Options,
+) -> FirstPass {
+    let mut diags = Vec::new();
+    check_model_schema(project, model, &mut diags);
+    check_contract(project, model, &mut diags);
+    let statement = sql::check_model(project, model, &mut diags);
+    let parents = statement
+        .as_ref()
+        .map(|s| resolver.parents(project, model, s));
+    let models = project.models.len();
+    let reads_models = parents
+        .as_ref()
+        .is_some_and(|p| p.iter().any(|(i, _)| *i < models));
+    let mut analysis = None;
+    let mut kept = statement;
+    if options.sql_analysis && !reads_models {
+        if let Some(statement) = kept.take() {
+            analysis = contract_shape::analyze_one(project, known, model, &statement, &mut diags);
+        }
+    }
+    FirstPass {
+        diags,
+        parents,
+        statement: kept,
+        analysis,
+    }
+}
+
+/// Runs `f` over the models on every available core, keeping model order.
+fn parallel_models<T: Send>(
+    project: &Project,
+    f: impl Fn(&crate::project::Model) -> T + Sync,
+) -> Vec<T> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let models = &project.models;
+    if threads < 2 || models.len() < 64 {
+        return models.iter().map(&f).collect();
+    }
+    let chunk = models.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = models
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Vec<T>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a compile worker panicked"))
+            .collect()
+    })
+}
+
 /// Compiles a project: diagnostics, the DAG, and what SQL analysis found per model.
 pub fn analyze(project: &Project, options: Options) -> Compiled {
     let mut diags = project.diagnostics.clone();
-    let mut statements = Vec::with_capacity(project.models.len());
-    for model in &project.models {
-        check_model_schema(project, model, &mut diags);
-        check_contract(project, model, &mut diags);
-        statements.push(sql::check_model(project, model, &mut diags));
+    let resolver = deps::Resolver::new(project);
+    let known = contract_shape::Known::new(project);
+    let passes = parallel_models(project, |model| {
+        first_pass(project, &resolver, &known, model, options)
+    });
+    let mut parents = Vec::with_capacity(passes.len());
+    let mut statements = Vec::with_capacity(passes.len());
+    let mut models = std::collections::HashMap::new();
+    for (model, pass) in project.models.iter().zip(passes) {
+        diags.extend(pass.diags);
+        parents.push(pass.parents);
+        statements.push(pass.statement);
+        if let Some(analysis) = pass.analysis {
+            models.insert(model.name.clone(), analysis);
+        }
     }
     check_numeric_precision(project, &mut diags);
-    let graph = deps::build(project, &statements, &mut diags);
-    let models = if options.sql_analysis {
-        contract_shape::check(project, &statements, &graph, &mut diags)
-    } else {
-        Default::default()
-    };
+    let graph = deps::build(project, parents, &mut diags);
+    if options.sql_analysis {
+        contract_shape::check_dependents(project, statements, &graph, &mut models, &mut diags);
+    }
     diagnostics::sort(&mut diags, &project.sources);
     Compiled {
         diagnostics: diags,
