@@ -90,37 +90,12 @@ fn first_pass(
     }
 }
 
-/// Runs `f` over the models on every available core, keeping model order.
-fn parallel_models<T: Send>(
-    project: &Project,
-    f: impl Fn(&crate::project::Model) -> T + Sync,
-) -> Vec<T> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    let models = &project.models;
-    if threads < 2 || models.len() < 64 {
-        return models.iter().map(&f).collect();
-    }
-    let chunk = models.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = models
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Vec<T>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a compile worker panicked"))
-            .collect()
-    })
-}
-
 /// Compiles a project: diagnostics, the DAG, and what SQL analysis found per model.
 pub fn analyze(project: &Project, options: Options) -> Compiled {
     let mut diags = project.diagnostics.clone();
     let resolver = deps::Resolver::new(project);
     let known = contract_shape::Known::new(project);
-    let passes = parallel_models(project, |model| {
+    let passes = crate::parallel::map(&project.models, |model| {
         first_pass(project, &resolver, &known, model, options)
     });
     let mut parents = Vec::with_capacity(passes.len());

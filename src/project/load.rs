@@ -87,13 +87,7 @@ impl Loader {
         match Document::parse(text) {
             Ok(doc) => Some(doc),
             Err(err) => {
-                let span = err.span().unwrap_or(0..0);
-                let message = err.message().trim_end().to_string();
-                self.diags.push(
-                    Diagnostic::error(Code::TomlSyntax, format!("invalid TOML: {message}"))
-                        .at(Loc::new(id, span), message)
-                        .hint("fix the TOML syntax at this position"),
-                );
+                self.diags.push(toml_syntax(id, &err));
                 None
             }
         }
@@ -232,6 +226,7 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
         }
     }
     let mut models: Vec<Model> = Vec::new();
+    let mut pending: Vec<(usize, FileId)> = Vec::new();
     let mut first_file: HashMap<String, FileId> = HashMap::new();
     for f in files.iter().filter(|f| f.ext == "sql") {
         let Some(sql_file) = loader.read(&f.rel, &f.abs) else {
@@ -253,39 +248,74 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
         }
         first_file.insert(f.stem.clone(), sql_file);
         let key = (parent(&f.rel), f.stem.clone());
-        let (sidecar, props, columns) = match sidecars.get(&key) {
-            Some(side) => read_sidecar(loader, side),
-            None => (None, ModelProps::default(), Vec::new()),
-        };
-        let props = match defaults_for(&f.rel, defaults) {
-            Some(d) => props.over(d),
-            None => props,
-        };
+        // Sidecars are read now and parsed below, on every core.
+        let sidecar = sidecars
+            .get(&key)
+            .and_then(|side| loader.read(&side.rel, &side.abs));
+        if let Some(id) = sidecar {
+            pending.push((models.len(), id));
+        }
         models.push(Model {
             name: f.stem.clone(),
             sql_file,
             sidecar,
-            props,
-            columns,
+            props: ModelProps::default(),
+            columns: Vec::new(),
         });
+    }
+    let sources = &loader.sources;
+    let parsed = crate::parallel::map(&pending, |&(i, id)| {
+        parse_sidecar(sources, id, &models[i].name)
+    });
+    for ((i, _), (sidecar, diags)) in pending.into_iter().zip(parsed) {
+        loader.diags.extend(diags);
+        match sidecar {
+            Some((props, columns)) => {
+                models[i].props = props;
+                models[i].columns = columns;
+            }
+            None => models[i].sidecar = None,
+        }
+    }
+    for model in &mut models {
+        let rel = &loader.sources.get(model.sql_file).rel_path;
+        if let Some(d) = defaults_for(rel, defaults) {
+            model.props = std::mem::take(&mut model.props).over(d);
+        }
     }
     models
 }
 
-fn parent(rel: &str) -> String {
-    rel.rsplit_once('/').map_or("", |(dir, _)| dir).to_string()
+type Sidecar = Option<(ModelProps, Vec<Column>)>;
+
+/// Parses one sidecar; `None` when it is not valid TOML (reported).
+fn parse_sidecar(sources: &SourceMap, id: FileId, name: &str) -> (Sidecar, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let doc = match Document::parse(sources.get(id).text.as_str()) {
+        Ok(doc) => doc,
+        Err(err) => {
+            diags.push(toml_syntax(id, &err));
+            return (None, diags);
+        }
+    };
+    let mut r = Reader::new(id, &mut diags);
+    let root = doc.as_table();
+    r.check_keys(root, SIDECAR_KEYS, &format!("model `{name}`"));
+    let props = read_model_props(&mut r, root);
+    let columns = read_columns(&mut r, root, &format!("model `{name}`"));
+    (Some((props, columns)), diags)
 }
 
-fn read_sidecar(loader: &mut Loader, found: &Found) -> (Option<FileId>, ModelProps, Vec<Column>) {
-    let Some((id, doc)) = loader.read_toml(found) else {
-        return (None, ModelProps::default(), Vec::new());
-    };
-    let mut r = loader.reader(id);
-    let root = doc.as_table();
-    r.check_keys(root, SIDECAR_KEYS, &format!("model `{}`", found.stem));
-    let props = read_model_props(&mut r, root);
-    let columns = read_columns(&mut r, root, &format!("model `{}`", found.stem));
-    (Some(id), props, columns)
+fn toml_syntax(id: FileId, err: &toml_edit::TomlError) -> Diagnostic {
+    let span = err.span().unwrap_or(0..0);
+    let message = err.message().trim_end().to_string();
+    Diagnostic::error(Code::TomlSyntax, format!("invalid TOML: {message}"))
+        .at(Loc::new(id, span), message)
+        .hint("fix the TOML syntax at this position")
+}
+
+fn parent(rel: &str) -> String {
+    rel.rsplit_once('/').map_or("", |(dir, _)| dir).to_string()
 }
 
 fn load_schemas(loader: &mut Loader) -> BTreeMap<String, ColumnSet> {
