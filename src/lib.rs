@@ -16,6 +16,7 @@ pub mod edit;
 pub mod engine;
 pub mod error;
 pub mod exit;
+pub mod ident;
 pub mod parallel;
 pub mod project;
 pub mod report;

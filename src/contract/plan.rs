@@ -403,7 +403,9 @@ fn rewrite(project: &Project, ty: DataType, column: &PhysicalColumn) -> DataType
             }
             let known = types::is_recognized_named(&name) || project.enum_named(&name).is_some();
             match &column.type_schema {
-                Some(schema) if !known => DataType::Named(format!("{}.{name}", quote_part(schema))),
+                Some(schema) if !known => {
+                    DataType::Named(format!("{}.{name}", crate::ident::quote_ident(schema)))
+                }
                 _ => DataType::Named(name),
             }
         }
@@ -427,19 +429,4 @@ fn enum_with_members(
         .and_then(|p| matching.iter().find(|n| n.eq_ignore_ascii_case(p)).copied())
         .or(matching.first().copied())
         .map(String::from)
-}
-
-fn quote_part(name: &str) -> String {
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
 }

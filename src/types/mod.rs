@@ -240,24 +240,9 @@ fn write_fields(
         if i > 0 {
             f.write_str(", ")?;
         }
-        write!(f, "{} {ty}", quote_field(name))?;
+        write!(f, "{} {ty}", crate::ident::quote_ident(name))?;
     }
     f.write_str(")")
-}
-
-fn quote_field(name: &str) -> String {
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
 }
 
 #[cfg(test)]

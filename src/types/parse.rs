@@ -118,19 +118,10 @@ fn lex_quoted(
 /// An identifier as SQL spells it: unquoted names fold to lower case; quoted ones keep their
 /// quotes unless they are plain lower-case names.
 fn ident(name: &str, quoted: bool) -> String {
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !quoted {
-        name.to_ascii_lowercase()
-    } else if plain {
-        name.to_string()
+    if quoted {
+        crate::ident::quote_ident(name)
     } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
+        name.to_ascii_lowercase()
     }
 }
 
