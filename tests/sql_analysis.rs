@@ -99,6 +99,12 @@ const COMMON_MUTATIONS: &[Mutation] = &[
         "[columns.largest]",
         &["E050"],
     ),
+    (
+        "models/customer_orders.sql",
+        "ORDER BY c.customer_id",
+        "ORDER BY c.segment",
+        &["E054"],
+    ),
 ];
 
 #[test]

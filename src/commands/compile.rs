@@ -41,6 +41,8 @@ pub fn run(global: &GlobalArgs, args: &CompileArgs) -> anyhow::Result<ExitStatus
         CompileFormat::Text => print_text(global, &project, &diags, counts),
         CompileFormat::Json => print_json(&project, &diags, counts)?,
     }
+    // The process ends here: freeing a large project piece by piece is wasted work.
+    std::mem::forget(project);
     Ok(if counts.errors > 0 {
         ExitStatus::Failure
     } else {

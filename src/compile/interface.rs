@@ -1,6 +1,6 @@
 //! Enforced upstream contracts as compile-time interfaces: a column reference that an enforced
 //! upstream does not declare is an error wherever it appears in a SELECT (projection, joins,
-//! filters, GROUP BY, HAVING, QUALIFY, windows), and so is an unqualified reference that more
+//! filters, GROUP BY, HAVING, QUALIFY, windows, ORDER BY), and so is an unqualified reference that more
 //! than one relation has. Subqueries and lambdas have scopes of their own and are not looked into.
 
 use std::ops::ControlFlow;
@@ -122,9 +122,11 @@ impl Visitor for Checker<'_> {
     }
 }
 
-/// The references of one SELECT (its own level only) that break an enforced interface.
+/// The references of one SELECT (its own level only) and of its query's ORDER BY that break an
+/// enforced interface.
 pub(super) fn check(
     select: &Select,
+    order_by: Option<&[Expr]>,
     rels: &[Rel],
     outputs: &[String],
     engine: Engine,
@@ -137,5 +139,8 @@ pub(super) fn check(
         issues: Vec::new(),
     };
     let _ = select.visit(&mut checker);
+    for expr in order_by.unwrap_or_default() {
+        let _ = expr.visit(&mut checker);
+    }
     checker.issues
 }

@@ -310,16 +310,17 @@ impl Env<'_> {
                 star_ok = false;
             }
         }
+        let order_by = self.order_by.take();
         if relations.iter().any(|r| r.enforced) {
             let outputs = output_names(select, self.engine);
             self.issues.extend(super::interface::check(
                 select,
+                order_by.as_deref(),
                 &relations,
                 &outputs,
                 self.engine,
             ));
         }
-        let order_by = self.order_by.take();
         self.uses.extend(super::lineage::uses(
             select,
             order_by.as_deref(),
