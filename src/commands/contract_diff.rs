@@ -6,26 +6,60 @@ use anyhow::Context;
 
 use crate::cli::{DiffArgs, Format, GlobalArgs};
 use crate::commands::{
-    load_valid_project, output_report, resolve_selection, runtime, target, timeouts,
+    ensure_compiles, output_report, project_root, resolve_selection, runtime, target, timeouts,
 };
+use crate::compile::compile_with_graph;
+use crate::compile::deps::Graph;
 use crate::contract::diff::{diff, Declared, Shape};
-use crate::contract::inspect::{inspect, Inspected};
+use crate::contract::inspect::{inspect, Inspected, Inspection};
 use crate::exit::ExitStatus;
-use crate::project::{Policy, Project};
+use crate::project::{Policy, Project, Target};
 use crate::report::{self, DiffReport, FindingReport, NamespaceInfo, ResourceReport};
 use crate::select::Resource;
 use crate::source::Loc;
 
 pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
-    let (project, graph) = load_valid_project(global)?;
-    let target = target(&project, &args.from)?;
-    let resources = resolve_selection(&project, &graph, &args.selection)?;
-    let inspection = runtime()?.block_on(inspect(
-        &project,
-        target,
-        resources,
-        timeouts(&args.connect),
-    ))?;
+    let project = Project::load(&project_root(global)?)?;
+    // The project compiles on other threads while the warehouse is read; the compile's verdict
+    // still decides first. Graph operators need the compiled DAG before anything is selected.
+    let needs_graph = args.selection.select_file.is_some()
+        || args
+            .selection
+            .select
+            .iter()
+            .chain(&args.selection.exclude)
+            .any(|s| s.contains('+'));
+    std::thread::scope(|scope| {
+        let compiling = scope.spawn(|| compile_with_graph(&project, Default::default()));
+        let early = (!needs_graph).then(|| read_warehouse(&project, args, &Graph::default()));
+        let (diags, graph) = compiling.join().expect("the compile thread panicked");
+        ensure_compiles(&project, &diags)?;
+        let (target, inspection) = match early {
+            Some(result) => result?,
+            None => read_warehouse(&project, args, &graph)?,
+        };
+        report(&project, args, target, &inspection)
+    })
+}
+
+fn read_warehouse<'p>(
+    project: &'p Project,
+    args: &DiffArgs,
+    graph: &Graph,
+) -> anyhow::Result<(&'p Target, Inspection<'p>)> {
+    let target = target(project, &args.from)?;
+    let resources = resolve_selection(project, graph, &args.selection)?;
+    let inspection =
+        runtime()?.block_on(inspect(project, target, resources, timeouts(&args.connect)))?;
+    Ok((target, inspection))
+}
+
+fn report(
+    project: &Project,
+    args: &DiffArgs,
+    target: &Target,
+    inspection: &Inspection<'_>,
+) -> anyhow::Result<ExitStatus> {
     let namespace = NamespaceInfo {
         engine: project.engine(),
         database: inspection.database.clone(),
@@ -37,7 +71,7 @@ pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
     let resources = inspection
         .items
         .iter()
-        .map(|item| resource_report(&project, item))
+        .map(|item| resource_report(project, item))
         .collect();
     let report = DiffReport::new(args.from.clone(), namespace, resources);
     let format = if args.json { Format::Json } else { args.format };

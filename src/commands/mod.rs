@@ -122,9 +122,18 @@ pub fn load_valid_project(global: &GlobalArgs) -> anyhow::Result<(Project, Graph
     let root = project_root(global)?;
     let project = Project::load(&root)?;
     let (diags, graph) = crate::compile::compile_with_graph(&project, Default::default());
+    ensure_compiles(&project, &diags)?;
+    Ok((project, graph))
+}
+
+/// A project with errors is a failure of the command, with its diagnostics on stderr.
+pub fn ensure_compiles(
+    project: &Project,
+    diags: &[crate::diagnostics::Diagnostic],
+) -> anyhow::Result<()> {
     let errors = diags.iter().filter(|d| d.is_error()).count();
     if errors == 0 {
-        return Ok((project, graph));
+        return Ok(());
     }
     for d in diags.iter().filter(|d| d.is_error()) {
         eprintln!("{}\n", crate::diagnostics::render_text(d, &project.sources));
