@@ -3,10 +3,9 @@
 //! filters, GROUP BY, HAVING, QUALIFY, windows, ORDER BY), and so is an unqualified reference that more
 //! than one relation has. Subqueries and lambdas have scopes of their own and are not looked into.
 
-use std::ops::ControlFlow;
+use sqlparser::ast::{Expr, Ident, Select};
 
-use sqlparser::ast::{Expr, Ident, Query, Select, Visit, Visitor};
-
+use super::lineage::own_level_columns;
 use super::shape::{same_column, stored_name, Issue, Rel};
 use crate::engine::Engine;
 
@@ -14,7 +13,6 @@ struct Checker<'a> {
     rels: &'a [Rel],
     outputs: &'a [String],
     engine: Engine,
-    depth: usize,
     issues: Vec<Issue>,
 }
 
@@ -88,40 +86,6 @@ impl Checker<'_> {
     }
 }
 
-impl Visitor for Checker<'_> {
-    type Break = ();
-
-    fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-
-    fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-
-    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
-        match expr {
-            Expr::Lambda(_) => self.depth += 1,
-            _ if self.depth > 0 => {}
-            Expr::Identifier(ident) => self.unqualified(ident),
-            Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
-                self.qualified(&parts[0], &parts[1])
-            }
-            _ => {}
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn post_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
-        if matches!(expr, Expr::Lambda(_)) {
-            self.depth -= 1;
-        }
-        ControlFlow::Continue(())
-    }
-}
-
 /// The references of one SELECT (its own level only) and of its query's ORDER BY that break an
 /// enforced interface.
 pub(super) fn check(
@@ -135,12 +99,17 @@ pub(super) fn check(
         rels,
         outputs,
         engine,
-        depth: 0,
         issues: Vec::new(),
     };
-    let _ = select.visit(&mut checker);
+    let mut refs = own_level_columns(select);
     for expr in order_by.unwrap_or_default() {
-        let _ = expr.visit(&mut checker);
+        refs.extend(own_level_columns(expr));
+    }
+    for (relation, column) in refs {
+        match relation {
+            Some(relation) => checker.qualified(&relation, &column),
+            None => checker.unqualified(&column),
+        }
     }
     checker.issues
 }

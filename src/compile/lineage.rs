@@ -69,12 +69,17 @@ impl Visitor for Idents {
     }
 }
 
+/// The column references of a node at its own level: `(relation, column)` for `t.c`, `(None, c)`
+/// for `c`; subqueries and lambdas have scopes of their own and are not looked into.
+pub(super) fn own_level_columns(node: &impl Visit) -> Vec<(Option<Ident>, Ident)> {
+    let mut idents = Idents::default();
+    let _ = node.visit(&mut idents);
+    idents.found
+}
+
 /// The upstream columns an expression reads, through CTEs and subqueries in FROM.
 pub(super) fn refs(expr: &Expr, rels: &[Rel], engine: Engine) -> Vec<ColumnRef> {
-    let mut idents = Idents::default();
-    let _ = expr.visit(&mut idents);
-    let mut out: Vec<ColumnRef> = idents
-        .found
+    let mut out: Vec<ColumnRef> = own_level_columns(expr)
         .iter()
         .flat_map(|(rel, col)| resolve(rel.as_ref(), col, rels, engine))
         .collect();
