@@ -209,38 +209,25 @@ fn plan_resource(project: &Project, item: &Inspected<'_>, overwrite: bool, out: 
                 p.not_null = physical.kind.knows_nullability() && pc.nullable == Some(false);
                 out.proposals.push(p);
             }
-            FindingKind::MissingType => {
+            // Fill a missing type always; replace a conflicting one only with --overwrite.
+            FindingKind::MissingType | FindingKind::TypeMismatch
+                if overwrite || finding.kind == FindingKind::MissingType =>
+            {
                 let (Some(decl), Some(pc)) = (declared_named(name), physical_named(name)) else {
                     continue;
                 };
-                push_or_conflict(
-                    project,
-                    resource,
-                    decl,
-                    proposal(
-                        name,
-                        Action::SetType,
-                        None,
-                        Some(canonical_type(project, pc)),
-                    ),
-                    out,
-                );
-            }
-            FindingKind::TypeMismatch if overwrite => {
-                let (Some(decl), Some(pc)) = (declared_named(name), physical_named(name)) else {
-                    continue;
-                };
-                let old = decl.type_text.as_ref().map(|t| t.value.clone());
-                push_or_conflict(
-                    project,
-                    resource,
-                    decl,
-                    proposal(
-                        name,
+                let (action, old) = match finding.kind {
+                    FindingKind::MissingType => (Action::SetType, None),
+                    _ => (
                         Action::ReplaceType,
-                        old,
-                        Some(canonical_type(project, pc)),
+                        decl.type_text.as_ref().map(|t| t.value.clone()),
                     ),
+                };
+                push_or_conflict(
+                    project,
+                    resource,
+                    decl,
+                    proposal(name, action, old, Some(canonical_type(project, pc))),
                     out,
                 );
             }

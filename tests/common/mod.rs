@@ -56,8 +56,8 @@ pub fn postgres_url() -> Option<String> {
     }
 }
 
-/// Runs SQL (several statements allowed) on a Postgres database.
-pub fn pg_exec(url: &str, sql: &str) {
+/// Runs `f` with a connection to `url` on a runtime of its own.
+fn with_pg<T>(url: &str, f: impl AsyncFnOnce(&mut sqlx::PgConnection) -> T) -> T {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -67,8 +67,15 @@ pub fn pg_exec(url: &str, sql: &str) {
         let mut conn = sqlx::PgConnection::connect(url)
             .await
             .expect("connect to the test server");
+        f(&mut conn).await
+    })
+}
+
+/// Runs SQL (several statements allowed) on a Postgres database.
+pub fn pg_exec(url: &str, sql: &str) {
+    with_pg(url, async |conn| {
         sqlx::raw_sql(sql)
-            .execute(&mut conn)
+            .execute(conn)
             .await
             .unwrap_or_else(|e| panic!("{e}\n{sql}"));
     });
@@ -76,17 +83,9 @@ pub fn pg_exec(url: &str, sql: &str) {
 
 /// Runs a query returning one text column per row.
 pub fn pg_strings(url: &str, sql: &str) -> Vec<String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        use sqlx::Connection;
-        let mut conn = sqlx::PgConnection::connect(url)
-            .await
-            .expect("connect to the test server");
+    with_pg(url, async |conn| {
         sqlx::query_scalar::<_, String>(sql)
-            .fetch_all(&mut conn)
+            .fetch_all(conn)
             .await
             .unwrap_or_else(|e| panic!("{e}\n{sql}"))
     })
