@@ -34,6 +34,12 @@ pub struct GlobalArgs {
     /// Print only errors: no warnings, notes or summary lines.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+
+    /// Log what sqb does, with timings, to stderr: `-v` for debug, `-vv` for trace (including
+    /// the database driver). `RUST_LOG` (e.g. `RUST_LOG=sqb=trace`) takes precedence. Logs are
+    /// redacted like every other output.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -96,6 +96,15 @@ pub struct SourceMap {
 }
 
 impl SourceMap {
+    /// How many files are held.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
     pub fn add(&mut self, rel_path: String, abs_path: &Path, text: String) -> FileId {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));

@@ -19,7 +19,8 @@ use crate::select::Resource;
 use crate::source::Loc;
 
 pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
-    let project = Project::load(&project_root(global)?)?;
+    let root = project_root(global)?;
+    let project = crate::logging::timed("project loaded", || Project::load(&root))?;
     // The project compiles on other threads while the warehouse is read; the compile's verdict
     // still decides first. Graph operators need the compiled DAG before anything is selected.
     let needs_graph = args.selection.select_file.is_some()
@@ -30,7 +31,11 @@ pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
             .chain(&args.selection.exclude)
             .any(|s| s.contains('+'));
     std::thread::scope(|scope| {
-        let compiling = scope.spawn(|| compile_with_graph(&project, Default::default()));
+        let compiling = scope.spawn(|| {
+            crate::logging::timed("project compiled", || {
+                compile_with_graph(&project, Default::default())
+            })
+        });
         let early = (!needs_graph).then(|| read_warehouse(&project, args, &Graph::default()));
         let (diags, graph) = compiling.join().expect("the compile thread panicked");
         ensure_compiles(&project, &diags)?;
@@ -38,7 +43,9 @@ pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
             Some(result) => result?,
             None => read_warehouse(&project, args, &graph)?,
         };
-        report(&project, args, target, &inspection)
+        crate::logging::timed("report rendered", || {
+            report(&project, args, target, &inspection)
+        })
     })
 }
 
@@ -49,8 +56,10 @@ fn read_warehouse<'p>(
 ) -> anyhow::Result<(&'p Target, Inspection<'p>)> {
     let target = target(project, &args.from)?;
     let resources = resolve_selection(project, graph, &args.selection)?;
-    let inspection =
-        runtime()?.block_on(inspect(project, target, resources, timeouts(&args.connect)))?;
+    let runtime = runtime()?;
+    let inspection = crate::logging::timed("warehouse read", || {
+        runtime.block_on(inspect(project, target, resources, timeouts(&args.connect)))
+    })?;
     Ok((target, inspection))
 }
 

@@ -43,6 +43,11 @@ pub fn set_color(choice: ColorChoice) {
     choice.write_global();
 }
 
+/// Whether stderr gets colours, after [`set_color`].
+pub fn stderr_color() -> bool {
+    anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never
+}
+
 const ERROR: Style = AnsiColor::Red.on_default().bold();
 const HINT: Style = AnsiColor::Cyan.on_default().bold();
 

@@ -234,8 +234,8 @@ pub fn check_dependents(
     diags: &mut Vec<Diagnostic>,
 ) {
     let mut known = Known::new(project);
-    for (name, analysis) in analyses.iter() {
-        if let (Some(model), Some(shape)) = (project.model(name), &analysis.shape) {
+    for model in &project.models {
+        if let Some(shape) = analyses.get(&model.name).and_then(|a| a.shape.as_ref()) {
             known.shapes.insert(&model.name, shape.clone());
         }
     }

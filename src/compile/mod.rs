@@ -76,8 +76,9 @@ fn first_pass(
         .as_ref()
         .is_some_and(|p| p.iter().any(|(i, _)| *i < models));
     let mut analysis = None;
-    let mut kept = statement;
-    if options.sql_analysis && !reads_models {
+    // A statement is kept only for the second pass; without SQL analysis there is none.
+    let mut kept = statement.filter(|_| options.sql_analysis);
+    if !reads_models {
         if let Some(statement) = kept.take() {
             analysis = contract_shape::analyze_one(project, known, model, &statement, &mut diags);
         }
@@ -95,8 +96,10 @@ pub fn analyze(project: &Project, options: Options) -> Compiled {
     let mut diags = project.diagnostics.clone();
     let resolver = deps::Resolver::new(project);
     let known = contract_shape::Known::new(project);
-    let passes = crate::parallel::map(&project.models, |model| {
-        first_pass(project, &resolver, &known, model, options)
+    let passes = crate::logging::timed("first pass: each model's SQL parsed and checked", || {
+        crate::parallel::map(&project.models, |model| {
+            first_pass(project, &resolver, &known, model, options)
+        })
     });
     let mut parents = Vec::with_capacity(passes.len());
     let mut statements = Vec::with_capacity(passes.len());
@@ -112,9 +115,12 @@ pub fn analyze(project: &Project, options: Options) -> Compiled {
     check_numeric_precision(project, &mut diags);
     let graph = deps::build(project, parents, &mut diags);
     if options.sql_analysis {
-        contract_shape::check_dependents(project, statements, &graph, &mut models, &mut diags);
+        crate::logging::timed("second pass: models reading models analysed", || {
+            contract_shape::check_dependents(project, statements, &graph, &mut models, &mut diags)
+        });
     }
     diagnostics::sort(&mut diags, &project.sources);
+    tracing::debug!(diagnostics = diags.len(), "compiled");
     Compiled {
         diagnostics: diags,
         graph,

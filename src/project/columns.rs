@@ -52,7 +52,7 @@ pub(super) fn read_columns(r: &mut Reader<'_>, parent: &dyn TableLike, owner: &s
     let Some(columns) = r.table(parent, "columns") else {
         return Vec::new();
     };
-    let mut out: Vec<Column> = Vec::new();
+    let mut out: Vec<Column> = Vec::with_capacity(columns.len());
     for (name, _) in columns.iter() {
         let name_loc = r.key_loc(columns, name);
         let Some(t) = r.table(columns, name) else {

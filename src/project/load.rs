@@ -68,7 +68,13 @@ type Parsed = Option<(FileId, Document<String>)>;
 
 impl Loader {
     fn read(&mut self, rel: &str, abs: &Path) -> Option<FileId> {
-        match std::fs::read_to_string(abs) {
+        let text = std::fs::read_to_string(abs);
+        self.add(rel, abs, text)
+    }
+
+    /// Adds a file read earlier (see [`read_all`]); an unreadable one is reported.
+    fn add(&mut self, rel: &str, abs: &Path, text: std::io::Result<String>) -> Option<FileId> {
+        match text {
             Ok(text) => Some(self.sources.add(rel.to_string(), abs, text)),
             Err(err) => {
                 let id = self.sources.add(rel.to_string(), abs, String::new());
@@ -119,6 +125,11 @@ impl Project {
         let source_tables = load_sources(&mut loader);
         check_path_defaults(&mut loader, &config.path_defaults);
         let models = load_models(&mut loader, &config.path_defaults);
+        tracing::debug!(
+            models = models.len(),
+            files = loader.sources.len(),
+            "project files read and parsed"
+        );
         let mut project = Project {
             root: loader.root,
             sources: loader.sources,
@@ -129,7 +140,9 @@ impl Project {
             source_tables,
             diagnostics: loader.diags,
         };
-        resolve_types(&mut project, engine);
+        crate::logging::timed("declared types resolved", || {
+            resolve_types(&mut project, engine)
+        });
         Ok(project)
     }
 }
@@ -228,8 +241,17 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
     let mut models: Vec<Model> = Vec::new();
     let mut pending: Vec<(usize, FileId)> = Vec::new();
     let mut first_file: HashMap<String, FileId> = HashMap::new();
-    for f in files.iter().filter(|f| f.ext == "sql") {
-        let Some(sql_file) = loader.read(&f.rel, &f.abs) else {
+    let pairs: Vec<(&Found, Option<&Found>)> = files
+        .iter()
+        .filter(|f| f.ext == "sql")
+        .map(|f| (f, sidecars.get(&(parent(&f.rel), f.stem.clone())).copied()))
+        .collect();
+    // Reading thousands of small files is mostly waiting on the kernel: do it on every core.
+    let texts = crate::logging::timed("model files read", || {
+        read_all(&pairs, |(sql, side)| [Some(*sql), *side])
+    });
+    for ((f, side), [sql_text, side_text]) in pairs.iter().zip(texts) {
+        let Some(sql_file) = loader.add(&f.rel, &f.abs, sql_text.expect("always read")) else {
             continue;
         };
         if let Some(&other) = first_file.get(&f.stem) {
@@ -247,11 +269,10 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
             continue;
         }
         first_file.insert(f.stem.clone(), sql_file);
-        let key = (parent(&f.rel), f.stem.clone());
-        // Sidecars are read now and parsed below, on every core.
-        let sidecar = sidecars
-            .get(&key)
-            .and_then(|side| loader.read(&side.rel, &side.abs));
+        // Sidecars are parsed below, on every core.
+        let sidecar = side
+            .zip(side_text)
+            .and_then(|(side, text)| loader.add(&side.rel, &side.abs, text));
         if let Some(id) = sidecar {
             pending.push((models.len(), id));
         }
@@ -264,8 +285,10 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
         });
     }
     let sources = &loader.sources;
-    let parsed = crate::parallel::map(&pending, |&(i, id)| {
-        parse_sidecar(sources, id, &models[i].name)
+    let parsed = crate::logging::timed("sidecars parsed", || {
+        crate::parallel::map(&pending, |&(i, id)| {
+            parse_sidecar(sources, id, &models[i].name)
+        })
     });
     for ((i, _), (sidecar, diags)) in pending.into_iter().zip(parsed) {
         loader.diags.extend(diags);
@@ -284,6 +307,18 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
         }
     }
     models
+}
+
+/// Reads the files `which` names for each item, on every core, keeping the order.
+fn read_all<T: Sync, const N: usize>(
+    items: &[T],
+    which: impl Fn(&T) -> [Option<&Found>; N] + Sync,
+) -> Vec<[Option<std::io::Result<String>>; N]> {
+    use rayon::prelude::*;
+    items
+        .par_iter()
+        .map(|item| which(item).map(|f| f.map(|f| std::fs::read_to_string(&f.abs))))
+        .collect()
 }
 
 type Sidecar = Option<(ModelProps, Vec<Column>)>;
