@@ -40,6 +40,11 @@ pub struct GlobalArgs {
     /// redacted like every other output.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+
+    /// Neither read nor write the compile cache (.sqb/cache/): compile every model's SQL even
+    /// when no file has changed since the last compile.
+    #[arg(long, global = true, env = "SQB_NO_CACHE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_cache: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

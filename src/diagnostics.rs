@@ -5,12 +5,12 @@
 //! codes and the JSON shape are a documented wire format (docs/diagnostics.md).
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::source::{Loc, SourceMap};
 
 /// How serious a diagnostic is. Errors make a project invalid; warnings and infos do not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -21,7 +21,7 @@ pub enum Severity {
 macro_rules! codes {
     ($($variant:ident => ($code:literal, $name:literal),)*) => {
         /// Stable diagnostic codes; never renumber one, only add.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
         pub enum Code { $($variant,)* }
 
         impl Code {
@@ -80,14 +80,14 @@ codes! {
 }
 
 /// A location and what to say about it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Label {
     pub loc: Loc,
     pub text: String,
 }
 
 /// One problem found in a project.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostic {
     pub code: Code,
     pub severity: Severity,

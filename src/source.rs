@@ -7,11 +7,13 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Index of a file in a [`SourceMap`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct FileId(pub usize);
 
 /// A byte range inside one source file.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Loc {
     pub file: FileId,
     pub span: Range<usize>,

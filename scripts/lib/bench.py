@@ -147,10 +147,13 @@ def model_sql(name, columns):
     )
 
 
-def measure(cmd, runs, env=None, cwd=None, ok=(0,)):
-    """Runs cmd `runs` times; returns (seconds list, peak RSS in MiB)."""
+def measure(cmd, runs, env=None, cwd=None, ok=(0,), prepare=None):
+    """Runs cmd `runs` times (calling `prepare` before each, untimed); returns (seconds list,
+    peak RSS in MiB)."""
     times, peak = [], 0
     for _ in range(runs):
+        if prepare:
+            prepare()
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
@@ -233,16 +236,25 @@ def run_engine(engine, args, results):
         ft, fp = measure(floor_cmd, args.runs, env=psql_env)
         floor = statistics.median(ft)
         lines.append(row("floor: the catalog query (" + ("psql" if engine == "postgres" else "DuckDB") + ")", ft, fp))
+        # "cold" runs start without the compile cache (.sqb/cache), as on a fresh checkout;
+        # the others find the verdict of an earlier run of the same project.
         steps = [
-            (f"compile ({len(sub.tables)} models)", [sqb, "--project-dir", compile_root, "compile"], compile_root, (0,)),
-            (f"compile ({args.relations} models)", [sqb, "--project-dir", clean, "compile"], clean, (0,)),
-            ("contract diff, no drift", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,)),
-            ("contract diff, 5% drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod"], drifted_root, (1,)),
-            ("contract diff --json, 5% drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod", "--json"], drifted_root, (1,)),
-            ("contract generate (preview, 5% drift)", [sqb, "--project-dir", drifted_root, "contract", "generate", "--from", "prod"], drifted_root, (0,)),
+            (f"compile ({len(sub.tables)} models), cold", [sqb, "--project-dir", compile_root, "compile"], compile_root, (0,), True),
+            (f"compile ({len(sub.tables)} models)", [sqb, "--project-dir", compile_root, "compile"], compile_root, (0,), False),
+            (f"compile ({args.relations} models), cold", [sqb, "--project-dir", clean, "compile"], clean, (0,), True),
+            ("contract diff, no drift, cold", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,), True),
+            ("contract diff, no drift", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,), False),
+            ("contract diff, 5% drift, cold", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod"], drifted_root, (1,), True),
+            ("contract diff, 5% drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod"], drifted_root, (1,), False),
+            ("contract diff --json, 5% drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod", "--json"], drifted_root, (1,), False),
+            ("contract generate (preview, 5% drift)", [sqb, "--project-dir", drifted_root, "contract", "generate", "--from", "prod"], drifted_root, (0,), False),
         ]
-        for label, cmd, _, ok in steps:
-            t, p = measure(cmd, args.runs, env=env, ok=ok)
+        for label, cmd, root, ok, cold in steps:
+            cache = os.path.join(root, ".sqb", "cache")
+            prepare = (lambda c=cache: shutil.rmtree(c, ignore_errors=True)) if cold else None
+            if not cold:
+                subprocess.run([sqb, "--project-dir", root, "compile"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            t, p = measure(cmd, args.runs, env=env, ok=ok, prepare=prepare)
             lines.append(row(label, t, p, floor if "diff" in label or "generate" in label else None))
         # Writes change the project, so each run starts from a fresh copy.
         for label, declared, extra in [

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::cli::{CompileArgs, CompileFormat, GlobalArgs};
 use crate::commands::{data, note, project_root};
-use crate::compile::{compile_with_graph, Options};
+use crate::compile::{compile_cached, Options};
 use crate::diagnostics::{self, Counts, Diagnostic, JsonDiagnostic, Severity};
 use crate::exit::ExitStatus;
 use crate::project::Project;
@@ -30,11 +30,12 @@ struct Summary {
 pub fn run(global: &GlobalArgs, args: &CompileArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
     let project = Project::load(&root)?;
-    let (diags, _) = compile_with_graph(
+    let (diags, _) = compile_cached(
         &project,
         Options {
             sql_analysis: !args.no_sql_analysis,
         },
+        !global.no_cache,
     );
     let counts = diagnostics::count(&diags);
     match args.format {

@@ -5,13 +5,9 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::cli::{DiffArgs, Format, GlobalArgs};
-use crate::commands::{
-    ensure_compiles, output_report, project_root, resolve_selection, runtime, target, timeouts,
-};
-use crate::compile::compile_with_graph;
-use crate::compile::deps::Graph;
+use crate::commands::{compile_and_inspect, output_report, project_root};
 use crate::contract::diff::{diff, Declared, Shape};
-use crate::contract::inspect::{inspect, Inspected, Inspection};
+use crate::contract::inspect::{Inspected, Inspection};
 use crate::exit::ExitStatus;
 use crate::project::{Policy, Project, Target};
 use crate::report::{self, DiffReport, FindingReport, NamespaceInfo, ResourceReport};
@@ -21,46 +17,11 @@ use crate::source::Loc;
 pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
     let project = crate::logging::timed("project loaded", || Project::load(&root))?;
-    // The project compiles on other threads while the warehouse is read; the compile's verdict
-    // still decides first. Graph operators need the compiled DAG before anything is selected.
-    let needs_graph = args.selection.select_file.is_some()
-        || args
-            .selection
-            .select
-            .iter()
-            .chain(&args.selection.exclude)
-            .any(|s| s.contains('+'));
-    std::thread::scope(|scope| {
-        let compiling = scope.spawn(|| {
-            crate::logging::timed("project compiled", || {
-                compile_with_graph(&project, Default::default())
-            })
-        });
-        let early = (!needs_graph).then(|| read_warehouse(&project, args, &Graph::default()));
-        let (diags, graph) = compiling.join().expect("the compile thread panicked");
-        ensure_compiles(&project, &diags)?;
-        let (target, inspection) = match early {
-            Some(result) => result?,
-            None => read_warehouse(&project, args, &graph)?,
-        };
-        crate::logging::timed("report rendered", || {
-            report(&project, args, target, &inspection)
-        })
+    let (target, inspection) =
+        compile_and_inspect(global, &project, &args.from, &args.selection, &args.connect)?;
+    crate::logging::timed("report rendered", || {
+        report(&project, args, target, &inspection)
     })
-}
-
-fn read_warehouse<'p>(
-    project: &'p Project,
-    args: &DiffArgs,
-    graph: &Graph,
-) -> anyhow::Result<(&'p Target, Inspection<'p>)> {
-    let target = target(project, &args.from)?;
-    let resources = resolve_selection(project, graph, &args.selection)?;
-    let runtime = runtime()?;
-    let inspection = crate::logging::timed("warehouse read", || {
-        runtime.block_on(inspect(project, target, resources, timeouts(&args.connect)))
-    })?;
-    Ok((target, inspection))
 }
 
 fn report(

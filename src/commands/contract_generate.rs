@@ -7,11 +7,8 @@ use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 
 use crate::cli::{GenerateArgs, GenerateFormat, GlobalArgs};
-use crate::commands::{
-    data, load_valid_project, note, output_report, resolve_selection, runtime, target, timeouts,
-};
-use crate::compile::compile;
-use crate::contract::inspect::inspect;
+use crate::commands::{compile_and_inspect, data, note, output_report, project_root};
+use crate::compile::compile_cached;
 use crate::contract::plan::{plan, Action, Home, Plan, Proposal, Skipped};
 use crate::diagnostics;
 use crate::edit::toml::{self as toml_edit, Editor};
@@ -46,15 +43,10 @@ struct JsonSummary {
 }
 
 pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatus> {
-    let (project, graph) = load_valid_project(global)?;
-    let target_def = target(&project, &args.from)?;
-    let resources = resolve_selection(&project, &graph, &args.selection)?;
-    let inspection = runtime()?.block_on(inspect(
-        &project,
-        target_def,
-        resources,
-        timeouts(&args.connect),
-    ))?;
+    let root = project_root(global)?;
+    let project = crate::logging::timed("project loaded", || Project::load(&root))?;
+    let (_, inspection) =
+        compile_and_inspect(global, &project, &args.from, &args.selection, &args.connect)?;
     let plan = plan(&project, &inspection.items, args.overwrite);
     let changes = file_changes(&project, &plan)?;
     match args.format {
@@ -224,7 +216,8 @@ fn write(global: &GlobalArgs, project: &Project, changes: &[FileChange]) -> anyh
     // The check renders its diagnostics while the reloaded sources are at hand.
     let check = || -> Result<(), String> {
         let reloaded = Project::load(&root).map_err(|e| format!("error: {e}"))?;
-        let rendered: Vec<String> = compile(&reloaded)
+        let (diags, _) = compile_cached(&reloaded, Default::default(), !global.no_cache);
+        let rendered: Vec<String> = diags
             .iter()
             .filter(|d| d.is_error())
             .map(|d| diagnostics::render_text(d, &reloaded.sources))

@@ -14,6 +14,7 @@ use anstyle::{AnsiColor, Style};
 
 use crate::cli::{Cli, ColorChoice, Command, ConnectArgs, ContractCommand, GlobalArgs, SelectArgs};
 use crate::compile::deps::Graph;
+use crate::contract::inspect::{inspect, Inspection};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::project::{self, Project, Target};
@@ -121,14 +122,46 @@ fn find_project_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
     })
 }
 
-/// Loads the project and compiles it; a project with errors is a failure of the command, with
-/// its diagnostics on stderr.
-pub fn load_valid_project(global: &GlobalArgs) -> anyhow::Result<(Project, Graph)> {
-    let root = project_root(global)?;
-    let project = Project::load(&root)?;
-    let (diags, graph) = crate::compile::compile_with_graph(&project, Default::default());
-    ensure_compiles(&project, &diags)?;
-    Ok((project, graph))
+/// Compiles `project` on other threads while the warehouse is read, then checks the verdict
+/// first: a project with errors fails the command even when the warehouse is unreachable.
+/// Graph operators (and `--select-file`, which may hold them) need the compiled DAG before
+/// anything is selected, so then the warehouse is read after the compile.
+pub fn compile_and_inspect<'p>(
+    global: &GlobalArgs,
+    project: &'p Project,
+    from: &str,
+    selection: &SelectArgs,
+    connect: &ConnectArgs,
+) -> anyhow::Result<(&'p Target, Inspection<'p>)> {
+    let needs_graph = selection.select_file.is_some()
+        || selection
+            .select
+            .iter()
+            .chain(&selection.exclude)
+            .any(|s| s.contains('+'));
+    let read = |graph: &Graph| -> anyhow::Result<(&'p Target, Inspection<'p>)> {
+        let target = target(project, from)?;
+        let resources = resolve_selection(project, graph, selection)?;
+        let runtime = runtime()?;
+        let inspection = crate::logging::timed("warehouse read", || {
+            runtime.block_on(inspect(project, target, resources, timeouts(connect)))
+        })?;
+        Ok((target, inspection))
+    };
+    std::thread::scope(|scope| {
+        let compiling = scope.spawn(|| {
+            crate::logging::timed("project compiled", || {
+                crate::compile::compile_cached(project, Default::default(), !global.no_cache)
+            })
+        });
+        let early = (!needs_graph).then(|| read(&Graph::default()));
+        let (diags, graph) = compiling.join().expect("the compile thread panicked");
+        ensure_compiles(project, &diags)?;
+        match early {
+            Some(result) => result,
+            None => read(&graph),
+        }
+    })
 }
 
 /// A project with errors is a failure of the command, with its diagnostics on stderr.

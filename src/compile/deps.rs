@@ -23,6 +23,19 @@ pub struct Graph {
     pub children: Vec<Vec<usize>>,
 }
 
+impl Graph {
+    /// The graph with these parent lists (children derived).
+    pub fn from_parents(parents: Vec<Vec<usize>>) -> Self {
+        let mut children = vec![Vec::new(); parents.len()];
+        for (i, list) in parents.iter().enumerate() {
+            for &p in list {
+                children[p].push(i);
+            }
+        }
+        Self { parents, children }
+    }
+}
+
 /// A reference found in a model's SQL.
 struct Reference {
     parts: Vec<Ident>,

@@ -2,6 +2,7 @@
 //!
 //! Everything here is offline and pure: it reads the [`Project`] and returns diagnostics.
 
+pub mod cache;
 pub mod contract_shape;
 pub mod deps;
 mod interface;
@@ -37,6 +38,27 @@ pub fn compile(project: &Project) -> Vec<Diagnostic> {
 pub fn compile_with_graph(project: &Project, options: Options) -> (Vec<Diagnostic>, deps::Graph) {
     let compiled = analyze(project, options);
     (compiled.diagnostics, compiled.graph)
+}
+
+/// [`compile_with_graph`] through the compile cache ([`cache`]) when `use_cache` is set: an
+/// unchanged project's verdict is read back instead of recomputed, and a new verdict without
+/// errors is stored.
+pub fn compile_cached(
+    project: &Project,
+    options: Options,
+    use_cache: bool,
+) -> (Vec<Diagnostic>, deps::Graph) {
+    if !use_cache {
+        return compile_with_graph(project, options);
+    }
+    let key = crate::logging::timed("compile cache key", || cache::key(project, options));
+    let resources = project.models.len() + project.source_tables.len();
+    if let Some(hit) = cache::load(&project.root, &key, resources) {
+        return hit;
+    }
+    let (diags, graph) = compile_with_graph(project, options);
+    cache::store(&project.root, key, &diags, &graph);
+    (diags, graph)
 }
 
 /// Everything compiling a project finds.

@@ -12,8 +12,12 @@ pub fn repo() -> PathBuf {
 /// A `sqb` command with colours off and a clean environment for the variables sqb reads.
 pub fn sqb() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sqb"));
+    // Tests run against the repository's testdata folders: no compile cache is written there
+    // (tests/cache.rs covers the cache, in temp dirs).
     cmd.env_remove("SQB_DATABASE_URL")
         .env_remove("PGPASSWORD")
+        .env_remove("RUST_LOG")
+        .env("SQB_NO_CACHE", "1")
         .env("NO_COLOR", "1");
     cmd
 }

@@ -1,0 +1,196 @@
+//! The compile cache (.sqb/cache/): an unchanged project's verdict is reused, any change is a
+//! miss, errors are never cached, a broken cache file is ignored, and `--no-cache` leaves no
+//! trace.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{copy_tree, duckdb_file, repo, run, shop_migrations, sqb, transcript};
+
+/// sqb with the cache on (the other suites turn it off) and debug logging, which says whether
+/// the cache was hit.
+fn cached(root: &Path, args: &[&str]) -> Output {
+    let mut cmd = sqb();
+    cmd.env_remove("SQB_NO_CACHE")
+        .arg("-v")
+        .arg("--project-dir")
+        .arg(root)
+        .args(args);
+    run(&mut cmd)
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn hit(out: &Output) -> bool {
+    stderr(out).contains("compile cache hit")
+}
+
+/// The lines a user sees, without the debug log.
+fn visible(out: &Output, root: &Path) -> String {
+    transcript(out, root)
+        .lines()
+        .filter(|l| !l.contains(" DEBUG "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn project_with_a_warning(root: &Path) {
+    copy_tree(
+        &repo().join("testdata/compile/numeric_without_precision"),
+        root,
+    );
+}
+
+#[test]
+fn an_unchanged_project_is_not_compiled_twice_and_says_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    project_with_a_warning(tmp.path());
+    let first = cached(tmp.path(), &["compile"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(!hit(&first));
+    let cache = tmp.path().join(".sqb/cache");
+    assert!(cache.join("compile-v1.json").is_file());
+    assert_eq!(
+        std::fs::read_to_string(cache.join(".gitignore"))
+            .unwrap()
+            .lines()
+            .last(),
+        Some("*")
+    );
+    assert!(std::fs::read_to_string(cache.join("CACHEDIR.TAG"))
+        .unwrap()
+        .starts_with("Signature: 8a477f597d28d172789f06886806bc55"));
+
+    let second = cached(tmp.path(), &["compile"]);
+    assert!(hit(&second), "{}", stderr(&second));
+    assert_eq!(second.status.code(), Some(0));
+    // The warning is replayed with its snippet; JSON output too.
+    assert_eq!(visible(&first, tmp.path()), visible(&second, tmp.path()));
+    assert!(visible(&second, tmp.path()).contains("W001"));
+    let json_cold = {
+        let mut cmd = sqb();
+        cmd.arg("--project-dir")
+            .arg(tmp.path())
+            .args(["compile", "--format", "json"]);
+        run(&mut cmd)
+    };
+    let json_warm = cached(tmp.path(), &["compile", "--format", "json"]);
+    assert!(hit(&json_warm));
+    assert_eq!(json_cold.stdout, json_warm.stdout);
+}
+
+#[test]
+fn any_change_is_a_miss_and_errors_are_reported_fresh() {
+    let tmp = tempfile::tempdir().unwrap();
+    project_with_a_warning(tmp.path());
+    assert_eq!(cached(tmp.path(), &["compile"]).status.code(), Some(0));
+    // An error introduced after a cached valid compile is found.
+    let sidecar = tmp.path().join("models/orders.toml");
+    let original = std::fs::read_to_string(&sidecar).unwrap();
+    std::fs::write(&sidecar, format!("colour = \"red\"\n{original}")).unwrap();
+    let broken = cached(tmp.path(), &["compile"]);
+    assert!(!hit(&broken));
+    assert_eq!(broken.status.code(), Some(1), "{}", stderr(&broken));
+    assert!(visible(&broken, tmp.path()).contains("unknown key `colour`"));
+    // Errors are not cached: the same broken project is compiled again, not replayed.
+    let again = cached(tmp.path(), &["compile"]);
+    assert!(!hit(&again) && again.status.code() == Some(1));
+    // A new file is a change too.
+    std::fs::write(&sidecar, &original).unwrap();
+    assert_eq!(cached(tmp.path(), &["compile"]).status.code(), Some(0));
+    std::fs::write(tmp.path().join("models/extra.sql"), "SELECT 1 AS x\n").unwrap();
+    let added = cached(tmp.path(), &["compile"]);
+    assert!(!hit(&added));
+    assert!(visible(&added, tmp.path()).contains("compiled 2 models"));
+    // So is an option that changes what compile checks.
+    let no_sql = cached(tmp.path(), &["compile", "--no-sql-analysis"]);
+    assert!(!hit(&no_sql));
+}
+
+#[test]
+fn a_damaged_cache_file_is_ignored_and_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    project_with_a_warning(tmp.path());
+    assert_eq!(cached(tmp.path(), &["compile"]).status.code(), Some(0));
+    let file = tmp.path().join(".sqb/cache/compile-v1.json");
+    for damage in ["{ not json", "", "{\"key\": 3}"] {
+        std::fs::write(&file, damage).unwrap();
+        let out = cached(tmp.path(), &["compile"]);
+        assert_eq!(out.status.code(), Some(0), "{damage:?}: {}", stderr(&out));
+        assert!(!hit(&out));
+        assert!(visible(&out, tmp.path()).contains("W001"));
+        let stored: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert!(stored["key"].is_string());
+    }
+}
+
+#[test]
+fn an_unwritable_cache_does_not_fail_the_command() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    project_with_a_warning(tmp.path());
+    // A file where the .sqb directory would be: the cache cannot be written.
+    std::fs::write(tmp.path().join(".sqb"), "").unwrap();
+    let out = cached(tmp.path(), &["compile"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::remove_file(tmp.path().join(".sqb")).unwrap();
+    // A read-only project directory (root ignores permissions, so only check what it can).
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let out = cached(tmp.path(), &["compile"]);
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn no_cache_neither_reads_nor_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    project_with_a_warning(tmp.path());
+    let out = cached(tmp.path(), &["--no-cache", "compile"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!tmp.path().join(".sqb").exists());
+    let mut cmd = sqb();
+    cmd.arg("--project-dir").arg(tmp.path()).arg("compile");
+    run(&mut cmd); // SQB_NO_CACHE=1, as every other suite runs
+    assert!(!tmp.path().join(".sqb").exists());
+    // A cache written earlier is not read either.
+    assert_eq!(cached(tmp.path(), &["compile"]).status.code(), Some(0));
+    assert!(!hit(&cached(tmp.path(), &["--no-cache", "compile"])));
+}
+
+#[test]
+fn diff_reuses_the_verdict_and_a_restored_project_is_a_hit() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("examples/shop"), tmp.path());
+    let _ = std::fs::remove_file(tmp.path().join("warehouse.duckdb"));
+    let _ = std::fs::remove_dir_all(tmp.path().join(".sqb"));
+    duckdb_file(&tmp.path().join("warehouse.duckdb"), &shop_migrations());
+    let first = cached(tmp.path(), &["contract", "diff", "--from", "prod"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let second = cached(tmp.path(), &["contract", "diff", "--from", "dev"]);
+    assert!(hit(&second), "{}", stderr(&second));
+    assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
+    // generate --write --overwrite from dev contradicts the SQL of an enforced model: the
+    // recompile fails, the files are restored, and the restored project is a hit again.
+    let write = cached(
+        tmp.path(),
+        &[
+            "contract",
+            "generate",
+            "--from",
+            "dev",
+            "--write",
+            "--overwrite",
+        ],
+    );
+    assert_eq!(write.status.code(), Some(2), "{}", stderr(&write));
+    assert!(stderr(&write).contains("compile cache miss"));
+    let after = cached(tmp.path(), &["contract", "diff", "--from", "dev"]);
+    assert!(hit(&after), "{}", stderr(&after));
+    assert_eq!(after.status.code(), Some(1));
+    assert_eq!(visible(&second, tmp.path()), visible(&after, tmp.path()));
+}
