@@ -1,6 +1,7 @@
 //! Writing files atomically: a temp file in the same directory, fsynced, then renamed over the
 //! destination, keeping the destination's permissions. A reader sees the old bytes or the new
-//! ones, never a mix; a failure leaves the destination untouched.
+//! ones, never a mix; a failure leaves the destination untouched, and so does Ctrl-C or SIGTERM
+//! (the temp file is registered with [`crate::interrupt`], which removes it).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,27 @@ pub struct WriteError {
 /// Replaces (or creates) `path` with `bytes` atomically. Symlinks are followed, so the link's
 /// target is replaced and the link kept.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let prepared = prepare(path, bytes)?;
+    let dir = prepared.dir.clone();
+    prepared.commit()?;
+    sync_dir(&dir);
+    Ok(())
+}
+
+/// A file's new bytes, written and fsynced to a temp file beside it, not yet in place.
+/// Dropping it without [`Prepared::commit`] removes the temp file and changes nothing.
+pub struct Prepared {
+    temp: tempfile::NamedTempFile,
+    _guard: crate::interrupt::TempGuard,
+    target: PathBuf,
+    path: PathBuf,
+    dir: PathBuf,
+}
+
+/// Writes `bytes` to a temp file in `path`'s directory (its target's, for a symlink), with the
+/// destination's permissions, and fsyncs it. Preparing many files first and committing them
+/// after costs one directory sync per directory instead of one per file.
+pub fn prepare(path: &Path, bytes: &[u8]) -> Result<Prepared, WriteError> {
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let fail = |source| WriteError {
         path: path.to_path_buf(),
@@ -26,22 +48,56 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".sqb-tmp-")
-        .tempfile_in(&dir)
-        .map_err(fail)?;
+    let (mut temp, guard) = crate::interrupt::create_tracked(
+        || {
+            tempfile::Builder::new()
+                .prefix(".sqb-tmp-")
+                .tempfile_in(&dir)
+        },
+        |t| t.path(),
+    )
+    .map_err(fail)?;
     temp.write_all(bytes).map_err(fail)?;
+    crate::interrupt::fault("temp-written");
     if let Ok(meta) = std::fs::metadata(&target) {
         temp.as_file()
             .set_permissions(meta.permissions())
             .map_err(fail)?;
     }
     temp.as_file().sync_all().map_err(fail)?;
-    temp.persist(&target).map_err(|e| fail(e.error))?;
-    if let Ok(d) = std::fs::File::open(&dir) {
+    Ok(Prepared {
+        temp,
+        _guard: guard,
+        target,
+        path: path.to_path_buf(),
+        dir,
+    })
+}
+
+impl Prepared {
+    /// The directory the file is renamed in; sync it (once) after committing.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Renames the temp file over the destination.
+    pub fn commit(self) -> Result<(), WriteError> {
+        let Prepared {
+            temp, target, path, ..
+        } = self;
+        temp.persist(&target).map_err(|e| WriteError {
+            path,
+            source: e.error,
+        })?;
+        Ok(())
+    }
+}
+
+/// Makes the renames in `dir` durable.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ pub enum ExitStatus {
     Failure,
     /// The command itself failed: usage, I/O, configuration, connection.
     Error,
+    /// Stopped by a signal (its number): 130 for Ctrl-C, 143 for SIGTERM, as shells report it.
+    Interrupted(i32),
 }
 
 impl ExitStatus {
@@ -19,6 +21,7 @@ impl ExitStatus {
             ExitStatus::Success => 0,
             ExitStatus::Failure => 1,
             ExitStatus::Error => 2,
+            ExitStatus::Interrupted(signal) => crate::interrupt::exit_code(signal),
         }
     }
 }

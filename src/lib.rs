@@ -17,6 +17,7 @@ pub mod engine;
 pub mod error;
 pub mod exit;
 pub mod ident;
+pub mod interrupt;
 pub mod logging;
 pub mod parallel;
 pub mod project;

@@ -1,10 +1,30 @@
 //! Splitting CPU-bound work over the machine's cores, keeping the input order.
+//!
+//! Work runs on one rayon pool whose threads have large stacks: parsing and analysing deeply
+//! nested SQL recurses far deeper than the 2 MiB default stack of a spawned thread allows.
+
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
+/// Stack size of the worker threads: as much as the main thread gets on Linux, and more.
+pub const STACK_BYTES: usize = 16 * 1024 * 1024;
+
+fn pool() -> &'static rayon::ThreadPool {
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .stack_size(STACK_BYTES)
+            .thread_name(|i| format!("sqb-worker-{i}"))
+            .build()
+            .or_else(|_| rayon::ThreadPoolBuilder::new().build())
+            .expect("a thread pool can be built")
+    })
+}
+
 /// `f` over `items` on every available core, results in input order.
 pub fn map<I: Sync, T: Send>(items: &[I], f: impl Fn(&I) -> T + Sync + Send) -> Vec<T> {
-    items.par_iter().map(f).collect()
+    pool().install(|| items.par_iter().map(f).collect())
 }
 
 #[cfg(test)]

@@ -50,18 +50,29 @@ pub struct SourceFile {
     pub rel_path: String,
     pub abs_path: PathBuf,
     pub text: String,
-    line_starts: Vec<usize>,
+    /// Byte offsets of line starts, computed on first use: most files never need them.
+    line_starts: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
+            let mut starts = vec![0];
+            starts.extend(self.text.match_indices('\n').map(|(i, _)| i + 1));
+            starts.shrink_to_fit();
+            starts
+        })
+    }
+
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
-        let line = match self.line_starts.binary_search(&offset) {
+        let line_starts = self.line_starts();
+        let line = match line_starts.binary_search(&offset) {
             Ok(i) => i,
             Err(i) => i - 1,
         };
-        let start = self.line_starts[line];
+        let start = line_starts[line];
         let column = self.text[start..floor_char_boundary(&self.text, offset)]
             .chars()
             .count();
@@ -70,7 +81,7 @@ impl SourceFile {
 
     /// Byte offset of a 1-based line and character column, clamped to the text.
     pub fn offset_of(&self, line: usize, column: usize) -> usize {
-        let Some(&start) = self.line_starts.get(line.saturating_sub(1)) else {
+        let Some(&start) = self.line_starts().get(line.saturating_sub(1)) else {
             return self.text.len();
         };
         let rest = &self.text[start..];
@@ -108,13 +119,11 @@ impl SourceMap {
     }
 
     pub fn add(&mut self, rel_path: String, abs_path: &Path, text: String) -> FileId {
-        let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         self.files.push(SourceFile {
             rel_path,
             abs_path: abs_path.to_path_buf(),
             text,
-            line_starts,
+            line_starts: std::sync::OnceLock::new(),
         });
         FileId(self.files.len() - 1)
     }

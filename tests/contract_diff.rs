@@ -859,7 +859,34 @@ fn no_error_path_shows_the_password() {
     let tmp = tempfile::tempdir().unwrap();
     kinds_project(tmp.path(), PG_HEADER);
     let good = admin.replace("sqb_test:sqb_test@", &format!("sqb_test:{SECRET}@"));
+    // A server that accepts and never answers: the connect timeout.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+    // A server-side error after authentication: a role without CONNECT on the database.
+    let db = TestDb::create("noconnect").unwrap();
+    let role = format!("sqb_secret_{}", std::process::id());
+    pg_exec(
+        &admin,
+        &format!(
+            "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD '{SECRET}';
+             REVOKE CONNECT ON DATABASE {} FROM PUBLIC;",
+            db.name
+        ),
+    );
+    let no_connect = db
+        .url
+        .replace("sqb_test:sqb_test@", &format!("{role}:{SECRET}@"));
     let cases = [
+        (
+            "connect timeout",
+            format!("postgres://sqb_test:{SECRET}@127.0.0.1:{silent_port}/postgres"),
+            "timed out after 3s connecting to 127.0.0.1",
+        ),
+        (
+            "permission denied by the server",
+            no_connect,
+            "permission denied for database",
+        ),
         (
             "wrong password",
             good.clone(),
@@ -886,9 +913,14 @@ fn no_error_path_shows_the_password() {
             "invalid Postgres connection URL",
         ),
     ];
-    for (what, url, expected) in cases {
+    let logging: [&[(&str, &str)]; 2] = [&[], &[("RUST_LOG", "trace")]];
+    for ((what, url, expected), log) in cases
+        .iter()
+        .flat_map(|c| logging.iter().map(move |l| (c, l)))
+    {
         let output = tmp.path().join("report.json");
         let mut cmd = sqb();
+        cmd.envs(log.iter().copied()).arg("-vv");
         cmd.arg("--project-dir").arg(tmp.path()).args([
             "contract",
             "diff",
@@ -900,7 +932,7 @@ fn no_error_path_shows_the_password() {
         ]);
         cmd.arg("--output")
             .arg(&output)
-            .env("SQB_DATABASE_URL", &url)
+            .env("SQB_DATABASE_URL", url)
             .env("PGPASSWORD", SECRET);
         let out = run(&mut cmd);
         let text = transcript(&out, tmp.path());
@@ -908,7 +940,59 @@ fn no_error_path_shows_the_password() {
         assert!(text.contains(expected), "{what}: {text}");
         assert!(!text.contains(SECRET), "{what} leaked the password: {text}");
         assert!(!output.exists(), "{what}: a failed run wrote a report");
+        if !log.is_empty() {
+            assert!(text.contains(" DEBUG "), "{what}: no trace log: {text}");
+        }
     }
+    pg_exec(
+        &admin,
+        &format!("DROP DATABASE {} WITH (FORCE); DROP ROLE {role}", db.name),
+    );
+    std::mem::forget(db);
+}
+
+#[test]
+fn trace_logs_of_a_successful_diff_show_no_password() {
+    let Some(db) = TestDb::create("tracelog") else {
+        return;
+    };
+    pg_exec(&db.url, &shop_migrations());
+    let role = format!("sqb_trace_{}", std::process::id());
+    pg_exec(
+        &db.url,
+        &format!("DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD '{SECRET}';"),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    shop_copy(tmp.path());
+    std::fs::write(
+        tmp.path().join("sqb.toml"),
+        std::fs::read_to_string(tmp.path().join("sqb.toml"))
+            .unwrap()
+            .replace("engine = \"duckdb\"", "engine = \"postgres\""),
+    )
+    .unwrap();
+    let url = db
+        .url
+        .replace("sqb_test:sqb_test@", &format!("{role}:{SECRET}@"));
+    let out = run(sqb()
+        .arg("--project-dir")
+        .arg(tmp.path())
+        .args(["-vv", "contract", "diff", "--from", "prod"])
+        .env("RUST_LOG", "trace")
+        .env("SQB_DATABASE_URL", &url));
+    let text = transcript(&out, tmp.path());
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("warehouse read"), "{text}");
+    assert!(
+        !text.contains(SECRET),
+        "the trace log leaked the password: {text}"
+    );
+    pg_exec(&db.url, &format!("DROP OWNED BY {role}"));
+    drop(db);
+    pg_exec(
+        &postgres_url().unwrap(),
+        &format!("DROP ROLE IF EXISTS {role}"),
+    );
 }
 
 #[test]

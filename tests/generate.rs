@@ -204,11 +204,12 @@ fn ctrl_c_during_the_write_restores_the_files() {
         .env("SQB_FAULT_AFTER", "sigint:write:2"));
     assert_eq!(
         out.status.code(),
-        Some(2),
+        Some(130),
         "{}",
         transcript(&out, tmp.path())
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted; every file was restored"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("interrupted by SIGINT; every file was restored"));
     assert_eq!(tree(tmp.path()), before);
     assert!(!tmp.path().join(".sqb/journal.json").exists());
 }

@@ -258,8 +258,8 @@ def run_engine(engine, args, results):
             lines.append(row(label, t, p, floor if "diff" in label or "generate" in label else None))
         # Writes change the project, so each run starts from a fresh copy.
         for label, declared, extra in [
-            (f"generate --write, no declarations ({args.generate_models} models)", 0.0, []),
-            ("generate --write --overwrite, 5% drift", 1.0, ["--overwrite"]),
+            (f"generate --write, no declarations ({args.generate_models} models), cold", 0.0, []),
+            ("generate --write --overwrite, 5% drift, cold", 1.0, ["--overwrite"]),
         ]:
             times, peak = [], 0
             for r in range(args.runs):

@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::cli::{DiffArgs, Format, GlobalArgs};
-use crate::commands::{compile_and_inspect, output_report, project_root};
+use crate::commands::{compile_and_inspect, output_report, project_root, start_session};
 use crate::contract::diff::{diff, Declared, Shape};
 use crate::contract::inspect::{Inspected, Inspection};
 use crate::exit::ExitStatus;
@@ -16,9 +16,16 @@ use crate::source::Loc;
 
 pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
+    let session = start_session(&root, &args.from, &args.selection, &args.connect);
     let project = crate::logging::timed("project loaded", || Project::load(&root))?;
-    let (target, inspection) =
-        compile_and_inspect(global, &project, &args.from, &args.selection, &args.connect)?;
+    let (target, inspection) = compile_and_inspect(
+        global,
+        &project,
+        &args.from,
+        &args.selection,
+        &args.connect,
+        session,
+    )?;
     crate::logging::timed("report rendered", || {
         report(&project, args, target, &inspection)
     })
@@ -38,11 +45,7 @@ fn report(
             .as_ref()
             .map_or(String::new(), |s| s.value.clone()),
     };
-    let resources = inspection
-        .items
-        .iter()
-        .map(|item| resource_report(project, item))
-        .collect();
+    let resources = crate::parallel::map(&inspection.items, |item| resource_report(project, item));
     let report = DiffReport::new(args.from.clone(), namespace, resources);
     let format = if args.json { Format::Json } else { args.format };
     let text = match format {

@@ -7,7 +7,9 @@ use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 
 use crate::cli::{GenerateArgs, GenerateFormat, GlobalArgs};
-use crate::commands::{compile_and_inspect, data, note, output_report, project_root};
+use crate::commands::{
+    compile_and_inspect, data, note, output_report, project_root, start_session,
+};
 use crate::compile::compile_cached;
 use crate::contract::plan::{plan, Action, Home, Plan, Proposal, Skipped};
 use crate::diagnostics;
@@ -44,9 +46,16 @@ struct JsonSummary {
 
 pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
+    let session = start_session(&root, &args.from, &args.selection, &args.connect);
     let project = crate::logging::timed("project loaded", || Project::load(&root))?;
-    let (_, inspection) =
-        compile_and_inspect(global, &project, &args.from, &args.selection, &args.connect)?;
+    let (_, inspection) = compile_and_inspect(
+        global,
+        &project,
+        &args.from,
+        &args.selection,
+        &args.connect,
+        session,
+    )?;
     let plan = plan(&project, &inspection.items, args.overwrite);
     let changes = file_changes(&project, &plan)?;
     match args.format {
@@ -56,8 +65,7 @@ pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatu
     if !args.write || changes.is_empty() {
         return Ok(ExitStatus::Success);
     }
-    write(global, &project, &changes)?;
-    Ok(ExitStatus::Success)
+    write(global, &project, &changes)
 }
 
 /// Every file's new content, computed in memory, in path order.
@@ -211,7 +219,11 @@ fn print_preview(global: &GlobalArgs, changes: &[FileChange], plan: &Plan, writi
 }
 
 /// The write transaction: write every file, recompile from disk, restore on failure.
-fn write(global: &GlobalArgs, project: &Project, changes: &[FileChange]) -> anyhow::Result<()> {
+fn write(
+    global: &GlobalArgs,
+    project: &Project,
+    changes: &[FileChange],
+) -> anyhow::Result<ExitStatus> {
     let root = project.root.clone();
     // The check renders its diagnostics while the reloaded sources are at hand.
     let check = || -> Result<(), String> {
@@ -237,13 +249,17 @@ fn write(global: &GlobalArgs, project: &Project, changes: &[FileChange]) -> anyh
                     count(changes.len(), "file", "files")
                 ),
             );
-            Ok(())
+            Ok(ExitStatus::Success)
         }
         Ok(Err(rendered)) => {
             anstream::eprintln!("{rendered}\n");
             Err(UserError::new("the generated declarations do not compile; every file was restored to its prior content")
                 .with_hint("fix the declarations or the warehouse as the diagnostics say, then run again")
                 .into())
+        }
+        Err(TxError::Interrupted(signal)) => {
+            anstream::eprintln!("error: {}", TxError::Interrupted(signal));
+            Ok(ExitStatus::Interrupted(signal))
         }
         Err(TxError::Locked) => Err(UserError::new(
             "another sqb command is writing to this project",

@@ -14,7 +14,7 @@ use anstyle::{AnsiColor, Style};
 
 use crate::cli::{Cli, ColorChoice, Command, ConnectArgs, ContractCommand, GlobalArgs, SelectArgs};
 use crate::compile::deps::Graph;
-use crate::contract::inspect::{inspect, Inspection};
+use crate::contract::inspect::{Connect, Inspection, Session};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::project::{self, Project, Target};
@@ -122,46 +122,74 @@ fn find_project_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
     })
 }
 
-/// Compiles `project` on other threads while the warehouse is read, then checks the verdict
-/// first: a project with errors fails the command even when the warehouse is unreachable.
-/// Graph operators (and `--select-file`, which may hold them) need the compiled DAG before
-/// anything is selected, so then the warehouse is read after the compile.
+/// Starts the warehouse session before the project is loaded: it connects (DuckDB: opens the
+/// file) and, when every resource is selected, already reads the relations named like the
+/// models. `None` when the configuration cannot tell how to connect yet; loading the project
+/// then reports why, in order.
+pub fn start_session(
+    root: &std::path::Path,
+    from: &str,
+    selection: &SelectArgs,
+    connect: &ConnectArgs,
+) -> Option<Session> {
+    let config = project::Config::load_alone(root)?;
+    let target = config.targets.get(from)?;
+    let connect = Connect::new(&config, root, timeouts(connect)).ok()?;
+    let everything = selection.select.is_empty()
+        && selection.exclude.is_empty()
+        && selection.select_file.is_none();
+    let read_ahead = everything.then(|| {
+        let root = root.to_path_buf();
+        let names: crate::contract::inspect::Names = Box::new(move || project::model_stems(&root));
+        let namespace = crate::warehouse::Namespace {
+            database: target.database.as_ref().map(|d| d.value.clone()),
+            schema: target
+                .schema
+                .as_ref()
+                .map_or(String::new(), |s| s.value.clone()),
+        };
+        (namespace, names)
+    });
+    Some(Session::start(connect, read_ahead))
+}
+
+/// Compiles `project` on another thread while the warehouse session connects and reads, then
+/// checks the verdict first: a project with errors fails the command even when the warehouse
+/// is unreachable. `session` is the one [`start_session`] started, if any.
 pub fn compile_and_inspect<'p>(
     global: &GlobalArgs,
     project: &'p Project,
     from: &str,
     selection: &SelectArgs,
     connect: &ConnectArgs,
+    session: Option<Session>,
 ) -> anyhow::Result<(&'p Target, Inspection<'p>)> {
-    let needs_graph = selection.select_file.is_some()
-        || selection
-            .select
-            .iter()
-            .chain(&selection.exclude)
-            .any(|s| s.contains('+'));
-    let read = |graph: &Graph| -> anyhow::Result<(&'p Target, Inspection<'p>)> {
-        let target = target(project, from)?;
-        let resources = resolve_selection(project, graph, selection)?;
-        let runtime = runtime()?;
-        let inspection = crate::logging::timed("warehouse read", || {
-            runtime.block_on(inspect(project, target, resources, timeouts(connect)))
-        })?;
-        Ok((target, inspection))
+    let session = match session {
+        Some(s) => Ok(s),
+        None => Connect::new(&project.config, &project.root, timeouts(connect))
+            .map(|c| Session::start(c, None)),
     };
-    std::thread::scope(|scope| {
-        let compiling = scope.spawn(|| {
-            crate::logging::timed("project compiled", || {
-                crate::compile::compile_cached(project, Default::default(), !global.no_cache)
+    let (diags, graph) = std::thread::scope(|scope| -> anyhow::Result<_> {
+        // Analysing deeply nested SQL recurses: give this thread the main thread's stack.
+        let compiling = std::thread::Builder::new()
+            .stack_size(crate::parallel::STACK_BYTES)
+            .spawn_scoped(scope, || {
+                crate::logging::timed("project compiled", || {
+                    crate::compile::compile_cached(project, Default::default(), !global.no_cache)
+                })
             })
-        });
-        let early = (!needs_graph).then(|| read(&Graph::default()));
-        let (diags, graph) = compiling.join().expect("the compile thread panicked");
-        ensure_compiles(project, &diags)?;
-        match early {
-            Some(result) => result,
-            None => read(&graph),
-        }
-    })
+            .context("could not start the compile thread")?;
+        Ok(compiling.join().expect("the compile thread panicked"))
+    })?;
+    ensure_compiles(project, &diags)?;
+    let target = target(project, from)?;
+    let resources = resolve_selection(project, &graph, selection)?;
+    let request = crate::contract::inspect::request(&resources, target);
+    let answer = crate::logging::timed("warehouse read", || session?.read(request))?;
+    Ok((
+        target,
+        crate::contract::inspect::assemble(project.engine(), target, resources, answer),
+    ))
 }
 
 /// A project with errors is a failure of the command, with its diagnostics on stderr.

@@ -14,7 +14,6 @@
 
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -44,17 +43,14 @@ pub fn path(root: &Path) -> PathBuf {
 /// The key of a project's compile: its build, its options, and every file it read.
 pub fn key(project: &Project, options: Options) -> String {
     let files: Vec<_> = project.sources.files().map(|(_, f)| f).collect();
-    let digests: Vec<[u8; 32]> = files
-        .par_iter()
-        .map(|f| {
-            let mut h = Sha256::new();
-            h.update((f.rel_path.len() as u64).to_le_bytes());
-            h.update(f.rel_path.as_bytes());
-            h.update((f.text.len() as u64).to_le_bytes());
-            h.update(f.text.as_bytes());
-            h.finalize().into()
-        })
-        .collect();
+    let digests: Vec<[u8; 32]> = crate::parallel::map(&files, |f| {
+        let mut h = Sha256::new();
+        h.update((f.rel_path.len() as u64).to_le_bytes());
+        h.update(f.rel_path.as_bytes());
+        h.update((f.text.len() as u64).to_le_bytes());
+        h.update(f.text.as_bytes());
+        h.finalize().into()
+    });
     let mut h = Sha256::new();
     h.update(build_identity().as_bytes());
     h.update([u8::from(options.sql_analysis)]);

@@ -417,9 +417,7 @@ mod tests {
             type_text: ty.map(|t| Spanned::new(t.to_string(), loc())),
             ty: ty.map(|t| types::parse(t, Engine::Postgres).unwrap()),
             nullable: nullable.map(|n| Spanned::new(n, loc())),
-            description: None,
-            audits: Vec::new(),
-            tags: Vec::new(),
+            docs: None,
         }
     }
 

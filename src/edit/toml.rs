@@ -141,6 +141,9 @@ impl Editor {
         if !columns.contains_key(from) {
             return Err(EditError(format!("no column `{from}`")));
         }
+        if from != to && columns.contains_key(to) {
+            return Err(EditError(format!("column `{to}` is already declared")));
+        }
         let keys: Vec<Key> = columns
             .iter()
             .map(|(k, _)| columns.key(k).cloned().unwrap_or_else(|| Key::new(k)))

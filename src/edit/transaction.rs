@@ -16,12 +16,12 @@
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::atomic::write_atomic;
+use crate::atomic::{prepare, write_atomic, Prepared};
 
 /// The directory, under the project root, that holds the lock and the journal.
 pub const STATE_DIR: &str = ".sqb";
@@ -29,7 +29,7 @@ const LOCK_FILE: &str = "lock";
 const JOURNAL_FILE: &str = "journal.json";
 
 /// For tests only: abort the process at a named step, as a crash would.
-pub const FAULT_ENV: &str = "SQB_FAULT_AFTER";
+pub use crate::interrupt::FAULT_ENV;
 
 /// One file to write: its path relative to the project root and its new content.
 #[derive(Debug, Clone)]
@@ -70,8 +70,9 @@ pub enum TxError {
     Write(#[from] crate::atomic::WriteError),
     #[error("the journal {} is unreadable: {reason}", path.display())]
     BadJournal { path: PathBuf, reason: String },
-    #[error("interrupted; every file was restored to its prior content")]
-    Interrupted,
+    /// Ctrl-C or SIGTERM (the signal's number) arrived; every file was restored.
+    #[error("interrupted by {}; every file was restored to its prior content", crate::interrupt::name(*.0))]
+    Interrupted(i32),
     /// The caller's check failed; every file was restored.
     #[error("the change was rolled back")]
     RolledBack,
@@ -105,21 +106,6 @@ pub fn lock(root: &Path) -> Result<ProjectLock, TxError> {
         Ok(()) => Ok(ProjectLock { _file: file }),
         Err(std::fs::TryLockError::WouldBlock) => Err(TxError::Locked),
         Err(std::fs::TryLockError::Error(e)) => Err(io("lock", &path)(e)),
-    }
-}
-
-/// Fault injection for the crash and signal tests: `SQB_FAULT_AFTER=STEP` aborts the process
-/// after STEP (`journal`, `write:N`, `check`), as a SIGKILL or power loss would;
-/// `SQB_FAULT_AFTER=sigint:STEP` sends the process SIGINT there, as Ctrl-C would.
-fn fault(step: &str) {
-    let Ok(wanted) = std::env::var(FAULT_ENV) else {
-        return;
-    };
-    if wanted == step {
-        std::process::abort();
-    }
-    if wanted.strip_prefix("sigint:") == Some(step) {
-        let _ = signal_hook::low_level::raise(signal_hook::consts::SIGINT);
     }
 }
 
@@ -158,7 +144,9 @@ pub fn apply<E>(
         version: 1,
         files: entries,
     };
-    let interrupted = Arc::new(AtomicBool::new(false));
+    // The signal thread leaves Ctrl-C and SIGTERM to this transaction, which restores first.
+    let _deferral = crate::interrupt::defer();
+    let interrupted = Arc::new(AtomicUsize::new(0));
     let signals = register_signals(&interrupted);
     let result = run_steps(root, changes, &journal, &interrupted, check);
     for id in signals {
@@ -171,32 +159,50 @@ fn run_steps<E>(
     root: &Path,
     changes: &[FileChange],
     journal: &Journal,
-    interrupted: &AtomicBool,
+    interrupted: &AtomicUsize,
     check: impl FnOnce() -> Result<(), E>,
 ) -> Result<Result<(), E>, TxError> {
     write_journal(root, journal)?;
-    fault("journal");
-    for (i, change) in changes.iter().enumerate() {
-        let path = root.join(&change.rel_path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io("create", parent))?;
+    crate::interrupt::fault("journal");
+    // Every new content goes to an fsynced temp file first (on every core: fsync waits on the
+    // disk); nothing is in place yet, so a failure or a signal here only removes temp files.
+    let prepared = match prepare_all(root, changes) {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            restore(root, journal)?;
+            return Err(e);
         }
-        if let Err(e) = write_atomic(&path, change.content.as_bytes()) {
+    };
+    if let Some(signal) = received(interrupted) {
+        drop(prepared);
+        restore(root, journal)?;
+        return Err(TxError::Interrupted(signal));
+    }
+    let mut dirs = std::collections::BTreeSet::new();
+    let mut pending = prepared.into_iter();
+    for (i, file) in pending.by_ref().enumerate() {
+        dirs.insert(file.dir().to_path_buf());
+        if let Err(e) = file.commit() {
             restore(root, journal)?;
             return Err(e.into());
         }
-        fault(&format!("write:{}", i + 1));
-        if interrupted.load(Ordering::SeqCst) {
+        crate::interrupt::fault(&format!("write:{}", i + 1));
+        if let Some(signal) = received(interrupted) {
+            drop(pending);
             restore(root, journal)?;
-            return Err(TxError::Interrupted);
+            return Err(TxError::Interrupted(signal));
         }
     }
+    for dir in &dirs {
+        crate::atomic::sync_dir(dir);
+    }
     let checked = check();
-    fault("check");
-    if checked.is_err() || interrupted.load(Ordering::SeqCst) {
+    crate::interrupt::fault("check");
+    let signal = received(interrupted);
+    if checked.is_err() || signal.is_some() {
         restore(root, journal)?;
-        if checked.is_ok() {
-            return Err(TxError::Interrupted);
+        if let (Ok(()), Some(signal)) = (&checked, signal) {
+            return Err(TxError::Interrupted(signal));
         }
         return Ok(checked);
     }
@@ -204,11 +210,38 @@ fn run_steps<E>(
     Ok(Ok(()))
 }
 
-fn register_signals(flag: &Arc<AtomicBool>) -> Vec<signal_hook::SigId> {
+/// Writes each change's temp file, in order, on every core.
+fn prepare_all(root: &Path, changes: &[FileChange]) -> Result<Vec<Prepared>, TxError> {
+    for change in changes {
+        let path = root.join(&change.rel_path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io("create", parent))?;
+        }
+    }
+    crate::parallel::map(changes, |change| {
+        prepare(&root.join(&change.rel_path), change.content.as_bytes())
+    })
+    .into_iter()
+    .map(|p| p.map_err(TxError::from))
+    .collect()
+}
+
+/// Records the number of the last SIGINT or SIGTERM in `flag`.
+fn register_signals(flag: &Arc<AtomicUsize>) -> Vec<signal_hook::SigId> {
     [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
         .into_iter()
-        .filter_map(|sig| signal_hook::flag::register(sig, Arc::clone(flag)).ok())
+        .filter_map(|sig| {
+            let number = usize::try_from(sig).ok()?;
+            signal_hook::flag::register_usize(sig, Arc::clone(flag), number).ok()
+        })
         .collect()
+}
+
+fn received(flag: &AtomicUsize) -> Option<i32> {
+    match flag.load(Ordering::SeqCst) {
+        0 => None,
+        n => i32::try_from(n).ok(),
+    }
 }
 
 fn journal_path(root: &Path) -> PathBuf {

@@ -4,7 +4,7 @@
 use toml_edit::TableLike;
 
 use super::reader::Reader;
-use super::{Audit, Column, Contract, ModelProps};
+use super::{Audit, Column, ColumnDocs, Contract, ModelProps};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::Spanned;
 
@@ -84,17 +84,21 @@ fn read_column(r: &mut Reader<'_>, t: &dyn TableLike, name: Spanned<String>) -> 
     if t.contains_key("meta") {
         r.table(t, "meta");
     }
-    Column {
-        file: r.file,
-        type_text: r.string(t, "type"),
-        ty: None,
-        nullable: r.boolean(t, "nullable"),
+    let docs = ColumnDocs {
         description: r.string(t, "description"),
         audits: read_audits(r, t),
         tags: r
             .strings(t, "tags", false)
             .map(|s| s.value)
             .unwrap_or_default(),
+    };
+    let has_docs = docs.description.is_some() || !docs.audits.is_empty() || !docs.tags.is_empty();
+    Column {
+        file: r.file,
+        type_text: r.string(t, "type"),
+        ty: None,
+        nullable: r.boolean(t, "nullable"),
+        docs: has_docs.then(|| Box::new(docs)),
         name,
     }
 }

@@ -59,6 +59,15 @@ pub fn list(root: &Path, folder: &str, exts: &[&str]) -> Vec<Found> {
     out
 }
 
+/// The names of the models under `root/models` (their SQL files' stems), without reading them:
+/// the relation names a full selection will want, unless a sidecar sets an `alias`.
+pub fn model_stems(root: &Path) -> Vec<String> {
+    list(root, "models", &["sql"])
+        .into_iter()
+        .map(|f| f.stem)
+        .collect()
+}
+
 /// `path` relative to `root`, with `/` separators.
 pub fn rel_path(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);

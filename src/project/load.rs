@@ -147,6 +147,20 @@ impl Project {
     }
 }
 
+impl super::Config {
+    /// Reads only `sqb.toml` (and `sqb.local.toml`): `None` when they cannot be read or have
+    /// errors, which loading the whole project then reports.
+    pub fn load_alone(root: &Path) -> Option<super::Config> {
+        let mut loader = Loader {
+            root: root.to_path_buf(),
+            sources: SourceMap::default(),
+            diags: Vec::new(),
+        };
+        let config = load_config(&mut loader).ok()?;
+        (!loader.diags.iter().any(Diagnostic::is_error)).then_some(config)
+    }
+}
+
 fn load_config(loader: &mut Loader) -> Result<super::Config, LoadError> {
     let path = loader.root.join(PROJECT_FILE);
     let text = std::fs::read_to_string(&path).map_err(|source| LoadError::ReadProjectFile {
@@ -314,11 +328,9 @@ fn read_all<T: Sync, const N: usize>(
     items: &[T],
     which: impl Fn(&T) -> [Option<&Found>; N] + Sync,
 ) -> Vec<[Option<std::io::Result<String>>; N]> {
-    use rayon::prelude::*;
-    items
-        .par_iter()
-        .map(|item| which(item).map(|f| f.map(|f| std::fs::read_to_string(&f.abs))))
-        .collect()
+    crate::parallel::map(items, |item| {
+        which(item).map(|f| f.map(|f| std::fs::read_to_string(&f.abs)))
+    })
 }
 
 type Sidecar = Option<(ModelProps, Vec<Column>)>;

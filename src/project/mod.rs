@@ -11,7 +11,7 @@ mod load;
 mod reader;
 
 pub use config::{Config, Connection, ContractMode, Settings, Target};
-pub use discover::{find_root, rel_path, LOCAL_FILE, PROJECT_FILE};
+pub use discover::{find_root, model_stems, rel_path, LOCAL_FILE, PROJECT_FILE};
 pub use load::LoadError;
 
 use std::collections::BTreeMap;
@@ -201,6 +201,14 @@ pub struct Column {
     pub type_text: Option<Spanned<String>>,
     pub ty: Option<DataType>,
     pub nullable: Option<Spanned<bool>>,
+    /// Description, audits and tags: kept out of line, since a large project holds hundreds
+    /// of thousands of columns and most declare none of them.
+    pub docs: Option<Box<ColumnDocs>>,
+}
+
+/// The documentation and checks of a declared column.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnDocs {
     pub description: Option<Spanned<String>>,
     pub audits: Vec<Audit>,
     pub tags: Vec<Spanned<String>>,

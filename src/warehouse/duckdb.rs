@@ -116,6 +116,7 @@ fn read_schema(
 ) -> Result<Vec<PhysicalRelation>, WarehouseError> {
     let query_error = |e: duckdb::Error| WarehouseError::Query(first_line(&e.to_string()));
     let mut relations: Vec<PhysicalRelation> = Vec::new();
+    let start = std::time::Instant::now();
     let mut stmt = conn.prepare(CATALOG_QUERY).map_err(query_error)?;
     let mut rows = stmt.query([catalog, schema]).map_err(query_error)?;
     while let Some(row) = rows.next().map_err(query_error)? {
@@ -148,14 +149,49 @@ fn read_schema(
             type_schema: None,
         });
     }
+    tracing::debug!(
+        elapsed_ms = start.elapsed().as_secs_f64() * 1e3,
+        "catalog rows read"
+    );
     add_unreadable(conn, catalog, schema, wanted, &mut relations)?;
-    for relation in relations
+    crate::logging::timed("views bound", || {
+        probe_views(conn, catalog, schema, &mut relations)
+    });
+    Ok(relations)
+}
+
+/// Binds every view, on as many connections as there are cores (binding is CPU work).
+fn probe_views(conn: &Connection, catalog: &str, schema: &str, relations: &mut [PhysicalRelation]) {
+    let mut views: Vec<&mut PhysicalRelation> = relations
         .iter_mut()
         .filter(|r| r.kind == RelationKind::View && r.unavailable.is_none())
-    {
-        relation.unavailable = probe_view(conn, catalog, schema, &relation.name);
-    }
-    Ok(relations)
+        .collect();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let chunk = views.len().div_ceil(workers).max(64);
+    std::thread::scope(|scope| {
+        let mut parts = views.chunks_mut(chunk);
+        let first = parts.next();
+        for part in parts {
+            // A second connection to the same database; where it cannot be made, this thread
+            // binds its share on the shared one below.
+            let Ok(own) = conn.try_clone() else {
+                for view in part {
+                    view.unavailable = probe_view(conn, catalog, schema, &view.name);
+                }
+                continue;
+            };
+            scope.spawn(move || {
+                for view in part {
+                    view.unavailable = probe_view(&own, catalog, schema, &view.name);
+                }
+            });
+        }
+        for view in first.into_iter().flatten() {
+            view.unavailable = probe_view(conn, catalog, schema, &view.name);
+        }
+    });
 }
 
 /// DuckDB keeps a view's columns from when it was created, even after a relation it reads is
@@ -165,11 +201,8 @@ fn probe_view(conn: &Connection, catalog: &str, schema: &str, view: &str) -> Opt
     let name = [catalog, schema, view]
         .map(|part| format!("\"{}\"", part.replace('"', "\"\"")))
         .join(".");
-    match conn
-        .prepare(&format!("DESCRIBE {name}"))
-        .and_then(|mut s| s.query([]).map(|_| ()))
-    {
-        Ok(()) => None,
+    match conn.prepare(&format!("SELECT * FROM {name} LIMIT 0")) {
+        Ok(_) => None,
         Err(e) => Some(first_line(&e.to_string())),
     }
 }

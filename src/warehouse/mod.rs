@@ -4,6 +4,7 @@
 //! same [`PhysicalRelation`] shape, one catalog query per namespace whatever the number of
 //! relations; everything engine-specific about catalogs stays inside them.
 
+#[cfg(feature = "duckdb")]
 pub mod duckdb;
 pub mod postgres;
 pub mod redact;
@@ -130,6 +131,8 @@ pub enum WarehouseError {
     DuckDbOpen { path: String, reason: String },
     #[error("DuckDB database `{wanted}` is not the connection's database `{actual}`")]
     DuckDbCatalog { wanted: String, actual: String },
+    #[error("this sqb was built without {0} support")]
+    Unsupported(&'static str),
 }
 
 impl WarehouseError {
@@ -149,6 +152,7 @@ impl WarehouseError {
             WarehouseError::DuckDbLocked { .. } => "a process is writing to the file; retry when it has finished",
             WarehouseError::DuckDbOpen { .. } => return None,
             WarehouseError::DuckDbCatalog { .. } => "a DuckDB target's `database` must be the file's catalog name, or be left out",
+            WarehouseError::Unsupported(_) => "install sqb with its default features",
         })
     }
 }

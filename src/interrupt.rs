@@ -1,0 +1,140 @@
+//! Ctrl-C (SIGINT) and SIGTERM: every command stops at once with exit status 130 or 143 and
+//! leaves no half-written file behind.
+//!
+//! [`install`] starts a thread that waits for either signal. Atomic writes register their temp
+//! file while it exists ([`TempGuard`]); on a signal the thread removes those, says so on stderr
+//! and exits. A `contract generate --write` transaction handles signals itself (it restores
+//! every file first): while a [`Deferral`] is alive the thread leaves the signal to it.
+//!
+//! [`fault`] is the fault injection the crash and signal tests use (`SQB_FAULT_AFTER`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+/// The environment variable naming a step at which to simulate a crash or a signal.
+pub const FAULT_ENV: &str = "SQB_FAULT_AFTER";
+
+static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+static DEFERRALS: AtomicUsize = AtomicUsize::new(0);
+
+fn temp_files() -> MutexGuard<'static, Vec<PathBuf>> {
+    TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The exit status of a process stopped by `signal`, as shells report it (128 + number).
+pub fn exit_code(signal: i32) -> u8 {
+    u8::try_from(128 + signal).unwrap_or(130)
+}
+
+/// The signal's name for messages.
+pub fn name(signal: i32) -> &'static str {
+    match signal {
+        SIGINT => "SIGINT",
+        SIGTERM => "SIGTERM",
+        _ => "a signal",
+    }
+}
+
+/// Starts the signal thread. Without it (e.g. when signals cannot be registered), the default
+/// disposition applies: the process dies, and atomic writes still never leave a partial file
+/// at the destination, only possibly a `.sqb-tmp-*` file beside it.
+pub fn install() {
+    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
+        Ok(signals) => signals,
+        Err(err) => {
+            tracing::debug!("signal handling not installed: {err}");
+            return;
+        }
+    };
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if DEFERRALS.load(Ordering::SeqCst) > 0 {
+                    continue;
+                }
+                stop(signal);
+            }
+        });
+    if let Err(err) = spawned {
+        tracing::debug!("signal thread not started: {err}");
+    }
+}
+
+fn stop(signal: i32) -> ! {
+    // Holding the lock until exit also keeps a writer from registering a new temp file.
+    let files = temp_files();
+    for path in files.iter() {
+        let _ = std::fs::remove_file(path);
+    }
+    anstream::eprintln!(
+        "error: interrupted by {}; no report or file was left half-written",
+        name(signal)
+    );
+    let _ = std::io::Write::flush(&mut std::io::stderr());
+    // `_exit`, not `exit`: other threads may be inside DuckDB's C++ code, whose static
+    // destructors `exit` would run under them. Nothing is left to flush or finish.
+    // SAFETY: `_exit` only ends the process; it is async-signal-safe and takes no pointers.
+    unsafe { libc::_exit(i32::from(exit_code(signal))) }
+}
+
+/// A temp file registered for removal on a signal; unregistered when dropped.
+pub struct TempGuard(PathBuf);
+
+/// Creates a temp file with `create` and registers its path (`path_of`) in one step, so that
+/// a signal can never fall between the two.
+pub fn create_tracked<T>(
+    create: impl FnOnce() -> std::io::Result<T>,
+    path_of: impl FnOnce(&T) -> &Path,
+) -> std::io::Result<(T, TempGuard)> {
+    let mut files = temp_files();
+    let made = create()?;
+    let path = path_of(&made).to_path_buf();
+    files.push(path.clone());
+    Ok((made, TempGuard(path)))
+}
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        temp_files().retain(|p| p != &self.0);
+    }
+}
+
+/// While alive, signals are left to the code that holds it (which must handle them itself).
+pub struct Deferral(());
+
+pub fn defer() -> Deferral {
+    DEFERRALS.fetch_add(1, Ordering::SeqCst);
+    Deferral(())
+}
+
+impl Drop for Deferral {
+    fn drop(&mut self) {
+        DEFERRALS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Fault injection for the crash and signal tests: `SQB_FAULT_AFTER=STEP` aborts the process at
+/// STEP, as a SIGKILL or power loss would; `sigint:STEP` and `sigterm:STEP` send the process
+/// that signal there, as Ctrl-C or a service manager would, and then give the handler time to
+/// act, as a slow disk would.
+pub fn fault(step: &str) {
+    let Ok(wanted) = std::env::var(FAULT_ENV) else {
+        return;
+    };
+    if wanted == step {
+        std::process::abort();
+    }
+    let signal = match wanted.split_once(':') {
+        Some(("sigint", at)) if at == step => SIGINT,
+        Some(("sigterm", at)) if at == step => SIGTERM,
+        _ => return,
+    };
+    let _ = signal_hook::low_level::raise(signal);
+    if DEFERRALS.load(Ordering::SeqCst) == 0 {
+        std::thread::sleep(std::time::Duration::from_secs(5));
+    }
+}
