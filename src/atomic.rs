@@ -6,6 +6,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The name prefix of the temp files writes go through.
+pub const TEMP_PREFIX: &str = ".sqb-tmp-";
+
 /// Why a file could not be written; names the path.
 #[derive(Debug, thiserror::Error)]
 #[error("could not write {}: {source}", path.display())]
@@ -51,7 +54,7 @@ pub fn prepare(path: &Path, bytes: &[u8]) -> Result<Prepared, WriteError> {
     let (mut temp, guard) = crate::interrupt::create_tracked(
         || {
             tempfile::Builder::new()
-                .prefix(".sqb-tmp-")
+                .prefix(TEMP_PREFIX)
                 .tempfile_in(&dir)
         },
         |t| t.path(),

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     sqb::commands::set_color(cli.global.color);
     sqb::logging::init(cli.global.verbose, sqb::commands::stderr_color());
+    sqb::interrupt::install();
     match sqb::commands::run(&cli) {
         Ok(status) => status.into(),
         Err(err) => {

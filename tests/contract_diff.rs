@@ -944,11 +944,8 @@ fn no_error_path_shows_the_password() {
             assert!(text.contains(" DEBUG "), "{what}: no trace log: {text}");
         }
     }
-    pg_exec(
-        &admin,
-        &format!("DROP DATABASE {} WITH (FORCE); DROP ROLE {role}", db.name),
-    );
-    std::mem::forget(db);
+    drop(db);
+    pg_exec(&admin, &format!("DROP ROLE {role}"));
 }
 
 #[test]

@@ -301,6 +301,13 @@ fn a_duckdb_file_from_a_newer_storage_version_is_a_clear_error() {
     let mut bytes = std::fs::read(&path).unwrap();
     assert_eq!(&bytes[8..12], b"DUCK");
     bytes[12..20].copy_from_slice(&9_999u64.to_le_bytes());
+    // The header block's checksum (DuckDB's: 5381 xor-folded with each little-endian u64 of
+    // the block after the checksum, times a constant), so that only the version is wrong.
+    let checksum = bytes[8..4096]
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()).wrapping_mul(0xbf58476d1ce4e5b9))
+        .fold(5381u64, |acc, x| acc ^ x);
+    bytes[0..8].copy_from_slice(&checksum.to_le_bytes());
     std::fs::write(&path, &bytes).unwrap();
     let (out, text) = diff_to_file(tmp.path(), "", &[]);
     assert_eq!(out.status.code(), Some(2), "{text}");

@@ -264,6 +264,7 @@ fn remove_journal(root: &Path) -> Result<(), TxError> {
 
 /// Puts every journaled file back to its prior bytes and removes the files it created.
 fn restore(root: &Path, journal: &Journal) -> Result<(), TxError> {
+    remove_temp_files(root, journal);
     for entry in &journal.files {
         let path = root.join(&entry.path);
         match &entry.prior {
@@ -281,6 +282,34 @@ fn restore(root: &Path, journal: &Journal) -> Result<(), TxError> {
         }
     }
     remove_journal(root)
+}
+
+/// Removes the temp files a crashed write left beside the journal's files (their contents
+/// were never put in place, so they are not needed).
+fn remove_temp_files(root: &Path, journal: &Journal) {
+    let dirs: std::collections::BTreeSet<PathBuf> = journal
+        .files
+        .iter()
+        .filter_map(|entry| {
+            let path = root.join(&entry.path);
+            let target = std::fs::canonicalize(&path).unwrap_or(path);
+            target.parent().map(Path::to_path_buf)
+        })
+        .collect();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(crate::atomic::TEMP_PREFIX)
+            {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
 }
 
 /// What a recovery restored.

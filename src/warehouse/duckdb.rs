@@ -49,7 +49,8 @@ fn open_blocking(path: &PathBuf) -> Result<DuckDbIntrospector, WarehouseError> {
     }
     let open_error = |e: duckdb::Error| {
         let reason = e.to_string();
-        if reason.contains("lock") {
+        // Not just "lock": other messages say "block".
+        if reason.contains("Could not set lock") || reason.contains("Conflicting lock") {
             WarehouseError::DuckDbLocked {
                 path: shown.clone(),
             }
