@@ -219,8 +219,9 @@ pub fn toml_editor(data: &[u8]) {
     if only_additive {
         let mut after = out.lines();
         for line in text.lines() {
-            // The line holding a changed column's `type` is the one line allowed to change.
-            if retyped && line.contains("type") {
+            // The line holding a changed column's `type` (in table form its `type = ..` line,
+            // in inline form the column's line) is the one allowed to change.
+            if retyped && (line.contains("type") || line.contains('{')) {
                 continue;
             }
             assert!(

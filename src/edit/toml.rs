@@ -18,6 +18,8 @@ pub struct Editor {
     doc: DocumentMut,
     /// toml_edit writes `\n`; a file written with `\r\n` gets them back on render.
     crlf: bool,
+    /// toml_edit drops a leading byte-order mark; a file that had one gets it back.
+    bom: bool,
 }
 
 /// An edit that could not be applied because the file does not have the expected shape.
@@ -28,8 +30,9 @@ pub struct EditError(pub String);
 impl Editor {
     pub fn parse(text: &str) -> Result<Self, EditError> {
         let crlf = text.contains("\r\n");
+        let bom = text.starts_with('\u{feff}');
         text.parse::<DocumentMut>()
-            .map(|doc| Self { doc, crlf })
+            .map(|doc| Self { doc, crlf, bom })
             .map_err(|e| EditError(e.to_string()))
     }
 
@@ -37,16 +40,22 @@ impl Editor {
     pub fn new_file(header: &str) -> Self {
         let mut doc = DocumentMut::new();
         doc.decor_mut().set_prefix(header);
-        Self { doc, crlf: false }
+        Self {
+            doc,
+            crlf: false,
+            bom: false,
+        }
     }
 
     pub fn render(&self) -> String {
-        let text = self.doc.to_string();
+        let mut text = self.doc.to_string();
         if self.crlf {
-            text.replace("\r\n", "\n").replace('\n', "\r\n")
-        } else {
-            text
+            text = text.replace("\r\n", "\n").replace('\n', "\r\n");
         }
+        if self.bom && !text.starts_with('\u{feff}') {
+            text.insert(0, '\u{feff}');
+        }
+        text
     }
 
     fn home_mut(&mut self, home: Home<'_>) -> Result<&mut dyn TableLike, EditError> {
@@ -92,6 +101,24 @@ impl Editor {
         ty: &str,
         not_null: bool,
     ) -> Result<(), EditError> {
+        // A file of only comments holds them as the document's trailing text, which toml_edit
+        // prints after a new table: move them to the front of what is added instead.
+        let leading = match (home, self.doc.as_table().is_empty()) {
+            (Home::Root, true) => self
+                .doc
+                .trailing()
+                .as_str()
+                .filter(|t| !t.is_empty())
+                // A comment at the end of the file may lack its newline.
+                .map(|t| match t.ends_with('\n') {
+                    true => t.to_string(),
+                    false => format!("{t}\n"),
+                }),
+            _ => None,
+        };
+        if leading.is_some() {
+            self.doc.set_trailing("");
+        }
         let home_table = self.home_mut(home)?;
         let key = Key::new(column);
         if home_table.get("columns").is_none() {
@@ -113,7 +140,9 @@ impl Editor {
                 if columns.is_empty() || columns.iter().any(|(_, i)| i.is_table()) =>
             {
                 let mut table = Table::new();
-                table.decor_mut().set_prefix("\n");
+                table
+                    .decor_mut()
+                    .set_prefix(leading.as_deref().unwrap_or("\n"));
                 table.insert("type", value(ty));
                 if not_null {
                     table.insert("nullable", value(false));

@@ -218,8 +218,19 @@ impl fmt::Display for DataType {
                 }
                 f.write_str(")")
             }
-            Named(name) => f.write_str(name),
+            Named(name) => write_named(f, name),
         }
+    }
+}
+
+/// A user-defined or opaque type name: as is where it reads back as itself on both engines,
+/// else double-quoted (a quoted `"nchar"` is a user type, not `CHAR`).
+fn write_named(f: &mut fmt::Formatter<'_>, name: &str) -> fmt::Result {
+    let reads_back = |engine| matches!(parse(name, engine), Ok(DataType::Named(n)) if n == name);
+    if reads_back(crate::engine::Engine::Postgres) && reads_back(crate::engine::Engine::DuckDb) {
+        f.write_str(name)
+    } else {
+        write!(f, "\"{}\"", name.replace('"', "\"\""))
     }
 }
 

@@ -311,8 +311,9 @@ impl Parser {
             "enum" => Enum(self.enum_members()?),
             "bit" if self.eat_word("varying") => self.opaque("bit varying")?,
             _ => match name.strip_prefix('_') {
-                // Postgres names array types after their element with a leading underscore.
-                Some(element) if !element.is_empty() && !element.starts_with('_') => Array {
+                // Postgres names array types after their element with a leading underscore;
+                // the element is a type name, so it starts with a letter (`_2` is not `2[]`).
+                Some(element) if element.starts_with(|c: char| c.is_alphabetic()) => Array {
                     element: Box::new(self.parse_named(element)?),
                     size: None,
                 },
