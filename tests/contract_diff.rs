@@ -582,6 +582,17 @@ fn shop_copy(root: &Path) {
     let _ = std::fs::remove_file(root.join("warehouse.duckdb"));
 }
 
+/// The shop example with its connection switched to Postgres (the URL comes from the test).
+fn shop_copy_on_postgres(root: &Path) {
+    shop_copy(root);
+    let toml = std::fs::read_to_string(root.join("sqb.toml")).unwrap();
+    std::fs::write(
+        root.join("sqb.toml"),
+        toml.replace("engine = \"duckdb\"", "engine = \"postgres\""),
+    )
+    .unwrap();
+}
+
 #[test]
 fn shop_example_on_duckdb_in_every_format() {
     let tmp = tempfile::tempdir().unwrap();
@@ -960,14 +971,7 @@ fn trace_logs_of_a_successful_diff_show_no_password() {
         &format!("DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD '{SECRET}';"),
     );
     let tmp = tempfile::tempdir().unwrap();
-    shop_copy(tmp.path());
-    std::fs::write(
-        tmp.path().join("sqb.toml"),
-        std::fs::read_to_string(tmp.path().join("sqb.toml"))
-            .unwrap()
-            .replace("engine = \"duckdb\"", "engine = \"postgres\""),
-    )
-    .unwrap();
+    shop_copy_on_postgres(tmp.path());
     let url = db
         .url
         .replace("sqb_test:sqb_test@", &format!("{role}:{SECRET}@"));
@@ -1098,14 +1102,7 @@ fn postgres_sees_only_reads_from_a_role_that_can_write() {
         ),
     );
     let tmp = tempfile::tempdir().unwrap();
-    shop_copy(tmp.path());
-    std::fs::write(
-        tmp.path().join("sqb.toml"),
-        std::fs::read_to_string(tmp.path().join("sqb.toml"))
-            .unwrap()
-            .replace("engine = \"duckdb\"", "engine = \"postgres\""),
-    )
-    .unwrap();
+    shop_copy_on_postgres(tmp.path());
     let url = db
         .url
         .replace("sqb_test:sqb_test@", &format!("{role}:probe@"));
