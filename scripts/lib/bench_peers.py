@@ -7,8 +7,10 @@ against the catalog: lengths, precisions, arrays, enums.
 - sqb: `sqb contract generate --from prod --write` on a project with no declarations;
 - datacontract-cli: `datacontract import postgres ...` (the whole schema into one
   data contract YAML);
-- dbt-osmosis: `dbt-osmosis yaml refactor` on a dbt project with one model per relation (the
-  relations already exist, as dbt-osmosis reads them from the warehouse).
+- dbt-osmosis: `dbt-osmosis yaml refactor --auto-apply --numeric-precision-and-scale
+  --string-length` on a dbt project with one model per relation (the relations already exist, as
+  dbt-osmosis reads them from the warehouse; the two flags are its way to keep lengths and
+  precisions, which it drops by default).
 """
 
 import argparse
@@ -65,8 +67,10 @@ def physical_types(layout):
 
 
 def score(declared, physical):
-    """How many declared types keep what the physical type says; examples of the others."""
+    """How many declared types keep what the physical type says; examples of the others; how many
+    physical columns were not declared at all."""
     kept, lost, examples = 0, 0, {}
+    missing = sum(1 for key in physical if key not in declared)
     for key, ty in declared.items():
         want = physical.get(key)
         if want is None:
@@ -76,7 +80,7 @@ def score(declared, physical):
         else:
             lost += 1
             examples.setdefault(want, ty)
-    return kept, lost, examples
+    return kept, lost, missing, examples
 
 
 def sqb_types(root):
@@ -194,18 +198,19 @@ def main():
             root = os.path.join(work, f"dbt{r}")
             dbt_project(root, layout, url)
             times.append(timed([os.path.join(vbin, "dbt-osmosis"), "yaml", "refactor", "--project-dir", root,
-                                "--profiles-dir", root], cwd=root))
+                                "--profiles-dir", root, "--auto-apply", "--numeric-precision-and-scale",
+                                "--string-length"], cwd=root))
         rows.append(("dbt-osmosis yaml refactor", times, score(osmosis_types(root), physical)))
     finally:
         shutil.rmtree(work, ignore_errors=True)
         subprocess.run(["psql", args.postgres_url, "-qc", "DROP DATABASE IF EXISTS sqb_peers WITH (FORCE)"], stdout=subprocess.DEVNULL)
 
     print(f"\n{args.relations} relations x {args.columns} columns on PostgreSQL; {args.runs} runs each\n")
-    print("| tool | median s | min s | max s | types kept | types lost | examples of lost types |")
-    print("|---|---|---|---|---|---|---|")
-    for label, times, (kept, lost, examples) in rows:
+    print("| tool | median s | min s | max s | types kept | types lost | columns missing | examples of lost types |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, times, (kept, lost, missing, examples) in rows:
         shown = "; ".join(f"`{k}` → `{v}`" for k, v in sorted(examples.items())) or "-"
-        print(f"| {label} | {statistics.median(times):.2f} | {min(times):.2f} | {max(times):.2f} | {kept} | {lost} | {shown} |")
+        print(f"| {label} | {statistics.median(times):.2f} | {min(times):.2f} | {max(times):.2f} | {kept} | {lost} | {missing} | {shown} |")
 
 
 if __name__ == "__main__":
