@@ -19,6 +19,7 @@ pub mod exit;
 pub mod ident;
 pub mod interrupt;
 pub mod logging;
+pub mod memory;
 pub mod parallel;
 pub mod project;
 pub mod report;

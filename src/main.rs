@@ -12,6 +12,7 @@ use sqb::exit::ExitStatus;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    sqb::memory::no_huge_pages();
     let cli = Cli::parse();
     sqb::commands::set_color(cli.global.color);
     sqb::logging::init(cli.global.verbose, sqb::commands::stderr_color());

@@ -196,6 +196,17 @@ pub struct ModelAnalysis {
     pub uses: Vec<Use>,
 }
 
+impl ModelAnalysis {
+    /// Forgets the column uses and each output column's lineage: models reading this one never
+    /// look at them, and only `sqb lineage` shows them.
+    pub fn drop_lineage(&mut self) {
+        self.uses = Vec::new();
+        for column in self.shape.iter_mut().flatten() {
+            column.lineage = Vec::new();
+        }
+    }
+}
+
 /// Infers one model's output and checks it against its declaration. `known` must hold the
 /// shapes of the models it reads.
 pub fn analyze_one(
@@ -225,16 +236,25 @@ pub fn analyze_one(
 }
 
 /// Analyses the models that read other models, in dependency order, after `analyses` holds
-/// those of the models that read none. Each statement is dropped once analysed.
+/// those of the models that read none. Each statement is dropped once analysed; each analysis's
+/// lineage is kept only with `keep_lineage`.
 pub fn check_dependents(
     project: &Project,
-    mut statements: Vec<Option<Statement>>,
+    mut statements: Vec<Option<Box<Statement>>>,
     graph: &Graph,
     analyses: &mut HashMap<String, ModelAnalysis>,
     diags: &mut Vec<Diagnostic>,
+    keep_lineage: bool,
 ) {
+    let n = project.models.len();
+    // Only the shapes of models that other models read are needed here; copying every
+    // model's shape would double the analyses' memory on a large project.
+    let read_by_models = |i: usize| graph.children[i].iter().any(|&c| c < n);
     let mut known = Known::new(project);
-    for model in &project.models {
+    for (i, model) in project.models.iter().enumerate() {
+        if !read_by_models(i) {
+            continue;
+        }
         if let Some(shape) = analyses.get(&model.name).and_then(|a| a.shape.as_ref()) {
             known.shapes.insert(&model.name, shape.clone());
         }
@@ -244,11 +264,14 @@ pub fn check_dependents(
         let Some(statement) = statements[i].take() else {
             continue;
         };
-        let Some(analysis) = analyze_one(project, &known, model, &statement, diags) else {
+        let Some(mut analysis) = analyze_one(project, &known, model, &statement, diags) else {
             continue;
         };
-        if let Some(columns) = &analysis.shape {
+        if let Some(columns) = analysis.shape.as_ref().filter(|_| read_by_models(i)) {
             known.shapes.insert(&model.name, columns.clone());
+        }
+        if !keep_lineage {
+            analysis.drop_lineage();
         }
         analyses.insert(model.name.clone(), analysis);
     }

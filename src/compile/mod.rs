@@ -36,7 +36,7 @@ pub fn compile(project: &Project) -> Vec<Diagnostic> {
 
 /// [`compile`], and the project's dependency graph.
 pub fn compile_with_graph(project: &Project, options: Options) -> (Vec<Diagnostic>, deps::Graph) {
-    let compiled = analyze(project, options);
+    let compiled = analyze_with(project, options, Keep::Shapes);
     (compiled.diagnostics, compiled.graph)
 }
 
@@ -75,7 +75,7 @@ pub struct Compiled {
 struct FirstPass {
     diags: Vec<Diagnostic>,
     parents: Option<Vec<(usize, crate::source::Loc)>>,
-    statement: Option<sqlparser::ast::Statement>,
+    statement: Option<Box<sqlparser::ast::Statement>>,
     analysis: Option<contract_shape::ModelAnalysis>,
 }
 
@@ -83,8 +83,10 @@ fn first_pass(
     project: &Project,
     resolver: &deps::Resolver<'_>,
     known: &contract_shape::Known<'_>,
-    model: &crate::project::Model,
+    (index, model): (usize, &Model),
     options: Options,
+    keep: Keep,
+    mentions: &Mentions,
 ) -> FirstPass {
     let mut diags = Vec::new();
     check_model_schema(project, model, &mut diags);
@@ -98,11 +100,20 @@ fn first_pass(
         .as_ref()
         .is_some_and(|p| p.iter().any(|(i, _)| *i < models));
     let mut analysis = None;
+    let keep_shape = keep == Keep::Everything || mentions.elsewhere(index, model);
     // A statement is kept only for the second pass; without SQL analysis there is none.
     let mut kept = statement.filter(|_| options.sql_analysis);
     if !reads_models {
         if let Some(statement) = kept.take() {
             analysis = contract_shape::analyze_one(project, known, model, &statement, &mut diags);
+            if keep == Keep::Shapes {
+                if let Some(a) = analysis.as_mut() {
+                    a.drop_lineage();
+                    if !keep_shape {
+                        a.shape = None;
+                    }
+                }
+            }
         }
     }
     FirstPass {
@@ -113,14 +124,35 @@ fn first_pass(
     }
 }
 
+/// How much of each model's analysis [`analyze_with`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Output shapes only: enough for the checks, without lineage (column uses and each output
+    /// column's sources take tens of megabytes on a large project).
+    Shapes,
+    /// Shapes and column uses, for lineage.
+    Everything,
+}
+
 /// Compiles a project: diagnostics, the DAG, and what SQL analysis found per model.
 pub fn analyze(project: &Project, options: Options) -> Compiled {
+    analyze_with(project, options, Keep::Everything)
+}
+
+/// [`analyze`], keeping as much of each model's analysis as `keep` says.
+pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled {
     let mut diags = project.diagnostics.clone();
     let resolver = deps::Resolver::new(project);
     let known = contract_shape::Known::new(project);
+    let mentions = match keep {
+        Keep::Shapes => Mentions::of(project),
+        Keep::Everything => Mentions::default(),
+    };
     let passes = crate::logging::timed("first pass: each model's SQL parsed and checked", || {
-        crate::parallel::map(&project.models, |model| {
-            first_pass(project, &resolver, &known, model, options)
+        let indexes: Vec<usize> = (0..project.models.len()).collect();
+        crate::parallel::map(&indexes, |&i| {
+            let model = (i, &project.models[i]);
+            first_pass(project, &resolver, &known, model, options, keep, &mentions)
         })
     });
     let mut parents = Vec::with_capacity(passes.len());
@@ -138,7 +170,14 @@ pub fn analyze(project: &Project, options: Options) -> Compiled {
     let graph = deps::build(project, parents, &mut diags);
     if options.sql_analysis {
         crate::logging::timed("second pass: models reading models analysed", || {
-            contract_shape::check_dependents(project, statements, &graph, &mut models, &mut diags)
+            contract_shape::check_dependents(
+                project,
+                statements,
+                &graph,
+                &mut models,
+                &mut diags,
+                keep == Keep::Everything,
+            )
         });
     }
     diagnostics::sort(&mut diags, &project.sources);
@@ -148,6 +187,61 @@ pub fn analyze(project: &Project, options: Options) -> Compiled {
         graph,
         models,
     }
+}
+
+/// Which words each model's SQL contains: a model whose name no other model's SQL mentions is
+/// read by none, so its inferred shape need not be kept for the second pass.
+#[derive(Default)]
+struct Mentions {
+    /// Lower-cased word -> the first model whose SQL has it, and whether another one has too.
+    words: std::collections::HashMap<String, (usize, bool)>,
+}
+
+impl Mentions {
+    fn of(project: &Project) -> Self {
+        let mut words: std::collections::HashMap<String, (usize, bool)> =
+            std::collections::HashMap::new();
+        for (i, model) in project.models.iter().enumerate() {
+            let text = &project.sources.get(model.sql_file).text;
+            for word in text
+                .split(|c: char| !is_word_char(c))
+                .filter(|w| !w.is_empty())
+            {
+                match words.get_mut(word) {
+                    Some((first, several)) => *several |= *first != i,
+                    None => {
+                        words.insert(word.to_string(), (i, false));
+                    }
+                }
+            }
+        }
+        // Words were looked up as written: fold the counts of spellings that differ by case.
+        let mut folded: std::collections::HashMap<String, (usize, bool)> =
+            std::collections::HashMap::with_capacity(words.len());
+        for (word, (first, several)) in words {
+            let entry = folded.entry(word.to_lowercase()).or_insert((first, false));
+            entry.1 |= several || entry.0 != first;
+        }
+        Self { words: folded }
+    }
+
+    /// Whether the SQL of a model other than `model` may read it. Names that are not plain words
+    /// (spaces, dots, quotes) are always assumed read.
+    fn elsewhere(&self, own: usize, model: &Model) -> bool {
+        [model.name.as_str(), model.relation_name()]
+            .iter()
+            .any(|name| {
+                !name.chars().all(is_word_char)
+                    || self
+                        .words
+                        .get(&name.to_lowercase())
+                        .is_some_and(|&(first, several)| several || first != own)
+            })
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$' || !c.is_ascii()
 }
 
 fn check_model_schema(project: &Project, model: &Model, diags: &mut Vec<Diagnostic>) {

@@ -333,7 +333,7 @@ impl Env<'_> {
             engine: self.engine,
             not_null: &not_null,
         };
-        let mut columns = Vec::new();
+        let mut columns = Vec::with_capacity(select.projection.len());
         for item in &select.projection {
             let pos = position(item.span());
             match item {

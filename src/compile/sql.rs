@@ -22,7 +22,7 @@ pub fn check_model(
     project: &Project,
     model: &Model,
     diags: &mut Vec<Diagnostic>,
-) -> Option<Statement> {
+) -> Option<Box<Statement>> {
     let file = project.sources.get(model.sql_file);
     let dialect = dialect(project.engine());
     let statements = match Parser::parse_sql(dialect.as_ref(), &file.text) {
@@ -66,7 +66,8 @@ pub fn check_model(
         );
         return None;
     }
-    Some(first)
+    // Boxed: a statement is kilobytes inline, and one per model waits for the second pass.
+    Some(Box::new(first))
 }
 
 fn statement_loc(model: &Model, file: &SourceFile, statement: &Statement) -> Loc {

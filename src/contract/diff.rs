@@ -331,12 +331,11 @@ pub fn type_agrees(declared: &Declared<'_>, ty: &DataType, physical: &PhysicalCo
     let engine = declared.engine;
     let physical_ty = types::parse(&physical.type_text, engine)
         .unwrap_or_else(|_| DataType::Named(physical.type_text.to_lowercase()));
-    if agrees(declared, ty, &physical_ty, physical.enum_members.as_deref()) {
+    if agrees(declared, ty, &physical_ty, physical.enum_members()) {
         return true;
     }
     physical
-        .domain_base
-        .as_deref()
+        .domain_base()
         .and_then(|base| types::parse(base, engine).ok())
         .is_some_and(|base| agrees(declared, ty, &base, None))
 }
@@ -422,14 +421,7 @@ mod tests {
     }
 
     fn phys(name: &str, ty: &str, nullable: Option<bool>) -> PhysicalColumn {
-        PhysicalColumn {
-            name: name.into(),
-            type_text: ty.into(),
-            nullable,
-            enum_members: None,
-            domain_base: None,
-            type_schema: None,
-        }
+        PhysicalColumn::new(name.into(), ty.into(), nullable)
     }
 
     fn relation(columns: Vec<PhysicalColumn>) -> PhysicalRelation {
@@ -572,7 +564,10 @@ mod tests {
     fn domains_agree_with_their_base_type() {
         let declared = [col("p", Some("INTEGER"), None)];
         let mut column = phys("p", "positive_int", None);
-        column.domain_base = Some("integer".into());
+        column.user_type = Some(Box::new(crate::warehouse::UserType {
+            domain_base: Some("integer".into()),
+            ..Default::default()
+        }));
         assert!(run(&declared, Shape::Closed, Some(&relation(vec![column]))).is_empty());
     }
 }

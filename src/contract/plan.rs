@@ -382,14 +382,13 @@ fn rewrite(project: &Project, ty: DataType, column: &PhysicalColumn) -> DataType
         DataType::Named(name) => {
             let last = name.rsplit('.').next().unwrap_or(&name).to_string();
             if let Some(found) = column
-                .enum_members
-                .as_deref()
+                .enum_members()
                 .and_then(|m| enum_with_members(project, m, Some(&last)))
             {
                 return DataType::Named(found);
             }
             let known = types::is_recognized_named(&name) || project.enum_named(&name).is_some();
-            match &column.type_schema {
+            match column.type_schema() {
                 Some(schema) if !known => {
                     DataType::Named(format!("{}.{name}", crate::ident::quote_ident(schema)))
                 }

@@ -252,7 +252,7 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
             );
         }
     }
-    let mut models: Vec<Model> = Vec::new();
+    let mut models: Vec<Model> = Vec::with_capacity(sql_by_dir_stem.len());
     let mut pending: Vec<(usize, FileId)> = Vec::new();
     let mut first_file: HashMap<String, FileId> = HashMap::new();
     let pairs: Vec<(&Found, Option<&Found>)> = files

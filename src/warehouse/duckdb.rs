@@ -126,6 +126,7 @@ fn read_schema(
             continue;
         }
         if relations.last().is_none_or(|r| r.name != table) {
+            super::shrink_last(&mut relations);
             let is_view: bool = row.get(4).map_err(query_error)?;
             let kind = if is_view {
                 RelationKind::View
@@ -141,15 +142,13 @@ fn read_schema(
         }
         let relation = relations.last_mut().expect("pushed above");
         let nullable: bool = row.get(3).map_err(query_error)?;
-        relation.columns.push(PhysicalColumn {
-            name: row.get(1).map_err(query_error)?,
-            type_text: row.get(2).map_err(query_error)?,
-            nullable: relation.kind.knows_nullability().then_some(nullable),
-            enum_members: None,
-            domain_base: None,
-            type_schema: None,
-        });
+        relation.columns.push(PhysicalColumn::new(
+            row.get(1).map_err(query_error)?,
+            row.get(2).map_err(query_error)?,
+            relation.kind.knows_nullability().then_some(nullable),
+        ));
     }
+    super::shrink_last(&mut relations);
     tracing::debug!(
         elapsed_ms = start.elapsed().as_secs_f64() * 1e3,
         "catalog rows read"

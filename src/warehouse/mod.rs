@@ -62,13 +62,45 @@ pub struct PhysicalColumn {
     pub type_text: String,
     /// `Some(false)` for NOT NULL; `None` where the catalog does not know (views).
     pub nullable: Option<bool>,
+    /// What the catalog says of a user-defined type; boxed, as most columns have none and a
+    /// large diff holds hundreds of thousands of columns.
+    pub user_type: Option<Box<UserType>>,
+}
+
+/// The catalog's facts about a column's user-defined type (Postgres).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UserType {
     /// Members of a Postgres enum type (or of an array's enum element type).
     pub enum_members: Option<Vec<String>>,
     /// The base type of a Postgres domain.
     pub domain_base: Option<String>,
     /// The schema of a user-defined type (or of an array's element type), where the engine
     /// prints the type unqualified because it is on the search path.
-    pub type_schema: Option<String>,
+    pub schema: Option<String>,
+}
+
+impl PhysicalColumn {
+    /// A column of a built-in type.
+    pub fn new(name: String, type_text: String, nullable: Option<bool>) -> Self {
+        Self {
+            name,
+            type_text,
+            nullable,
+            user_type: None,
+        }
+    }
+
+    pub fn enum_members(&self) -> Option<&[String]> {
+        self.user_type.as_ref()?.enum_members.as_deref()
+    }
+
+    pub fn domain_base(&self) -> Option<&str> {
+        self.user_type.as_ref()?.domain_base.as_deref()
+    }
+
+    pub fn type_schema(&self) -> Option<&str> {
+        self.user_type.as_ref()?.schema.as_deref()
+    }
 }
 
 /// A relation as the catalog reports it.
@@ -79,6 +111,14 @@ pub struct PhysicalRelation {
     pub columns: Vec<PhysicalColumn>,
     /// Set when the relation exists but its columns could not be read.
     pub unavailable: Option<String>,
+}
+
+/// Gives back the spare capacity of the last relation's columns, once they are all read: a large
+/// namespace would otherwise keep about a fifth of its columns' memory unused.
+pub(crate) fn shrink_last(relations: &mut [PhysicalRelation]) {
+    if let Some(last) = relations.last_mut() {
+        last.columns.shrink_to_fit();
+    }
 }
 
 /// Limits for talking to a server.

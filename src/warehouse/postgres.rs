@@ -14,7 +14,7 @@ use sqlx::{Connection, Row};
 
 use super::redact::{redact, register};
 use super::{
-    Introspector, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, Timeouts,
+    Introspector, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, Timeouts, UserType,
     WarehouseError,
 };
 
@@ -251,6 +251,7 @@ impl Introspector for PgIntrospector {
                 while let Some(row) = rows.try_next().await? {
                     add_row(&mut relations, &row)?;
                 }
+                super::shrink_last(&mut relations);
             }
             tx.rollback().await?;
             Ok::<_, sqlx::Error>(relations)
@@ -279,6 +280,7 @@ impl Introspector for PgIntrospector {
 fn add_row(relations: &mut Vec<PhysicalRelation>, row: &PgRow) -> Result<(), sqlx::Error> {
     let name: String = row.try_get("relname")?;
     if relations.last().is_none_or(|r| r.name != name) {
+        super::shrink_last(relations);
         let kind: String = row.try_get("relkind")?;
         relations.push(PhysicalRelation {
             name,
@@ -292,13 +294,17 @@ fn add_row(relations: &mut Vec<PhysicalRelation>, row: &PgRow) -> Result<(), sql
         return Ok(());
     };
     let not_null: bool = row.try_get("not_null")?;
+    let user_type = UserType {
+        enum_members: row.try_get("enum_members")?,
+        domain_base: row.try_get("domain_base")?,
+        schema: row.try_get("type_schema")?,
+    };
+    let has_user_type = user_type != UserType::default();
     relation.columns.push(PhysicalColumn {
         name: column,
         type_text: row.try_get("type_text")?,
         nullable: relation.kind.knows_nullability().then_some(!not_null),
-        enum_members: row.try_get("enum_members")?,
-        domain_base: row.try_get("domain_base")?,
-        type_schema: row.try_get("type_schema")?,
+        user_type: has_user_type.then(|| Box::new(user_type)),
     });
     Ok(())
 }
