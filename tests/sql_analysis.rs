@@ -351,3 +351,44 @@ fn lineage_through_ctes_subqueries_and_stars() {
     assert_eq!(missing.status.code(), Some(2));
     insta::assert_snapshot!("unknown_model", transcript(&missing, &shop));
 }
+
+/// A model's inferred shape reaches the models that read it however they spell its name (any
+/// case, quoted), even when its own SQL mentions its name too: the compile keeps a shape
+/// only for models that another model's SQL mentions.
+#[test]
+fn upstream_shapes_reach_readers_spelled_any_way() {
+    let readers = [
+        ("FROM UP_MODEL", ""),
+        ("FROM Up_Model AS u", ""),
+        ("FROM \"up_model\"", "alias = \"up_relation\"\n"),
+    ];
+    for (from, up_toml) in readers {
+        let tmp = tempfile::tempdir().unwrap();
+        write_files(
+            tmp.path(),
+            &[
+                (
+                    "sqb.toml",
+                    "default_target = \"prod\"\n[connection]\nengine = \"duckdb\"\npath = \"w.duckdb\"\n[targets.prod]\nschema = \"s\"\n",
+                ),
+                (
+                    "models/up_model.sql",
+                    "-- up_model: the upstream\nSELECT CAST(1 AS INTEGER) AS id\n",
+                ),
+                ("models/up_model.toml", up_toml),
+                ("models/down.sql", &format!("SELECT id FROM (SELECT * {from}) AS x\n")),
+                (
+                    "models/down.toml",
+                    "contract = \"enforced\"\n[columns.id]\ntype = \"DATE\"\n",
+                ),
+            ],
+        );
+        let out = compile(tmp.path());
+        assert_eq!(
+            codes(&out),
+            vec!["E052".to_string()],
+            "{from}: {}",
+            transcript(&out, tmp.path())
+        );
+    }
+}
