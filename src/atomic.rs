@@ -42,6 +42,25 @@ pub struct Prepared {
 /// destination's permissions, and fsyncs it. Preparing many files first and committing them
 /// after costs one directory sync per directory instead of one per file.
 pub fn prepare(path: &Path, bytes: &[u8]) -> Result<Prepared, WriteError> {
+    prepare_with(path, bytes, Durability::Fsync)
+}
+
+/// How [`prepare_with`] makes a temp file durable before it may be renamed into place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// fsync the temp file.
+    Fsync,
+    /// Nothing yet: the caller syncs every temp file's filesystem at once ([`sync_filesystems`])
+    /// before committing any of them.
+    Deferred,
+}
+
+/// [`prepare`], with the temp file's fsync left to the caller when `durability` says so.
+pub fn prepare_with(
+    path: &Path,
+    bytes: &[u8],
+    durability: Durability,
+) -> Result<Prepared, WriteError> {
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let fail = |source| WriteError {
         path: path.to_path_buf(),
@@ -67,7 +86,9 @@ pub fn prepare(path: &Path, bytes: &[u8]) -> Result<Prepared, WriteError> {
             .set_permissions(meta.permissions())
             .map_err(fail)?;
     }
-    temp.as_file().sync_all().map_err(fail)?;
+    if durability == Durability::Fsync {
+        temp.as_file().sync_all().map_err(fail)?;
+    }
     Ok(Prepared {
         temp,
         _guard: guard,
@@ -94,6 +115,45 @@ impl Prepared {
         })?;
         Ok(())
     }
+}
+
+/// Makes everything written so far to the filesystems holding `dirs` durable: one `syncfs` per
+/// filesystem (Linux) instead of one fsync per file, which is what makes writing thousands of
+/// files fast. Elsewhere, each directory's files are not reachable from here, so this falls
+/// back to a full `sync`.
+pub fn sync_filesystems<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Result<(), WriteError> {
+    use std::os::unix::fs::MetadataExt;
+    let dirs: std::collections::BTreeSet<&Path> = dirs.into_iter().collect();
+    let mut seen = std::collections::BTreeSet::new();
+    for dir in dirs {
+        let fail = |source| WriteError {
+            path: dir.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(dir).map_err(fail)?;
+        if !seen.insert(file.metadata().map_err(fail)?.dev()) {
+            continue;
+        }
+        syncfs(&file).map_err(fail)?;
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn syncfs(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is open for the duration of the call; syncfs takes no pointers.
+    match unsafe { libc::syncfs(file.as_raw_fd()) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn syncfs(_file: &std::fs::File) -> std::io::Result<()> {
+    // SAFETY: sync takes no arguments.
+    unsafe { libc::sync() };
+    Ok(())
 }
 
 /// Makes the renames in `dir` durable.

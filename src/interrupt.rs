@@ -17,10 +17,20 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 /// The environment variable naming a step at which to simulate a crash or a signal.
 pub const FAULT_ENV: &str = "SQB_FAULT_AFTER";
 
-static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Temp files in flight, by a number of their own: thousands may be in flight during a large
+/// write, so unregistering one must not scan the others.
+static TEMP_FILES: Mutex<TempFiles> = Mutex::new(TempFiles {
+    next: 0,
+    paths: std::collections::BTreeMap::new(),
+});
 static DEFERRALS: AtomicUsize = AtomicUsize::new(0);
 
-fn temp_files() -> MutexGuard<'static, Vec<PathBuf>> {
+struct TempFiles {
+    next: u64,
+    paths: std::collections::BTreeMap<u64, PathBuf>,
+}
+
+fn temp_files() -> MutexGuard<'static, TempFiles> {
     TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -67,7 +77,7 @@ pub fn install() {
 fn stop(signal: i32) -> ! {
     // Holding the lock until exit also keeps a writer from registering a new temp file.
     let files = temp_files();
-    for path in files.iter() {
+    for path in files.paths.values() {
         let _ = std::fs::remove_file(path);
     }
     anstream::eprintln!(
@@ -82,7 +92,7 @@ fn stop(signal: i32) -> ! {
 }
 
 /// A temp file registered for removal on a signal; unregistered when dropped.
-pub struct TempGuard(PathBuf);
+pub struct TempGuard(u64);
 
 /// Creates a temp file with `create` and registers its path (`path_of`) in one step, so that
 /// a signal can never fall between the two.
@@ -92,14 +102,15 @@ pub fn create_tracked<T>(
 ) -> std::io::Result<(T, TempGuard)> {
     let mut files = temp_files();
     let made = create()?;
-    let path = path_of(&made).to_path_buf();
-    files.push(path.clone());
-    Ok((made, TempGuard(path)))
+    let id = files.next;
+    files.next += 1;
+    files.paths.insert(id, path_of(&made).to_path_buf());
+    Ok((made, TempGuard(id)))
 }
 
 impl Drop for TempGuard {
     fn drop(&mut self) {
-        temp_files().retain(|p| p != &self.0);
+        temp_files().paths.remove(&self.0);
     }
 }
 

@@ -69,11 +69,34 @@ pub fn all_resources(project: &Project) -> Vec<Resource<'_>> {
 
 #[derive(Debug)]
 enum Method {
-    /// The matcher, and the name itself when it has no glob characters.
-    Model(GlobMatcher, Option<String>),
-    Tag(GlobMatcher),
-    Path(String, GlobMatcher),
-    Source(GlobMatcher, Option<String>),
+    Model(Pattern),
+    Tag(Pattern),
+    Path(String, Pattern),
+    Source(Pattern),
+}
+
+/// A selector's value: a name, or a glob. Names are compared, not compiled into a matcher: a
+/// `--select-file` may list thousands of them.
+#[derive(Debug)]
+enum Pattern {
+    Exact(String),
+    Glob(GlobMatcher),
+}
+
+impl Pattern {
+    fn new(value: &str, selector: &str) -> Result<Self, UserError> {
+        Ok(match exact(value) {
+            Some(name) => Pattern::Exact(name),
+            None => Pattern::Glob(glob(value, selector)?),
+        })
+    }
+
+    fn is_match(&self, text: &str) -> bool {
+        match self {
+            Pattern::Exact(name) => name == text,
+            Pattern::Glob(g) => g.is_match(text),
+        }
+    }
 }
 
 /// How far a graph operator reaches: `None` is all the way.
@@ -151,15 +174,15 @@ fn parse_atom(atom: &str, selector: &str) -> Result<Atom, UserError> {
         )));
     }
     let method = match method {
-        "model" => Method::Model(glob(value, selector)?, exact(value)),
-        "tag" => Method::Tag(glob(value, selector)?),
-        "source" => Method::Source(glob(value, selector)?, exact(value)),
+        "model" => Method::Model(Pattern::new(value, selector)?),
+        "tag" => Method::Tag(Pattern::new(value, selector)?),
+        "source" => Method::Source(Pattern::new(value, selector)?),
         "path" => {
             let clean = value
                 .trim_start_matches("./")
                 .trim_end_matches('/')
                 .to_string();
-            let matcher = glob(&clean, selector)?;
+            let matcher = Pattern::new(&clean, selector)?;
             Method::Path(clean, matcher)
         }
         other => {
@@ -179,8 +202,8 @@ fn parse_atom(atom: &str, selector: &str) -> Result<Atom, UserError> {
 impl Method {
     fn matches(&self, resource: &Resource<'_>, project: &Project) -> bool {
         match (self, resource) {
-            (Method::Model(g, _), Resource::Model(m)) => g.is_match(&m.name),
-            (Method::Source(g, _), Resource::Source(s)) => g.is_match(&s.name.value),
+            (Method::Model(g), Resource::Model(m)) => g.is_match(&m.name),
+            (Method::Source(g), Resource::Source(s)) => g.is_match(&s.name.value),
             (Method::Tag(g), r) => r.tags().iter().any(|t| g.is_match(t)),
             (Method::Path(prefix, g), r) => r.paths(project).iter().any(|p| {
                 g.is_match(p)
@@ -220,6 +243,19 @@ impl Selection {
                 .filter(|l| !l.is_empty() && !l.starts_with('#'))
                 .map(String::from),
         );
+    }
+
+    /// Whether resolving needs the project's DAG: some selector has a graph operator. A
+    /// selector that does not parse counts as needing it, so that its error is reported where
+    /// resolving normally happens, after the project compiled.
+    pub fn needs_graph(&self) -> bool {
+        self.select.iter().chain(&self.exclude).any(|s| {
+            Selector::parse(s).map_or(true, |sel| {
+                sel.atoms
+                    .iter()
+                    .any(|a| a.ancestors.is_some() || a.descendants.is_some())
+            })
+        })
     }
 
     /// The selected resources, in project order. A selector that matches nothing is an error.
@@ -296,10 +332,10 @@ impl Context<'_, '_> {
     /// The resources one atom matches, graph operators applied, sorted.
     fn atom(&self, atom: &Atom) -> Vec<usize> {
         let base: Vec<usize> = match &atom.method {
-            Method::Model(_, Some(name)) => {
+            Method::Model(Pattern::Exact(name)) => {
                 self.index.models.get(name).copied().into_iter().collect()
             }
-            Method::Source(_, Some(name)) => {
+            Method::Source(Pattern::Exact(name)) => {
                 self.index.sources.get(name).copied().into_iter().collect()
             }
             method => (0..self.all.len())

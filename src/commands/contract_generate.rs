@@ -56,12 +56,15 @@ pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatu
         &args.connect,
         session,
     )?;
-    let plan = plan(&project, &inspection.items, args.overwrite);
-    let changes = file_changes(&project, &plan)?;
-    match args.format {
+    let plan = crate::logging::timed("changes planned", || {
+        plan(&project, &inspection.items, args.overwrite)
+    });
+    let changes =
+        crate::logging::timed("files edited in memory", || file_changes(&project, &plan))?;
+    crate::logging::timed("changes shown", || match args.format {
         GenerateFormat::Json => data(&json(args, &plan, &changes)),
         GenerateFormat::Text => print_preview(global, &changes, &plan, args.write),
-    }
+    });
     if !args.write || changes.is_empty() {
         return Ok(ExitStatus::Success);
     }
@@ -226,7 +229,7 @@ fn write(
 ) -> anyhow::Result<ExitStatus> {
     let root = project.root.clone();
     // The check renders its diagnostics while the reloaded sources are at hand.
-    let check = || -> Result<(), String> {
+    let recompile = || -> Result<(), String> {
         let reloaded = Project::load(&root).map_err(|e| format!("error: {e}"))?;
         let (diags, _) = compile_cached(&reloaded, Default::default(), !global.no_cache);
         let rendered: Vec<String> = diags
@@ -240,7 +243,10 @@ fn write(
             Err(rendered.join("\n\n"))
         }
     };
-    match transaction::apply(&root, changes, check) {
+    let check = || crate::logging::timed("project reloaded and recompiled", recompile);
+    match crate::logging::timed("files written and checked", || {
+        transaction::apply(&root, changes, check)
+    }) {
         Ok(Ok(())) => {
             note(
                 global,

@@ -164,11 +164,17 @@ pub fn compile_and_inspect<'p>(
     connect: &ConnectArgs,
     session: Option<Session>,
 ) -> anyhow::Result<(&'p Target, Inspection<'p>)> {
-    let session = match session {
+    let mut session = match session {
         Some(s) => Ok(s),
         None => Connect::new(&project.config, &project.root, timeouts(connect))
             .map(|c| Session::start(c, None)),
     };
+    // Without graph operators the selection is known before compiling: the warehouse reads it
+    // while the project compiles.
+    let early = early_selection(project, from, selection);
+    if let (Ok(session), Some((_, request))) = (session.as_mut(), &early) {
+        session.send(request.clone());
+    }
     let (diags, graph) = std::thread::scope(|scope| -> anyhow::Result<_> {
         // Analysing deeply nested SQL recurses: give this thread the main thread's stack.
         let compiling = std::thread::Builder::new()
@@ -183,13 +189,46 @@ pub fn compile_and_inspect<'p>(
     })?;
     ensure_compiles(project, &diags)?;
     let target = target(project, from)?;
-    let resources = resolve_selection(project, &graph, selection)?;
-    let request = crate::contract::inspect::request(&resources, target);
-    let answer = crate::logging::timed("warehouse read", || session?.read(request))?;
+    let (resources, answer) = match early {
+        Some((resources, _)) => (
+            resources,
+            crate::logging::timed("warehouse read", || session?.answer())?,
+        ),
+        None => {
+            let resources = resolve_selection(project, &graph, selection)?;
+            let request = crate::contract::inspect::request(&resources, target);
+            let answer = crate::logging::timed("warehouse read", || session?.read(request))?;
+            (resources, answer)
+        }
+    };
     Ok((
         target,
         crate::contract::inspect::assemble(project.engine(), target, resources, answer),
     ))
+}
+
+/// The selected resources and their request, when they can be known before the project
+/// compiles: the target exists, no selector uses a graph operator, and the selection resolves.
+/// Otherwise `None`, and the selection is resolved (and its errors reported) after compiling.
+fn early_selection<'p>(
+    project: &'p Project,
+    from: &str,
+    args: &SelectArgs,
+) -> Option<(Vec<Resource<'p>>, crate::contract::inspect::Request)> {
+    let target = project.config.targets.get(from)?;
+    let mut selection = Selection {
+        select: args.select.clone(),
+        exclude: args.exclude.clone(),
+    };
+    if let Some(file) = &args.select_file {
+        selection.add_file_lines(&std::fs::read_to_string(file).ok()?);
+    }
+    if selection.needs_graph() {
+        return None;
+    }
+    let resources = selection.resolve(project, &Graph::default()).ok()?;
+    let request = crate::contract::inspect::request(&resources, target);
+    Some((resources, request))
 }
 
 /// A project with errors is a failure of the command, with its diagnostics on stderr.
@@ -273,7 +312,15 @@ pub fn output_report(text: &str, output: Option<&std::path::Path>) -> anyhow::Re
         }
         None => {
             use std::io::Write;
-            let mut out = anstream::stdout().lock();
+            // Written in one piece: through anstream, each styled line of a large report would
+            // be a write call of its own.
+            let colored =
+                anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never;
+            let text = match colored {
+                true => std::borrow::Cow::Borrowed(text),
+                false => std::borrow::Cow::Owned(anstream::adapter::strip_str(text).to_string()),
+            };
+            let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())
                 .context("could not write to stdout")?;
             out.flush().context("could not write to stdout")?;

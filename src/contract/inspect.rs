@@ -148,10 +148,20 @@ impl Session {
 
     /// Sends the request and waits for the answer.
     pub fn read(mut self, request: Request) -> Result<Answer, WarehouseError> {
+        self.send(request);
+        self.answer()
+    }
+
+    /// Sends the request; the session reads it while the caller goes on.
+    pub fn send(&mut self, request: Request) {
         // The thread may already have answered with an error and gone: the answer is kept.
         if let Some(requests) = self.requests.take() {
             let _ = requests.send(request);
         }
+    }
+
+    /// Waits for the answer to the request [`Session::send`] sent.
+    pub fn answer(mut self) -> Result<Answer, WarehouseError> {
         let answer = self
             .answers
             .recv()
