@@ -401,3 +401,69 @@ fn round_trip_on_postgres() {
         );
     });
 }
+
+/// Beyond 64 files the temp files are made durable together (one filesystem sync) instead of
+/// one by one: the result, a crash midway and its recovery are the same.
+#[test]
+fn many_files_are_written_and_recovered_alike() {
+    const MODELS: usize = 100;
+    let tmp = tempfile::tempdir().unwrap();
+    let header = "default_target = \"prod\"\n[connection]\nengine = \"duckdb\"\npath = \"w.duckdb\"\n[targets.prod]\nschema = \"main\"\n";
+    write_files(tmp.path(), &[("sqb.toml", header)]);
+    let mut ddl = String::new();
+    for i in 0..MODELS {
+        let sql = format!("SELECT CAST(1 AS INTEGER) AS id, CAST('x' AS VARCHAR) AS name_{i}\n");
+        write_files(tmp.path(), &[(&format!("models/m{i:03}.sql"), &sql)]);
+        ddl.push_str(&format!(
+            "CREATE TABLE m{i:03} (id INTEGER NOT NULL, name_{i} VARCHAR);"
+        ));
+    }
+    duckdb_file(&tmp.path().join("w.duckdb"), &ddl);
+    let before = tree(tmp.path());
+    let write = |fault: Option<&str>| {
+        let mut cmd = sqb();
+        cmd.arg("--project-dir")
+            .arg(tmp.path())
+            .args(["contract", "generate", "--from", "prod", "--write"]);
+        if let Some(step) = fault {
+            cmd.env("SQB_FAULT_AFTER", step);
+        }
+        run(&mut cmd)
+    };
+    let crashed = write(Some("write:70"));
+    assert_eq!(crashed.status.code(), None, "the process should have died");
+    let recovered = run(sqb().arg("--project-dir").arg(tmp.path()).arg("compile"));
+    assert_eq!(recovered.status.code(), Some(0));
+    assert_eq!(
+        tree(tmp.path()),
+        before,
+        "recovery must remove every new file"
+    );
+
+    let out = write(None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        transcript(&out, tmp.path())
+    );
+    let after = tree(tmp.path());
+    let sidecars = after
+        .keys()
+        .filter(|k| k.ends_with(".toml") && k.starts_with("models/"));
+    assert_eq!(sidecars.count(), MODELS);
+    assert!(
+        after.keys().all(|k| !k.contains(".sqb-tmp-")),
+        "temp files left"
+    );
+    let diff = run(sqb()
+        .arg("--project-dir")
+        .arg(tmp.path())
+        .args(["contract", "diff", "--from", "prod"]));
+    assert_eq!(
+        diff.status.code(),
+        Some(0),
+        "{}",
+        transcript(&diff, tmp.path())
+    );
+}
