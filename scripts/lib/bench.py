@@ -154,18 +154,27 @@ def measure(cmd, runs, env=None, cwd=None, ok=(0,), prepare=None):
     for _ in range(runs):
         if prepare:
             prepare()
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        code = os.waitstatus_to_exitcode(status)
-        if code not in ok:
-            err = proc.stderr.read().decode(errors="replace")
-            raise SystemExit(f"{' '.join(cmd[:4])}... exited {code}:\n{err}")
-        proc.stderr.close()
+        with tempfile.NamedTemporaryFile("r", prefix="sqb-bench-rss-") as rss:
+            # The peak comes from GNU time, which forks the command from its own small process:
+            # a process forked from this one would report this script's resident size as its
+            # peak when its own is smaller (Linux keeps the high-water mark across exec).
+            wrapped = [TIME, "-f", "%M", "-o", rss.name] + cmd
+            start = time.perf_counter()
+            proc = subprocess.Popen(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+            _, status, _ = os.wait4(proc.pid, 0)
+            elapsed = time.perf_counter() - start
+            code = os.waitstatus_to_exitcode(status)
+            if code not in ok:
+                err = proc.stderr.read().decode(errors="replace")
+                raise SystemExit(f"{' '.join(cmd[:4])}... exited {code}:\n{err}")
+            proc.stderr.close()
+            kib = [line for line in rss.read().splitlines() if line.strip().isdigit()]
         times.append(elapsed)
-        peak = max(peak, usage.ru_maxrss / 1024)
+        peak = max(peak, int(kib[-1]) / 1024 if kib else 0)
     return times, peak
+
+
+TIME = shutil.which("time", path="/usr/bin:/bin") or "/usr/bin/time"
 
 
 def row(label, times, peak, floor=None):
