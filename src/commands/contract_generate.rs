@@ -2,6 +2,7 @@
 //! make them in one transaction that recompiles the project or restores every file.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
 use anstyle::{AnsiColor, Style};
 use serde::Serialize;
@@ -68,7 +69,13 @@ pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatu
     if !args.write || changes.is_empty() {
         return Ok(ExitStatus::Success);
     }
-    write(global, &project, &changes)
+    // The write recompiles the project from disk: free this copy first (on another thread,
+    // while the files are written), so that two projects are not held at once.
+    drop((plan, inspection));
+    let _ = std::thread::Builder::new()
+        .name("free".into())
+        .spawn(move || drop(project));
+    write(global, &root, &changes)
 }
 
 /// Every file's new content, computed in memory, in path order.
@@ -222,15 +229,10 @@ fn print_preview(global: &GlobalArgs, changes: &[FileChange], plan: &Plan, writi
 }
 
 /// The write transaction: write every file, recompile from disk, restore on failure.
-fn write(
-    global: &GlobalArgs,
-    project: &Project,
-    changes: &[FileChange],
-) -> anyhow::Result<ExitStatus> {
-    let root = project.root.clone();
+fn write(global: &GlobalArgs, root: &Path, changes: &[FileChange]) -> anyhow::Result<ExitStatus> {
     // The check renders its diagnostics while the reloaded sources are at hand.
     let recompile = || -> Result<(), String> {
-        let reloaded = Project::load(&root).map_err(|e| format!("error: {e}"))?;
+        let reloaded = Project::load(root).map_err(|e| format!("error: {e}"))?;
         let (diags, _) = compile_cached(&reloaded, Default::default(), !global.no_cache);
         let rendered: Vec<String> = diags
             .iter()
@@ -245,7 +247,7 @@ fn write(
     };
     let check = || crate::logging::timed("project reloaded and recompiled", recompile);
     match crate::logging::timed("files written and checked", || {
-        transaction::apply(&root, changes, check)
+        transaction::apply(root, changes, check)
     }) {
         Ok(Ok(())) => {
             note(

@@ -127,8 +127,9 @@ fn first_pass(
 /// How much of each model's analysis [`analyze_with`] keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Keep {
-    /// Output shapes only: enough for the checks, without lineage (column uses and each output
-    /// column's sources take tens of megabytes on a large project).
+    /// What the checks need: the output shapes of the models another model may read, without
+    /// lineage (shapes, column uses and each output column's sources of every model take tens
+    /// of megabytes on a large project).
     Shapes,
     /// Shapes and column uses, for lineage.
     Everything,
