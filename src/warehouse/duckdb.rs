@@ -1,7 +1,7 @@
 //! DuckDB introspection through the duckdb crate: the file opened read-only, the catalog read
 //! with `duckdb_columns()`, blocking calls kept off the async runtime's workers.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +19,10 @@ SELECT c.table_name, c.column_name, c.data_type, c.is_nullable, v.view_name IS N
     ON v.database_name = c.database_name AND v.schema_name = c.schema_name AND v.view_name = c.table_name
  WHERE c.database_name = ? AND c.schema_name = ?
  ORDER BY c.table_oid, c.column_index";
+
+/// The views of one schema. `?1`: catalog, `?2`: schema.
+const VIEWS_QUERY: &str =
+    "SELECT view_name FROM duckdb_views() WHERE database_name = ? AND schema_name = ? AND NOT internal";
 
 /// Relations of one schema that exist without readable columns (such as views that no longer
 /// bind). `?1`: catalog, `?2`: schema.
@@ -116,18 +120,53 @@ fn read_schema(
     wanted: &HashSet<String>,
 ) -> Result<Vec<PhysicalRelation>, WarehouseError> {
     let query_error = |e: duckdb::Error| WarehouseError::Query(first_line(&e.to_string()));
-    let mut relations: Vec<PhysicalRelation> = Vec::new();
+    let views = view_names(conn, catalog, schema, wanted).map_err(query_error)?;
+    // Binding the views is CPU work of its own: it runs on other connections while this one
+    // reads the catalog.
+    let (relations, probed) = std::thread::scope(|scope| {
+        let (probing, left) = spawn_probes(scope, conn, catalog, schema, &views);
+        let relations = read_columns(conn, catalog, schema, wanted);
+        let mut probed: HashMap<&str, String> =
+            probe_all(conn, catalog, schema, left).into_iter().collect();
+        probed.extend(
+            probing
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default()),
+        );
+        (relations, probed)
+    });
+    let mut relations = relations.map_err(query_error)?;
+    for relation in relations
+        .iter_mut()
+        .filter(|r| r.kind == RelationKind::View)
+    {
+        if let Some(reason) = probed.get(relation.name.as_str()) {
+            relation.unavailable = Some(reason.clone());
+        }
+    }
+    add_unreadable(conn, catalog, schema, wanted, &mut relations)?;
+    Ok(relations)
+}
+
+/// The columns of the wanted relations, in catalog order.
+fn read_columns(
+    conn: &Connection,
+    catalog: &str,
+    schema: &str,
+    wanted: &HashSet<String>,
+) -> Result<Vec<PhysicalRelation>, duckdb::Error> {
     let start = std::time::Instant::now();
-    let mut stmt = conn.prepare(CATALOG_QUERY).map_err(query_error)?;
-    let mut rows = stmt.query([catalog, schema]).map_err(query_error)?;
-    while let Some(row) = rows.next().map_err(query_error)? {
-        let table: String = row.get(0).map_err(query_error)?;
+    let mut relations: Vec<PhysicalRelation> = Vec::new();
+    let mut stmt = conn.prepare(CATALOG_QUERY)?;
+    let mut rows = stmt.query([catalog, schema])?;
+    while let Some(row) = rows.next()? {
+        let table: String = row.get(0)?;
         if !wanted.contains(&table.to_lowercase()) {
             continue;
         }
         if relations.last().is_none_or(|r| r.name != table) {
             super::shrink_last(&mut relations);
-            let is_view: bool = row.get(4).map_err(query_error)?;
+            let is_view: bool = row.get(4)?;
             let kind = if is_view {
                 RelationKind::View
             } else {
@@ -141,10 +180,10 @@ fn read_schema(
             });
         }
         let relation = relations.last_mut().expect("pushed above");
-        let nullable: bool = row.get(3).map_err(query_error)?;
+        let nullable: bool = row.get(3)?;
         relation.columns.push(PhysicalColumn::new(
-            row.get(1).map_err(query_error)?,
-            row.get(2).map_err(query_error)?,
+            row.get(1)?,
+            row.get(2)?,
             relation.kind.knows_nullability().then_some(nullable),
         ));
     }
@@ -153,45 +192,80 @@ fn read_schema(
         elapsed_ms = start.elapsed().as_secs_f64() * 1e3,
         "catalog rows read"
     );
-    add_unreadable(conn, catalog, schema, wanted, &mut relations)?;
-    crate::logging::timed("views bound", || {
-        probe_views(conn, catalog, schema, &mut relations)
-    });
     Ok(relations)
 }
 
-/// Binds every view, on as many connections as there are cores (binding is CPU work).
-fn probe_views(conn: &Connection, catalog: &str, schema: &str, relations: &mut [PhysicalRelation]) {
-    let mut views: Vec<&mut PhysicalRelation> = relations
-        .iter_mut()
-        .filter(|r| r.kind == RelationKind::View && r.unavailable.is_none())
-        .collect();
+/// The wanted views of the schema.
+fn view_names(
+    conn: &Connection,
+    catalog: &str,
+    schema: &str,
+    wanted: &HashSet<String>,
+) -> Result<Vec<String>, duckdb::Error> {
+    let mut stmt = conn.prepare(VIEWS_QUERY)?;
+    let mut rows = stmt.query([catalog, schema])?;
+    let mut views = Vec::new();
+    while let Some(row) = rows.next()? {
+        let name: String = row.get(0)?;
+        if wanted.contains(&name.to_lowercase()) {
+            views.push(name);
+        }
+    }
+    Ok(views)
+}
+
+/// A probing thread's answer: the views that do not bind, with the reason.
+type Probed<'e> = Vec<(&'e str, String)>;
+
+/// Starts binding `views` on connections of their own (one per core, at most four). Returns
+/// the threads, and the views left for the caller's connection where no second connection
+/// could be made.
+fn spawn_probes<'s, 'e>(
+    scope: &'s std::thread::Scope<'s, 'e>,
+    conn: &Connection,
+    catalog: &'e str,
+    schema: &'e str,
+    views: &'e [String],
+) -> (
+    Vec<std::thread::ScopedJoinHandle<'s, Probed<'e>>>,
+    Vec<&'e String>,
+) {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 4);
     let chunk = views.len().div_ceil(workers).max(64);
-    std::thread::scope(|scope| {
-        let mut parts = views.chunks_mut(chunk);
-        let first = parts.next();
-        for part in parts {
-            // A second connection to the same database; where it cannot be made, this thread
-            // binds its share on the shared one below.
-            let Ok(own) = conn.try_clone() else {
-                for view in part {
-                    view.unavailable = probe_view(conn, catalog, schema, &view.name);
-                }
-                continue;
-            };
-            scope.spawn(move || {
-                for view in part {
-                    view.unavailable = probe_view(&own, catalog, schema, &view.name);
-                }
-            });
+    let mut handles = Vec::new();
+    let mut left = Vec::new();
+    for part in views.chunks(chunk) {
+        match conn.try_clone() {
+            Ok(own) => handles.push(scope.spawn(move || {
+                let timer = std::time::Instant::now();
+                let probed = probe_all(&own, catalog, schema, part);
+                tracing::debug!(
+                    views = part.len(),
+                    elapsed_ms = timer.elapsed().as_secs_f64() * 1e3,
+                    "views bound"
+                );
+                probed
+            })),
+            Err(_) => left.extend(part),
         }
-        for view in first.into_iter().flatten() {
-            view.unavailable = probe_view(conn, catalog, schema, &view.name);
-        }
-    });
+    }
+    (handles, left)
+}
+
+fn probe_all<'e>(
+    conn: &Connection,
+    catalog: &str,
+    schema: &str,
+    views: impl IntoIterator<Item = &'e String>,
+) -> Probed<'e> {
+    views
+        .into_iter()
+        .filter_map(|view| {
+            probe_view(conn, catalog, schema, view).map(|reason| (view.as_str(), reason))
+        })
+        .collect()
 }
 
 /// DuckDB keeps a view's columns from when it was created, even after a relation it reads is
