@@ -4,9 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The repository root.
+/// The repository root: where `cargo test` says it is at run time, because a test binary from a
+/// target directory shared with another checkout (CI's cache) was compiled with that checkout's
+/// path.
 pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
 }
 
 /// A `sqb` command with colours off and a clean environment for the variables sqb reads.
