@@ -196,30 +196,20 @@ pub struct ModelAnalysis {
     pub uses: Vec<Use>,
 }
 
-impl ModelAnalysis {
-    /// Forgets the column uses and each output column's lineage: models reading this one never
-    /// look at them, and only `sqb lineage` shows them.
-    pub fn drop_lineage(&mut self) {
-        self.uses = Vec::new();
-        for column in self.shape.iter_mut().flatten() {
-            column.lineage = Vec::new();
-        }
-    }
-}
-
 /// Infers one model's output and checks it against its declaration. `known` must hold the
-/// shapes of the models it reads.
+/// shapes of the models it reads. Lineage is computed only when `lineage` is set.
 pub fn analyze_one(
     project: &Project,
     known: &Known<'_>,
     model: &Model,
     statement: &Statement,
     diags: &mut Vec<Diagnostic>,
+    lineage: bool,
 ) -> Option<ModelAnalysis> {
     if !analysis_enabled(project, model) {
         return None;
     }
-    let (shape, issues, uses) = infer(statement, project.engine(), known);
+    let (shape, issues, uses) = infer(statement, project.engine(), known, lineage);
     report_issues(project, model, &issues, diags);
     let policy = project.policy(model);
     if matches!(policy, Policy::Enforced | Policy::Implicit) {
@@ -236,8 +226,8 @@ pub fn analyze_one(
 }
 
 /// Analyses the models that read other models, in dependency order, after `analyses` holds
-/// those of the models that read none. Each statement is dropped once analysed; each analysis's
-/// lineage is kept only with `keep_lineage`.
+/// those of the models that read none. Each statement is dropped once analysed; lineage is
+/// computed only with `keep_lineage`.
 pub fn check_dependents(
     project: &Project,
     mut statements: Vec<Option<Box<Statement>>>,
@@ -264,14 +254,12 @@ pub fn check_dependents(
         let Some(statement) = statements[i].take() else {
             continue;
         };
-        let Some(mut analysis) = analyze_one(project, &known, model, &statement, diags) else {
+        let Some(analysis) = analyze_one(project, &known, model, &statement, diags, keep_lineage)
+        else {
             continue;
         };
         if let Some(columns) = analysis.shape.as_ref().filter(|_| read_by_models(i)) {
             known.shapes.insert(&model.name, columns.clone());
-        }
-        if !keep_lineage {
-            analysis.drop_lineage();
         }
         analyses.insert(model.name.clone(), analysis);
     }

@@ -105,13 +105,12 @@ fn first_pass(
     let mut kept = statement.filter(|_| options.sql_analysis);
     if !reads_models {
         if let Some(statement) = kept.take() {
-            analysis = contract_shape::analyze_one(project, known, model, &statement, &mut diags);
-            if keep == Keep::Shapes {
+            let lineage = keep == Keep::Everything;
+            analysis =
+                contract_shape::analyze_one(project, known, model, &statement, &mut diags, lineage);
+            if !keep_shape {
                 if let Some(a) = analysis.as_mut() {
-                    a.drop_lineage();
-                    if !keep_shape {
-                        a.shape = None;
-                    }
+                    a.shape = None;
                 }
             }
         }

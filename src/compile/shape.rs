@@ -92,11 +92,13 @@ pub(super) struct Rel {
 }
 
 /// Infers the output of a model's statement, and the references that break an enforced
-/// upstream interface.
+/// upstream interface. With `lineage`, also each output column's sources and the column uses
+/// (only `sqb lineage` shows them; no check reads them).
 pub fn infer(
     statement: &Statement,
     engine: Engine,
     upstream: &dyn Upstream,
+    lineage: bool,
 ) -> (Shape, Vec<Issue>, Vec<Use>) {
     let Statement::Query(query) = statement else {
         return (None, Vec::new(), Vec::new());
@@ -108,6 +110,7 @@ pub fn infer(
         issues: Vec::new(),
         uses: Vec::new(),
         order_by: None,
+        lineage,
     };
     let shape = env.query(query);
     (shape, env.issues, env.uses)
@@ -121,6 +124,8 @@ struct Env<'a> {
     uses: Vec<Use>,
     /// The ORDER BY of the query whose SELECT is being read.
     order_by: Option<Vec<Expr>>,
+    /// Whether lineage (column sources and uses) is wanted.
+    lineage: bool,
 }
 
 /// The name an unquoted or quoted identifier gets in the catalog: Postgres folds unquoted names
@@ -321,12 +326,14 @@ impl Env<'_> {
                 self.engine,
             ));
         }
-        self.uses.extend(super::lineage::uses(
-            select,
-            order_by.as_deref(),
-            &relations,
-            self.engine,
-        ));
+        if self.lineage {
+            self.uses.extend(super::lineage::uses(
+                select,
+                order_by.as_deref(),
+                &relations,
+                self.engine,
+            ));
+        }
         let not_null = super::typing::not_null_filters(select.selection.as_ref(), self.engine);
         let scope = super::typing::Scope {
             rels: &relations,
@@ -344,7 +351,7 @@ impl Env<'_> {
                         position: pos,
                         ty: facts.ty,
                         nullable: facts.nullable,
-                        lineage: super::lineage::refs(expr, &relations, self.engine),
+                        lineage: self.refs(expr, &relations),
                     });
                 }
                 SelectItem::UnnamedExpr(expr) => {
@@ -355,7 +362,7 @@ impl Env<'_> {
                         position: pos,
                         ty: facts.ty,
                         nullable: facts.nullable,
-                        lineage: super::lineage::refs(expr, &relations, self.engine),
+                        lineage: self.refs(expr, &relations),
                     });
                 }
                 SelectItem::Wildcard(options) => {
@@ -364,7 +371,7 @@ impl Env<'_> {
                     }
                     let mut all = Vec::new();
                     for rel in &relations {
-                        all.extend(outer(traced(rel, rel.shape.clone()?), rel.outer));
+                        all.extend(outer(self.traced(rel, rel.shape.clone()?), rel.outer));
                     }
                     let start = columns.len();
                     columns.extend(self.modify(all, options, pos)?);
@@ -382,7 +389,7 @@ impl Env<'_> {
                     let rel = relations.iter().find(|r| r.key == key)?;
                     let start = columns.len();
                     columns.extend(self.modify(
-                        outer(traced(rel, rel.shape.clone()?), rel.outer),
+                        outer(self.traced(rel, rel.shape.clone()?), rel.outer),
                         options,
                         pos,
                     )?);
@@ -392,6 +399,34 @@ impl Env<'_> {
             }
         }
         Some(columns)
+    }
+
+    /// The columns an expression reads, when lineage is wanted.
+    fn refs(&self, expr: &Expr, rels: &[Rel]) -> Vec<ColumnRef> {
+        if self.lineage {
+            super::lineage::refs(expr, rels, self.engine)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Star-expanded columns of a model, source or external relation come from that
+    /// relation's columns of the same name; those of a CTE or subquery keep their own lineage.
+    fn traced(&self, rel: &Rel, columns: Vec<OutColumn>) -> Vec<OutColumn> {
+        let Some((kind, resource)) = rel.origin.as_ref().filter(|_| self.lineage) else {
+            return columns;
+        };
+        columns
+            .into_iter()
+            .map(|c| OutColumn {
+                lineage: vec![ColumnRef {
+                    resource_type: kind,
+                    resource: resource.clone(),
+                    column: c.name.clone(),
+                }],
+                ..c
+            })
+            .collect()
     }
 
     /// What `REPLACE (expr AS col)` proves of each replaced column.
@@ -411,7 +446,7 @@ impl Env<'_> {
                 let facts = scope.expr(&item.expr);
                 column.ty = facts.ty;
                 column.nullable = facts.nullable;
-                column.lineage = super::lineage::refs(&item.expr, rels, self.engine);
+                column.lineage = self.refs(&item.expr, rels);
             }
         }
     }
@@ -511,25 +546,6 @@ fn aliased(
             origin: None,
         },
     }
-}
-
-/// Star-expanded columns of a model, source or external relation come from that relation's
-/// columns of the same name; those of a CTE or subquery keep their own lineage.
-fn traced(rel: &Rel, columns: Vec<OutColumn>) -> Vec<OutColumn> {
-    let Some((kind, resource)) = &rel.origin else {
-        return columns;
-    };
-    columns
-        .into_iter()
-        .map(|c| OutColumn {
-            lineage: vec![ColumnRef {
-                resource_type: kind,
-                resource: resource.clone(),
-                column: c.name.clone(),
-            }],
-            ..c
-        })
-        .collect()
 }
 
 /// Columns of an outer-joined side may be null.
