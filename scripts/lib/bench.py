@@ -3,6 +3,9 @@
 Builds a synthetic warehouse (deterministic from a seed) on Postgres and/or DuckDB, writes a
 matching project, and times whole sqb processes over several runs (median, min, max, peak RSS)
 beside the floor: the same catalog query run by psql, or by DuckDB itself.
+
+scripts/bench passes its arguments here, except --smoke, which it turns into a run on the dev
+builds at 200 relations (--generate-models 100 --runs 1), as scripts/test does.
 """
 
 import argparse
