@@ -170,13 +170,13 @@ pub fn toml_editor(data: &[u8]) {
         let arg = &op[kind.len_utf8()..];
         match kind {
             '+' if editor
-                .add_column(Home::Root, arg, "VARCHAR(20)", true)
+                .add_column(&Home::Root, arg, "VARCHAR(20)", true)
                 .is_ok() =>
             {
                 expected.retain(|(n, _)| n != arg);
                 expected.push((arg.to_string(), Some("VARCHAR(20)")));
             }
-            '=' if editor.set_type(Home::Root, arg, "BIGINT").is_ok() => {
+            '=' if editor.set_type(&Home::Root, arg, "BIGINT").is_ok() => {
                 retyped = true;
                 expected.retain(|(n, _)| n != arg);
                 expected.push((arg.to_string(), Some("BIGINT")));
@@ -184,7 +184,7 @@ pub fn toml_editor(data: &[u8]) {
             '>' => {
                 if let Some((from, to)) = arg.split_once('>') {
                     only_additive = false;
-                    if from != to && editor.rename_column(Home::Root, from, to).is_ok() {
+                    if from != to && editor.rename_column(&Home::Root, from, to).is_ok() {
                         expected.retain(|(n, _)| n != from && n != to);
                         expected.push((to.to_string(), None));
                     }
@@ -192,7 +192,7 @@ pub fn toml_editor(data: &[u8]) {
             }
             '-' => {
                 only_additive = false;
-                if editor.remove_column(Home::Root, arg).is_ok() {
+                if editor.remove_column(&Home::Root, arg).is_ok() {
                     expected.retain(|(n, _)| n != arg);
                 }
             }

@@ -4,8 +4,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use crate::report::Format;
-
 /// Keep a SQL project's column contracts honest against the real warehouse.
 ///
 /// sqb reads a project of SQL models with TOML column declarations (sqb.toml at its root),
@@ -218,6 +216,16 @@ pub struct CompileArgs {
     /// Output format: annotated diagnostics, or a JSON document (see docs/diagnostics.md).
     #[arg(long, value_enum, default_value_t = CompileFormat::Text)]
     pub format: CompileFormat,
+}
+
+/// The output formats of `contract diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
+    Junit,
+    Github,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

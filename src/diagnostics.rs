@@ -167,6 +167,15 @@ pub struct Counts {
     pub infos: usize,
 }
 
+/// The errors among `diagnostics`, each rendered as an annotated snippet.
+pub fn render_errors(diagnostics: &[Diagnostic], sources: &SourceMap) -> Vec<String> {
+    diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| render_text(d, sources))
+        .collect()
+}
+
 pub fn count(diagnostics: &[Diagnostic]) -> Counts {
     let mut counts = Counts::default();
     for d in diagnostics {

@@ -4,28 +4,24 @@ use serde::Serialize;
 use std::fmt;
 
 /// A warehouse engine. The type system and the SQL dialect depend on it; a project has one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, strum::IntoStaticStr, strum::EnumString,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Engine {
     Postgres,
-    #[serde(rename = "duckdb")]
     DuckDb,
 }
 
 impl Engine {
+    /// The name used in `sqb.toml`, reports and messages.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::Postgres => "postgres",
-            Engine::DuckDb => "duckdb",
-        }
+        self.into()
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "postgres" => Some(Engine::Postgres),
-            "duckdb" => Some(Engine::DuckDb),
-            _ => None,
-        }
+        name.parse().ok()
     }
 }
 

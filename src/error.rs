@@ -1,4 +1,4 @@
-//! Errors meant for the user, with an optional `hint:` line.
+//! Errors meant for the user, with an optional `hint:` line and the diagnostics that explain them.
 
 use std::fmt;
 
@@ -7,6 +7,8 @@ use std::fmt;
 pub struct UserError {
     pub message: String,
     pub hint: Option<String>,
+    /// Rendered diagnostics that explain the error, printed before it.
+    pub diagnostics: Option<String>,
 }
 
 impl UserError {
@@ -14,11 +16,17 @@ impl UserError {
         Self {
             message: message.into(),
             hint: None,
+            diagnostics: None,
         }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn with_diagnostics(mut self, rendered: String) -> Self {
+        self.diagnostics = Some(rendered);
         self
     }
 }

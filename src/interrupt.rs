@@ -4,13 +4,15 @@
 //! [`install`] starts a thread that waits for either signal. Atomic writes register their temp
 //! file while it exists ([`TempGuard`]); on a signal the thread removes those, says so on stderr
 //! and exits. A `contract generate --write` transaction handles signals itself (it restores
-//! every file first): while a [`Deferral`] is alive the thread leaves the signal to it.
+//! every file first): while a [`Deferral`] is alive the thread leaves the signal to it, and the
+//! transaction polls [`Deferral::received`]. This module is the only one that registers signal
+//! handlers.
 //!
 //! [`fault`] is the fault injection the crash and signal tests use (`SQB_FAULT_AFTER`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 
@@ -24,6 +26,13 @@ static TEMP_FILES: Mutex<TempFiles> = Mutex::new(TempFiles {
     paths: std::collections::BTreeMap::new(),
 });
 static DEFERRALS: AtomicUsize = AtomicUsize::new(0);
+/// The number of the last SIGINT or SIGTERM, set by the signal handler itself (so that a
+/// deferring caller sees it as soon as `raise` returns); 0 before any.
+static RECEIVED: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+
+fn received_flag() -> &'static Arc<AtomicUsize> {
+    RECEIVED.get_or_init(|| Arc::new(AtomicUsize::new(0)))
+}
 
 struct TempFiles {
     next: u64,
@@ -52,6 +61,14 @@ pub fn name(signal: i32) -> &'static str {
 /// disposition applies: the process dies, and atomic writes still never leave a partial file
 /// at the destination, only possibly a `.sqb-tmp-*` file beside it.
 pub fn install() {
+    for signal in [SIGINT, SIGTERM] {
+        let number = usize::try_from(signal).expect("signal numbers are small");
+        if let Err(err) =
+            signal_hook::flag::register_usize(signal, Arc::clone(received_flag()), number)
+        {
+            tracing::debug!("signal flag not registered: {err}");
+        }
+    }
     let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
         Ok(signals) => signals,
         Err(err) => {
@@ -114,8 +131,19 @@ impl Drop for TempGuard {
     }
 }
 
-/// While alive, signals are left to the code that holds it (which must handle them itself).
+/// While alive, signals are left to the code that holds it, which polls [`Deferral::received`]
+/// and handles them itself.
 pub struct Deferral(());
+
+impl Deferral {
+    /// The SIGINT or SIGTERM that arrived, if one did.
+    pub fn received(&self) -> Option<i32> {
+        match received_flag().load(Ordering::SeqCst) {
+            0 => None,
+            n => i32::try_from(n).ok(),
+        }
+    }
+}
 
 pub fn defer() -> Deferral {
     DEFERRALS.fetch_add(1, Ordering::SeqCst);

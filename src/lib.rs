@@ -1,12 +1,14 @@
 //! sqb keeps a SQL project's column contracts honest against the real warehouse.
 //!
 //! The library holds everything; the `sqb` binary only parses arguments and dispatches to
-//! [`commands`]. Data flows one way: files are loaded into a [`project::Project`], validated by
-//! [`compile`] (rendered as [`diagnostics`]); for the contract commands, [`select`]ed resources
-//! are read from the warehouse by a [`warehouse::Introspector`], compared by
-//! [`contract::diff`], and rendered by [`report`].
+//! [`commands`], which map them to plain options for [`ops`], whose results [`report`] prints.
+//! Data flows one way: files are loaded into a [`project::Project`], validated by [`compile`]
+//! (rendered as [`diagnostics`]); for the contract commands, [`select`]ed resources are read
+//! from the warehouse by a [`warehouse::session::Session`] as [`catalog`] data, matched and
+//! compared by [`contract`], and edited by [`edit`] (docs/architecture.md).
 
 pub mod atomic;
+pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod compile;
@@ -20,8 +22,10 @@ pub mod ident;
 pub mod interrupt;
 pub mod logging;
 pub mod memory;
+pub mod ops;
 pub mod parallel;
 pub mod project;
+pub mod redact;
 pub mod report;
 pub mod select;
 pub mod source;

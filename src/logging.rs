@@ -1,16 +1,19 @@
 //! Debug and trace logging to stderr (`-v`, `-vv`, or `RUST_LOG`), with every line redacted.
 //!
+//! The phases of a command are `tracing` spans (`debug_span!("project loaded")`); each logs its
+//! duration when it closes.
+//!
 //! Logging is off unless asked for. Each event is formatted into a buffer and passed through
-//! [`crate::warehouse::redact::redact`] before it reaches stderr, so a password that a library
+//! [`crate::redact::redact`] before it reaches stderr, so a password that a library
 //! puts into a log message (a URL, a connection error) never appears, whatever the filter.
 
 use std::io::{self, Write};
-use std::time::Instant;
 
+use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::EnvFilter;
 
-use crate::warehouse::redact::redact;
+use crate::redact::redact;
 
 /// Installs the logger. `verbose` counts `-v` flags; a set `RUST_LOG` takes precedence.
 pub fn init(verbose: u8, color: bool) {
@@ -29,27 +32,9 @@ pub fn init(verbose: u8, color: bool) {
         .with_ansi(color)
         .with_target(true)
         .with_timer(tracing_subscriber::fmt::time::uptime())
+        // Each phase is a span; closing it logs how long it took (`time.busy`).
+        .with_span_events(FmtSpan::CLOSE)
         .try_init();
-}
-
-/// Runs `f` and logs how long it took, at debug level, under `what`.
-pub fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let out = f();
-    tracing::debug!(
-        elapsed_ms = start.elapsed().as_secs_f64() * 1e3,
-        rss_mib = resident_mib(),
-        "{what}"
-    );
-    out
-}
-
-/// The process's resident memory in MiB, where the platform tells (Linux); 0 elsewhere.
-fn resident_mib() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * 4096 / (1024 * 1024))
 }
 
 /// Hands out one [`RedactedLine`] per log event.

@@ -1,10 +1,9 @@
-//! The `sqb` binary: parse arguments, dispatch to a command, map the outcome to an exit status.
+//! The `sqb` binary: parse arguments, dispatch to a command, exit with its status.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use sqb::cli::Cli;
-use sqb::exit::ExitStatus;
 
 // Compiling a project allocates many small strings (SQL tokens, TOML keys) from two threads;
 // mimalloc is markedly faster at that than the system allocator (docs/performance.md).
@@ -17,11 +16,5 @@ fn main() -> ExitCode {
     sqb::commands::set_color(cli.global.color);
     sqb::logging::init(cli.global.verbose, sqb::commands::stderr_color());
     sqb::interrupt::install();
-    match sqb::commands::run(&cli) {
-        Ok(status) => status.into(),
-        Err(err) => {
-            sqb::commands::print_error(&err);
-            ExitStatus::Error.into()
-        }
-    }
+    sqb::commands::run(&cli).into()
 }

@@ -13,59 +13,7 @@ use crate::compile::deps::{expand, Graph};
 
 use crate::diagnostics::did_you_mean;
 use crate::error::UserError;
-use crate::project::{Model, Project, SourceTable};
-
-/// A model or a source: something with a declaration and a physical relation.
-#[derive(Debug, Clone, Copy)]
-pub enum Resource<'p> {
-    Model(&'p Model),
-    Source(&'p SourceTable),
-}
-
-impl<'p> Resource<'p> {
-    pub fn name(&self) -> &'p str {
-        match self {
-            Resource::Model(m) => &m.name,
-            Resource::Source(s) => &s.name.value,
-        }
-    }
-
-    pub fn resource_type(&self) -> &'static str {
-        match self {
-            Resource::Model(_) => "model",
-            Resource::Source(_) => "source",
-        }
-    }
-
-    fn tags(&self) -> Vec<&'p str> {
-        match self {
-            Resource::Model(m) => m.props.tag_names().collect(),
-            Resource::Source(s) => s.tags.iter().map(|t| t.value.as_str()).collect(),
-        }
-    }
-
-    /// The files that define the resource, relative to the project root.
-    fn paths<'a>(&self, project: &'a Project) -> Vec<&'a str> {
-        match self {
-            Resource::Model(m) => {
-                let mut paths = vec![project.sources.get(m.sql_file).rel_path.as_str()];
-                paths.extend(m.sidecar.map(|f| project.sources.get(f).rel_path.as_str()));
-                paths
-            }
-            Resource::Source(s) => vec![project.sources.get(s.file).rel_path.as_str()],
-        }
-    }
-}
-
-/// Every model and source of a project, models first, each in project order.
-pub fn all_resources(project: &Project) -> Vec<Resource<'_>> {
-    project
-        .models
-        .iter()
-        .map(Resource::Model)
-        .chain(project.source_tables.iter().map(Resource::Source))
-        .collect()
-}
+use crate::project::{all_resources, Project, Resource};
 
 #[derive(Debug)]
 enum Method {

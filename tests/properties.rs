@@ -155,7 +155,7 @@ proptest! {
             if existing.contains(name) || added.iter().any(|(n, _)| n == name) {
                 continue;
             }
-            editor.add_column(Home::Root, name, "VARCHAR(20)", *not_null).unwrap();
+            editor.add_column(&Home::Root, name, "VARCHAR(20)", *not_null).unwrap();
             added.push((name.clone(), *not_null));
         }
         let out = editor.render();
@@ -183,7 +183,7 @@ proptest! {
         prop_assume!(!existing.is_empty());
         let name = &existing[pick.index(existing.len())];
         let mut editor = Editor::parse(&text).unwrap();
-        editor.set_type(Home::Root, name, "BIGINT").unwrap();
+        editor.set_type(&Home::Root, name, "BIGINT").unwrap();
         let out = editor.render();
         let before: Vec<&str> = text.lines().collect();
         let after: Vec<&str> = out.lines().collect();

@@ -1,72 +1,44 @@
-//! `sqb compile`: load and validate the project offline, print its diagnostics.
-
-use serde::Serialize;
+//! `sqb compile`: validate the project offline and print its diagnostics.
 
 use crate::cli::{CompileArgs, CompileFormat, GlobalArgs};
-use crate::commands::{data, note, project_root};
-use crate::compile::{compile_cached, Options};
-use crate::diagnostics::{self, Counts, Diagnostic, JsonDiagnostic, Severity};
+use crate::commands::{note, project_root, stdout};
+use crate::diagnostics;
 use crate::exit::ExitStatus;
-use crate::project::Project;
-
-/// The JSON document `sqb compile --format json` prints (docs/diagnostics.md).
-#[derive(Serialize)]
-struct CompileReport {
-    schema_version: u32,
-    valid: bool,
-    summary: Summary,
-    diagnostics: Vec<JsonDiagnostic>,
-}
-
-#[derive(Serialize)]
-struct Summary {
-    models: usize,
-    sources: usize,
-    errors: usize,
-    warnings: usize,
-    infos: usize,
-}
+use crate::ops::compile::{compile, CompileOptions, Compiled};
+use crate::report::{self, plural};
 
 pub fn run(global: &GlobalArgs, args: &CompileArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
-    let project = Project::load(&root)?;
-    let (diags, _) = compile_cached(
-        &project,
-        Options {
-            sql_analysis: !args.no_sql_analysis,
-        },
-        !global.no_cache,
-    );
-    let counts = diagnostics::count(&diags);
+    let options = CompileOptions {
+        sql_analysis: !args.no_sql_analysis,
+        use_cache: !global.no_cache,
+    };
+    let compiled = compile(&root, &options)?;
+    let (project, diags) = (&compiled.project, &compiled.diagnostics);
     match args.format {
-        CompileFormat::Text => print_text(global, &project, &diags, counts),
-        CompileFormat::Json => print_json(&project, &diags, counts)?,
+        CompileFormat::Text => {
+            stdout(|w| report::compile::emit_text(project, diags, global.quiet, w))?;
+            note(global, &summary(&compiled));
+        }
+        CompileFormat::Json => stdout(|w| report::compile::emit_json(project, diags, w))?,
     }
-    // The process ends here: freeing a large project piece by piece is wasted work.
-    std::mem::forget(project);
-    Ok(if counts.errors > 0 {
-        ExitStatus::Failure
-    } else {
-        ExitStatus::Success
-    })
+    let status = match compiled.has_errors() {
+        true => ExitStatus::Failure,
+        false => ExitStatus::Success,
+    };
+    crate::memory::leave_to_exit(compiled);
+    Ok(status)
 }
 
-fn print_text(global: &GlobalArgs, project: &Project, diags: &[Diagnostic], counts: Counts) {
-    for d in diags {
-        if global.quiet && d.severity != Severity::Error {
-            continue;
-        }
-        data(&format!(
-            "{}\n",
-            diagnostics::render_text(d, &project.sources)
-        ));
-    }
+/// "compiled 3 models, 1 source: valid, 1 warning"
+fn summary(compiled: &Compiled) -> String {
+    let project = &compiled.project;
+    let counts = diagnostics::count(&compiled.diagnostics);
+    let (models, sources) = (project.models.len(), project.source_tables.len());
     let subject = format!(
-        "{} {}, {} {}",
-        project.models.len(),
-        plural(project.models.len(), "model", "models"),
-        project.source_tables.len(),
-        plural(project.source_tables.len(), "source", "sources")
+        "{models} {}, {sources} {}",
+        plural(models, "model", "models"),
+        plural(sources, "source", "sources")
     );
     let verdict = match (counts.errors, counts.warnings) {
         (0, 0) => "valid".to_string(),
@@ -78,33 +50,5 @@ fn print_text(global: &GlobalArgs, project: &Project, diags: &[Diagnostic], coun
             plural(w, "warning", "warnings")
         ),
     };
-    note(global, &format!("compiled {subject}: {verdict}"));
-}
-
-fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
-    if n == 1 {
-        one
-    } else {
-        many
-    }
-}
-
-fn print_json(project: &Project, diags: &[Diagnostic], counts: Counts) -> anyhow::Result<()> {
-    let report = CompileReport {
-        schema_version: 1,
-        valid: counts.errors == 0,
-        summary: Summary {
-            models: project.models.len(),
-            sources: project.source_tables.len(),
-            errors: counts.errors,
-            warnings: counts.warnings,
-            infos: counts.infos,
-        },
-        diagnostics: diags
-            .iter()
-            .map(|d| diagnostics::to_json(d, &project.sources))
-            .collect(),
-    };
-    data(&serde_json::to_string_pretty(&report)?);
-    Ok(())
+    format!("compiled {subject}: {verdict}")
 }

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use sqlparser::ast::{Ident, Statement};
 
 use super::deps::Graph;
-use super::lineage::Use;
-use super::shape::{infer, same_column, Issue, OutColumn, Shape, Upstream};
+use super::sql::shape::infer;
+use super::sql::{same_column, Issue, OutColumn, Shape, Upstream, Use};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;
 use crate::project::{Column, Model, Policy, Project, SourceTable};

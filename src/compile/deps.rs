@@ -10,8 +10,8 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{Ident, ObjectName, Query, Spanned as _, Statement, Visit, Visitor};
 
 use crate::diagnostics::{Code, Diagnostic};
+use crate::project::{all_resources, Resource};
 use crate::project::{Model, Project};
-use crate::select::{all_resources, Resource};
 use crate::source::Loc;
 
 /// The project's resources (in [`all_resources`] order) and the edges between them.

@@ -5,11 +5,7 @@
 pub mod cache;
 pub mod contract_shape;
 pub mod deps;
-mod interface;
-pub mod lineage;
-pub mod shape;
 pub mod sql;
-mod typing;
 
 use crate::diagnostics::{self, did_you_mean, Code, Diagnostic};
 use crate::project::{Column, Model, NameList, Policy, Project};
@@ -51,7 +47,7 @@ pub fn compile_cached(
     if !use_cache {
         return compile_with_graph(project, options);
     }
-    let key = crate::logging::timed("compile cache key", || cache::key(project, options));
+    let key = tracing::debug_span!("compile cache key").in_scope(|| cache::key(project, options));
     let resources = project.models.len() + project.source_tables.len();
     if let Some(hit) = cache::load(&project.root, &key, resources) {
         return hit;
@@ -91,7 +87,7 @@ fn first_pass(
     let mut diags = Vec::new();
     check_model_schema(project, model, &mut diags);
     check_contract(project, model, &mut diags);
-    let statement = sql::check_model(project, model, &mut diags);
+    let statement = sql::parse::check_model(project, model, &mut diags);
     let parents = statement
         .as_ref()
         .map(|s| resolver.parents(project, model, s));
@@ -148,13 +144,14 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
         Keep::Shapes => Mentions::of(project),
         Keep::Everything => Mentions::default(),
     };
-    let passes = crate::logging::timed("first pass: each model's SQL parsed and checked", || {
-        let indexes: Vec<usize> = (0..project.models.len()).collect();
-        crate::parallel::map(&indexes, |&i| {
-            let model = (i, &project.models[i]);
-            first_pass(project, &resolver, &known, model, options, keep, &mentions)
-        })
-    });
+    let passes =
+        tracing::debug_span!("first pass: each model's SQL parsed and checked").in_scope(|| {
+            let indexes: Vec<usize> = (0..project.models.len()).collect();
+            crate::parallel::map(&indexes, |&i| {
+                let model = (i, &project.models[i]);
+                first_pass(project, &resolver, &known, model, options, keep, &mentions)
+            })
+        });
     let mut parents = Vec::with_capacity(passes.len());
     let mut statements = Vec::with_capacity(passes.len());
     let mut models = std::collections::HashMap::new();
@@ -169,7 +166,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
     check_numeric_precision(project, &mut diags);
     let graph = deps::build(project, parents, &mut diags);
     if options.sql_analysis {
-        crate::logging::timed("second pass: models reading models analysed", || {
+        tracing::debug_span!("second pass: models reading models analysed").in_scope(|| {
             contract_shape::check_dependents(
                 project,
                 statements,

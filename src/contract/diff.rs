@@ -8,16 +8,29 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::catalog::{PhysicalColumn, PhysicalRelation};
 use crate::diagnostics::Severity;
 use crate::engine::Engine;
-use crate::project::{Column, EnumBase, EnumDef};
+use crate::project::{Column, EnumBase, EnumDef, Policy, Project, Resource};
 use crate::source::Loc;
 use crate::types::{self, DataType};
-use crate::warehouse::{PhysicalColumn, PhysicalRelation};
 
 /// What kind of disagreement a finding reports. The names are part of the JSON wire format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::EnumIter,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum FindingKind {
     RelationMissing,
     MissingPhysicalColumn,
@@ -30,34 +43,15 @@ pub enum FindingKind {
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 8] = [
-        FindingKind::RelationMissing,
-        FindingKind::MissingPhysicalColumn,
-        FindingKind::UndeclaredPhysicalColumn,
-        FindingKind::TypeMismatch,
-        FindingKind::MissingType,
-        FindingKind::NameConflict,
-        FindingKind::NullabilityMismatch,
-        FindingKind::InspectionUnavailable,
-    ];
-
+    /// The name used in the JSON report.
     pub fn as_str(self) -> &'static str {
-        match self {
-            FindingKind::RelationMissing => "relation_missing",
-            FindingKind::MissingPhysicalColumn => "missing_physical_column",
-            FindingKind::UndeclaredPhysicalColumn => "undeclared_physical_column",
-            FindingKind::TypeMismatch => "type_mismatch",
-            FindingKind::MissingType => "missing_type",
-            FindingKind::NameConflict => "name_conflict",
-            FindingKind::NullabilityMismatch => "nullability_mismatch",
-            FindingKind::InspectionUnavailable => "inspection_unavailable",
-        }
+        self.into()
     }
 }
 
-/// How much of the declared shape the contract policy validates.
+/// How much of the declared shape the contract policy validates: its coverage of the relation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
+pub enum Coverage {
     /// `enforced`: the declared columns are the complete shape.
     Closed,
     /// implicit mode, and sources: declared columns must exist; others may.
@@ -66,18 +60,27 @@ pub enum Shape {
     Metadata,
 }
 
-impl Shape {
+impl Coverage {
+    /// The coverage a model's contract policy gives its declared columns.
+    pub fn of(policy: Policy) -> Self {
+        match policy {
+            Policy::Enforced => Coverage::Closed,
+            Policy::Implicit => Coverage::Open,
+            Policy::Explicit | Policy::None => Coverage::Metadata,
+        }
+    }
+
     fn severity(self, kind: FindingKind) -> Severity {
         use FindingKind::*;
         use Severity::*;
         match (kind, self) {
             (RelationMissing | TypeMismatch, _) => Error,
             (InspectionUnavailable, _) => Warning,
-            (UndeclaredPhysicalColumn, Shape::Closed) => Error,
+            (UndeclaredPhysicalColumn, Coverage::Closed) => Error,
             (UndeclaredPhysicalColumn, _) => Info,
-            (MissingType, Shape::Metadata) => Info,
+            (MissingType, Coverage::Metadata) => Info,
             (MissingType, _) => Warning,
-            (MissingPhysicalColumn | NameConflict | NullabilityMismatch, Shape::Metadata) => {
+            (MissingPhysicalColumn | NameConflict | NullabilityMismatch, Coverage::Metadata) => {
                 Warning
             }
             (MissingPhysicalColumn | NameConflict | NullabilityMismatch, _) => Error,
@@ -101,15 +104,44 @@ pub struct Finding {
     pub loc: Option<Loc>,
 }
 
+/// Looks up the project's enums by type name.
+pub type Enums<'a> = Box<dyn Fn(&str) -> Option<&'a EnumDef> + 'a>;
+
 /// The declaration side of one resource.
 pub struct Declared<'a> {
     pub engine: Engine,
-    pub shape: Shape,
-    pub columns: &'a [&'a Column],
-    /// The project's enums, looked up by type name.
-    pub enums: &'a dyn Fn(&str) -> Option<&'a EnumDef>,
-    /// Where to point findings that have no declaration (the sidecar, or the SQL file).
+    pub coverage: Coverage,
+    pub columns: Vec<&'a Column>,
+    pub enums: Enums<'a>,
+    /// Where to point findings that have no declaration (a source's name; a model's sidecar, or
+    /// its SQL file).
     pub resource_loc: Loc,
+}
+
+impl<'a> Declared<'a> {
+    /// The declaration side of `resource`: its effective columns, and the coverage its contract
+    /// policy gives them (sources are open).
+    pub fn of(project: &'a Project, resource: &Resource<'a>) -> Self {
+        let (columns, coverage, resource_loc) = match *resource {
+            Resource::Model(m) => (
+                project.effective_columns(m),
+                Coverage::of(project.policy(m)),
+                Loc::file_start(resource.file()),
+            ),
+            Resource::Source(s) => (
+                s.columns.iter().collect(),
+                Coverage::Open,
+                s.name.loc.clone(),
+            ),
+        };
+        Self {
+            engine: project.engine(),
+            coverage,
+            columns,
+            enums: Box::new(|name| project.enum_named(name)),
+            resource_loc,
+        }
+    }
 }
 
 /// Findings for a resource whose relation was (or was not) found.
@@ -152,12 +184,12 @@ pub fn diff(
         folded.entry(c.name.to_lowercase()).or_default().push(i);
     }
     let mut used = vec![false; physical.columns.len()];
-    for column in declared.columns {
+    for column in &declared.columns {
         if let Some(&i) = exact.get(column.name.value.as_str()) {
             used[i] = true;
         }
     }
-    for column in declared.columns {
+    for column in &declared.columns {
         let name = column.name.value.as_str();
         if let Some(&i) = exact.get(name) {
             compare_column(
@@ -217,7 +249,7 @@ fn finding(
 ) -> Finding {
     Finding {
         kind,
-        severity: declared.shape.severity(kind),
+        severity: declared.coverage.severity(kind),
         column: None,
         physical_column: None,
         declared_type: None,
@@ -402,8 +434,8 @@ fn enum_agrees(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::RelationKind;
     use crate::source::{FileId, Spanned};
-    use crate::warehouse::RelationKind;
 
     fn loc() -> Loc {
         Loc::file_start(FileId(0))
@@ -435,16 +467,14 @@ mod tests {
 
     fn run(
         columns: &[Column],
-        shape: Shape,
+        coverage: Coverage,
         physical: Option<&PhysicalRelation>,
     ) -> Vec<(FindingKind, Severity, Option<String>)> {
-        let refs: Vec<&Column> = columns.iter().collect();
-        let no_enums = |_: &str| None;
         let declared = Declared {
             engine: Engine::Postgres,
-            shape,
-            columns: &refs,
-            enums: &no_enums,
+            coverage,
+            columns: columns.iter().collect(),
+            enums: Box::new(|_| None),
             resource_loc: loc(),
         };
         diff(&declared, physical, "db.s.t", None)
@@ -463,7 +493,7 @@ mod tests {
             phys("id", "integer", Some(false)),
             phys("name", "character varying(10)", Some(true)),
         ]);
-        assert!(run(&declared, Shape::Closed, Some(&physical)).is_empty());
+        assert!(run(&declared, Coverage::Closed, Some(&physical)).is_empty());
     }
 
     #[test]
@@ -471,7 +501,7 @@ mod tests {
         let declared = [col("OrderID", Some("INTEGER"), None)];
         let physical = relation(vec![phys("orderid", "integer", None)]);
         assert_eq!(
-            run(&declared, Shape::Closed, Some(&physical)),
+            run(&declared, Coverage::Closed, Some(&physical)),
             [(
                 FindingKind::NameConflict,
                 Severity::Error,
@@ -490,14 +520,14 @@ mod tests {
             phys("ID", "integer", None),
             phys("id", "integer", None),
         ]);
-        assert!(run(&declared, Shape::Closed, Some(&physical)).is_empty());
+        assert!(run(&declared, Coverage::Closed, Some(&physical)).is_empty());
     }
 
     #[test]
     fn severity_follows_the_contract_shape() {
         let declared = [col("gone", Some("DATE"), None)];
         let physical = relation(vec![phys("extra", "integer", None)]);
-        let closed = run(&declared, Shape::Closed, Some(&physical));
+        let closed = run(&declared, Coverage::Closed, Some(&physical));
         assert_eq!(closed[0].1, Severity::Error);
         assert_eq!(
             closed[1],
@@ -507,9 +537,9 @@ mod tests {
                 Some("extra".into())
             )
         );
-        let open = run(&declared, Shape::Open, Some(&physical));
+        let open = run(&declared, Coverage::Open, Some(&physical));
         assert_eq!((open[0].1, open[1].1), (Severity::Error, Severity::Info));
-        let metadata = run(&declared, Shape::Metadata, Some(&physical));
+        let metadata = run(&declared, Coverage::Metadata, Some(&physical));
         assert_eq!(
             (metadata[0].1, metadata[1].1),
             (Severity::Warning, Severity::Info)
@@ -528,7 +558,7 @@ mod tests {
             phys("b", "integer", Some(false)),
             phys("c", "integer", Some(false)),
         ]);
-        let found = run(&declared, Shape::Open, Some(&table));
+        let found = run(&declared, Coverage::Open, Some(&table));
         assert_eq!(
             found
                 .iter()
@@ -542,20 +572,20 @@ mod tests {
             phys("c", "integer", None),
         ]);
         view.kind = RelationKind::View;
-        assert!(run(&declared, Shape::Open, Some(&view)).is_empty());
+        assert!(run(&declared, Coverage::Open, Some(&view)).is_empty());
     }
 
     #[test]
     fn missing_relation_and_unavailable_relation() {
         let declared = [col("a", Some("INTEGER"), None)];
         assert_eq!(
-            run(&declared, Shape::Open, None)[0].0,
+            run(&declared, Coverage::Open, None)[0].0,
             FindingKind::RelationMissing
         );
         let mut broken = relation(vec![]);
         broken.unavailable = Some("no".into());
         assert_eq!(
-            run(&declared, Shape::Open, Some(&broken))[0].0,
+            run(&declared, Coverage::Open, Some(&broken))[0].0,
             FindingKind::InspectionUnavailable
         );
     }
@@ -564,10 +594,10 @@ mod tests {
     fn domains_agree_with_their_base_type() {
         let declared = [col("p", Some("INTEGER"), None)];
         let mut column = phys("p", "positive_int", None);
-        column.user_type = Some(Box::new(crate::warehouse::UserType {
+        column.user_type = Some(Box::new(crate::catalog::UserType {
             domain_base: Some("integer".into()),
             ..Default::default()
         }));
-        assert!(run(&declared, Shape::Closed, Some(&relation(vec![column]))).is_empty());
+        assert!(run(&declared, Coverage::Closed, Some(&relation(vec![column]))).is_empty());
     }
 }

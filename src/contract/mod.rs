@@ -1,5 +1,5 @@
 //! Contracts against the warehouse: comparing declarations with physical relations.
 
 pub mod diff;
-pub mod inspect;
+pub mod matching;
 pub mod plan;

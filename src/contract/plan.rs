@@ -1,21 +1,21 @@
 //! Planning `contract generate`: which declaration edits the warehouse evidence calls for.
 //!
 //! Pure: it reads findings from the diff core and the physical columns, and returns proposals
-//! (what to change in which file) and what it refused to change and why. It never edits.
+//! (what to change in which file) and what it refused to change and why. It never edits. Each
+//! finding kind has one rule ([`Rules`]).
 
 use serde::Serialize;
 
-use crate::contract::diff::{diff, type_agrees, Declared, FindingKind, Shape};
-use crate::contract::inspect::Inspected;
-use crate::project::{is_generated, Column, Model, Policy, Project};
-use crate::select::Resource;
-use crate::source::FileId;
+use crate::catalog::{PhysicalColumn, PhysicalRelation};
+use crate::contract::diff::{diff, type_agrees, Declared, FindingKind};
+use crate::contract::matching::Inspected;
+use crate::project::{is_generated, Column, Home, Model, Project, Resource};
 use crate::types::{self, DataType};
-use crate::warehouse::PhysicalColumn;
 
 /// One declaration edit. The action names are part of the JSON output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Action {
     /// Fill the `type` of a declared column that has none.
     SetType,
@@ -30,25 +30,10 @@ pub enum Action {
 }
 
 impl Action {
+    /// The name used in the JSON output and in messages.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Action::SetType => "set_type",
-            Action::AddColumn => "add_column",
-            Action::ReplaceType => "replace_type",
-            Action::RenameColumn => "rename_column",
-            Action::RemoveColumn => "remove_column",
-        }
+        self.into()
     }
-}
-
-/// Where in its file a resource's columns live.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "name")]
-pub enum Home {
-    /// The root of a model sidecar (or schema file).
-    Root,
-    /// A source's table in a `sources/*.toml` file.
-    Source(String),
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -121,28 +106,16 @@ pub fn plan(project: &Project, items: &[Inspected<'_>], overwrite: bool) -> Plan
     out
 }
 
-/// The file a resource's own declarations live in, and whether it must be created.
-fn own_file(project: &Project, resource: &Resource<'_>) -> (String, bool, FileId, Home) {
+/// The file a resource's own declarations live in, and whether it must be created (a model
+/// without a sidecar gets one beside its SQL file).
+fn own_file(project: &Project, resource: &Resource<'_>) -> (String, bool) {
+    let path = &project.sources.get(resource.file()).rel_path;
     match resource {
-        Resource::Model(m) => match m.sidecar {
-            Some(id) => (
-                project.sources.get(id).rel_path.clone(),
-                false,
-                id,
-                Home::Root,
-            ),
-            None => {
-                let sql = &project.sources.get(m.sql_file).rel_path;
-                let toml = format!("{}.toml", sql.strip_suffix(".sql").unwrap_or(sql));
-                (toml, true, m.sql_file, Home::Root)
-            }
-        },
-        Resource::Source(s) => (
-            project.sources.get(s.file).rel_path.clone(),
-            false,
-            s.file,
-            Home::Source(s.name.value.clone()),
+        Resource::Model(m) if m.sidecar.is_none() => (
+            format!("{}.toml", path.strip_suffix(".sql").unwrap_or(path)),
+            true,
         ),
+        _ => (path.clone(), false),
     }
 }
 
@@ -155,209 +128,206 @@ fn plan_resource(project: &Project, item: &Inspected<'_>, overwrite: bool, out: 
         });
         return;
     };
-    let (file, creates_file, file_id, home) = own_file(project, resource);
-    if !creates_file && is_generated(&project.sources.get(file_id).text) {
+    let (file, creates_file) = own_file(project, resource);
+    if !creates_file && is_generated(&project.sources.get(resource.file()).text) {
         out.skipped.push(Skipped::GeneratedFile {
             resource: resource.name().to_string(),
             file,
         });
         return;
     }
-    let columns: Vec<&Column> = match resource {
-        Resource::Model(m) => project.effective_columns(m),
-        Resource::Source(s) => s.columns.iter().collect(),
-    };
-    let enums = |name: &str| project.enum_named(name);
-    let declared = Declared {
-        engine: project.engine(),
-        shape: shape_of(project, resource),
-        columns: &columns,
-        enums: &enums,
-        resource_loc: crate::source::Loc::file_start(file_id),
-    };
-    let findings = diff(&declared, Some(physical), &item.relation, None);
-    let physical_named = |name: &str| physical.columns.iter().find(|c| c.name == name);
-    let declared_named = |name: &str| columns.iter().copied().find(|c| c.name.value == name);
-    let proposal =
-        |column: &str, action: Action, old: Option<String>, new: Option<String>| Proposal {
-            file: file.clone(),
+    let rules = Rules {
+        project,
+        resource,
+        physical,
+        declared: Declared::of(project, resource),
+        base: Proposal {
+            file,
             creates_file,
             resource_type: resource.resource_type(),
             resource: resource.name().to_string(),
-            column: column.to_string(),
-            action,
-            old,
-            new,
+            column: String::new(),
+            action: Action::SetType,
+            old: None,
+            new: None,
             not_null: false,
-            home: home.clone(),
-        };
-    for finding in findings {
+            home: resource.home(),
+        },
+    };
+    for finding in diff(&rules.declared, Some(physical), &item.relation, None) {
         let Some(name) = finding.column.as_deref() else {
             continue;
         };
         match finding.kind {
-            FindingKind::UndeclaredPhysicalColumn => {
-                let Some(pc) = physical_named(name) else {
-                    continue;
-                };
-                let mut p = proposal(
-                    name,
-                    Action::AddColumn,
-                    None,
-                    Some(canonical_type(project, pc)),
-                );
-                p.not_null = physical.kind.knows_nullability() && pc.nullable == Some(false);
-                out.proposals.push(p);
-            }
+            FindingKind::UndeclaredPhysicalColumn => rules.add_column(name, out),
             // Fill a missing type always; replace a conflicting one only with --overwrite.
-            FindingKind::MissingType | FindingKind::TypeMismatch
-                if overwrite || finding.kind == FindingKind::MissingType =>
-            {
-                let (Some(decl), Some(pc)) = (declared_named(name), physical_named(name)) else {
-                    continue;
-                };
-                let (action, old) = match finding.kind {
-                    FindingKind::MissingType => (Action::SetType, None),
-                    _ => (
-                        Action::ReplaceType,
-                        decl.type_text.as_ref().map(|t| t.value.clone()),
-                    ),
-                };
-                push_or_conflict(
-                    project,
-                    resource,
-                    decl,
-                    proposal(name, action, old, Some(canonical_type(project, pc))),
-                    out,
-                );
-            }
+            FindingKind::MissingType => rules.retype(name, Action::SetType, out),
+            FindingKind::TypeMismatch if overwrite => rules.retype(name, Action::ReplaceType, out),
             FindingKind::NameConflict if overwrite => {
-                let (Some(decl), Some(pc)) = (
-                    declared_named(name),
-                    finding.physical_column.as_deref().and_then(physical_named),
-                ) else {
-                    continue;
-                };
-                if push_or_conflict(
-                    project,
-                    resource,
-                    decl,
-                    proposal(
-                        name,
-                        Action::RenameColumn,
-                        Some(name.to_string()),
-                        Some(pc.name.clone()),
-                    ),
-                    out,
-                ) {
-                    type_after_rename(
-                        &declared,
-                        decl,
-                        pc,
-                        project,
-                        &proposal(&pc.name, Action::SetType, None, None),
-                        out,
-                    );
-                }
+                rules.rename(name, finding.physical_column.as_deref(), out)
             }
-            FindingKind::MissingPhysicalColumn if overwrite => {
-                let Some(decl) = declared_named(name) else {
-                    continue;
-                };
-                let old = decl.type_text.as_ref().map(|t| t.value.clone());
-                push_or_conflict(
-                    project,
-                    resource,
-                    decl,
-                    proposal(name, Action::RemoveColumn, old, None),
-                    out,
-                );
-            }
+            FindingKind::MissingPhysicalColumn if overwrite => rules.remove(name, out),
             _ => {}
         }
     }
 }
 
-/// After a rename, the column's type still has to agree.
-fn type_after_rename(
-    declared: &Declared<'_>,
-    decl: &Column,
-    pc: &PhysicalColumn,
-    project: &Project,
-    base: &Proposal,
-    out: &mut Plan,
-) {
-    let new = Some(canonical_type(project, pc));
-    match (&decl.ty, &decl.type_text) {
-        (Some(ty), Some(text)) if !type_agrees(declared, ty, pc) => {
-            out.proposals.push(Proposal {
-                action: Action::ReplaceType,
-                old: Some(text.value.clone()),
-                new,
-                ..base.clone()
-            });
-        }
-        (None, None) => out.proposals.push(Proposal {
-            action: Action::SetType,
+/// The rules for one resource: its physical relation, its declarations, and the proposal every
+/// edit of its file starts from.
+struct Rules<'a, 'p> {
+    project: &'p Project,
+    resource: &'a Resource<'p>,
+    physical: &'a PhysicalRelation,
+    declared: Declared<'p>,
+    base: Proposal,
+}
+
+impl Rules<'_, '_> {
+    fn physical_named(&self, name: &str) -> Option<&PhysicalColumn> {
+        self.physical.columns.iter().find(|c| c.name == name)
+    }
+
+    fn declared_named(&self, name: &str) -> Option<&Column> {
+        self.declared
+            .columns
+            .iter()
+            .copied()
+            .find(|c| c.name.value == name)
+    }
+
+    fn proposal(
+        &self,
+        column: &str,
+        action: Action,
+        old: Option<String>,
+        new: Option<String>,
+    ) -> Proposal {
+        Proposal {
+            column: column.to_string(),
+            action,
+            old,
             new,
-            ..base.clone()
-        }),
-        _ => {}
+            ..self.base.clone()
+        }
     }
-}
 
-fn shape_of(project: &Project, resource: &Resource<'_>) -> Shape {
-    match resource {
-        Resource::Model(m) => match project.policy(m) {
-            Policy::Enforced => Shape::Closed,
-            Policy::Implicit => Shape::Open,
-            Policy::Explicit | Policy::None => Shape::Metadata,
-        },
-        Resource::Source(_) => Shape::Open,
+    /// An undeclared physical column is appended, `nullable = false` where the catalog knows.
+    fn add_column(&self, name: &str, out: &mut Plan) {
+        let Some(pc) = self.physical_named(name) else {
+            return;
+        };
+        let mut p = self.proposal(
+            name,
+            Action::AddColumn,
+            None,
+            Some(canonical_type(self.project, pc)),
+        );
+        p.not_null = self.physical.kind.knows_nullability() && pc.nullable == Some(false);
+        out.proposals.push(p);
     }
-}
 
-/// Adds the proposal, or an ownership conflict when the column lives in a shared schema.
-/// Returns whether the proposal was added.
-fn push_or_conflict(
-    project: &Project,
-    resource: &Resource<'_>,
-    decl: &Column,
-    proposal: Proposal,
-    out: &mut Plan,
-) -> bool {
-    let Resource::Model(model) = resource else {
-        out.proposals.push(proposal);
-        return true;
-    };
-    if Some(decl.file) == model.sidecar {
-        out.proposals.push(proposal);
-        return true;
+    /// A missing type is filled (`SetType`) or a conflicting one replaced (`ReplaceType`) with
+    /// the physical type.
+    fn retype(&self, name: &str, action: Action, out: &mut Plan) {
+        let (Some(decl), Some(pc)) = (self.declared_named(name), self.physical_named(name)) else {
+            return;
+        };
+        let old = match action {
+            Action::ReplaceType => decl.type_text.as_ref().map(|t| t.value.clone()),
+            _ => None,
+        };
+        let new = Some(canonical_type(self.project, pc));
+        self.push_or_conflict(decl, self.proposal(name, action, old, new), out);
     }
-    let Some(schema) = project.schemas.values().find(|s| s.file == decl.file) else {
-        out.proposals.push(proposal);
-        return true;
-    };
-    let used_by = project
-        .models
-        .iter()
-        .filter(|m: &&Model| {
-            m.props
-                .model_schema
-                .as_ref()
-                .is_some_and(|s| s.value == schema.name)
-        })
-        .map(|m| m.name.clone())
-        .collect();
-    out.skipped.push(Skipped::OwnershipConflict {
-        resource: proposal.resource,
-        column: proposal.column,
-        action: proposal.action,
-        schema: schema.name.clone(),
-        file: project.sources.get(schema.file).rel_path.clone(),
-        used_by,
-    });
-    false
+
+    /// A declaration spelled differently from its physical column takes the physical spelling,
+    /// and then the physical type where its own disagrees or is missing.
+    fn rename(&self, name: &str, physical_name: Option<&str>, out: &mut Plan) {
+        let (Some(decl), Some(pc)) = (
+            self.declared_named(name),
+            physical_name.and_then(|n| self.physical_named(n)),
+        ) else {
+            return;
+        };
+        let renamed = self.proposal(
+            name,
+            Action::RenameColumn,
+            Some(name.to_string()),
+            Some(pc.name.clone()),
+        );
+        if self.push_or_conflict(decl, renamed, out) {
+            self.type_after_rename(decl, pc, out);
+        }
+    }
+
+    /// A declaration absent physically is removed.
+    fn remove(&self, name: &str, out: &mut Plan) {
+        let Some(decl) = self.declared_named(name) else {
+            return;
+        };
+        let old = decl.type_text.as_ref().map(|t| t.value.clone());
+        self.push_or_conflict(
+            decl,
+            self.proposal(name, Action::RemoveColumn, old, None),
+            out,
+        );
+    }
+
+    /// After a rename, the column's type still has to agree.
+    fn type_after_rename(&self, decl: &Column, pc: &PhysicalColumn, out: &mut Plan) {
+        let base = self.proposal(&pc.name, Action::SetType, None, None);
+        let new = Some(canonical_type(self.project, pc));
+        match (&decl.ty, &decl.type_text) {
+            (Some(ty), Some(text)) if !type_agrees(&self.declared, ty, pc) => {
+                out.proposals.push(Proposal {
+                    action: Action::ReplaceType,
+                    old: Some(text.value.clone()),
+                    new,
+                    ..base
+                });
+            }
+            (None, None) => out.proposals.push(Proposal { new, ..base }),
+            _ => {}
+        }
+    }
+
+    /// Adds the proposal, or an ownership conflict when the column lives in a shared schema.
+    /// Returns whether the proposal was added.
+    fn push_or_conflict(&self, decl: &Column, proposal: Proposal, out: &mut Plan) -> bool {
+        let project = self.project;
+        let Resource::Model(model) = self.resource else {
+            out.proposals.push(proposal);
+            return true;
+        };
+        if Some(decl.file) == model.sidecar {
+            out.proposals.push(proposal);
+            return true;
+        }
+        let Some(schema) = project.schemas.values().find(|s| s.file == decl.file) else {
+            out.proposals.push(proposal);
+            return true;
+        };
+        let used_by = project
+            .models
+            .iter()
+            .filter(|m: &&Model| {
+                m.props
+                    .model_schema
+                    .as_ref()
+                    .is_some_and(|s| s.value == schema.name)
+            })
+            .map(|m| m.name.clone())
+            .collect();
+        out.skipped.push(Skipped::OwnershipConflict {
+            resource: proposal.resource,
+            column: proposal.column,
+            action: proposal.action,
+            schema: schema.name.clone(),
+            file: project.sources.get(schema.file).rel_path.clone(),
+            used_by,
+        });
+        false
+    }
 }
 
 /// The type to write for a physical column: the canonical portable spelling, a project enum's

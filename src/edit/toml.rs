@@ -6,12 +6,7 @@
 
 use toml_edit::{value, DocumentMut, InlineTable, Item, Key, Table, TableLike, Value};
 
-/// Where a resource's `columns` live in a file: the root of a sidecar, or a source's table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Home<'a> {
-    Root,
-    Source(&'a str),
-}
+pub use crate::project::Home;
 
 /// A TOML document being edited.
 pub struct Editor {
@@ -58,19 +53,19 @@ impl Editor {
         text
     }
 
-    fn home_mut(&mut self, home: Home<'_>) -> Result<&mut dyn TableLike, EditError> {
+    fn home_mut(&mut self, home: &Home) -> Result<&mut dyn TableLike, EditError> {
         match home {
             Home::Root => Ok(self.doc.as_table_mut()),
             Home::Source(name) => self
                 .doc
-                .get_mut(name)
+                .get_mut(name.as_str())
                 .and_then(Item::as_table_like_mut)
                 .ok_or_else(|| EditError(format!("no table `{name}`"))),
         }
     }
 
     /// Sets (or replaces) a declared column's `type`, keeping the rest of its table.
-    pub fn set_type(&mut self, home: Home<'_>, column: &str, ty: &str) -> Result<(), EditError> {
+    pub fn set_type(&mut self, home: &Home, column: &str, ty: &str) -> Result<(), EditError> {
         let item = self
             .home_mut(home)?
             .get_mut("columns")
@@ -96,7 +91,7 @@ impl Editor {
     /// Appends a column declaration in the file's style.
     pub fn add_column(
         &mut self,
-        home: Home<'_>,
+        home: &Home,
         column: &str,
         ty: &str,
         not_null: bool,
@@ -161,7 +156,7 @@ impl Editor {
     }
 
     /// Renames a declared column, keeping its place, keys and comments.
-    pub fn rename_column(&mut self, home: Home<'_>, from: &str, to: &str) -> Result<(), EditError> {
+    pub fn rename_column(&mut self, home: &Home, from: &str, to: &str) -> Result<(), EditError> {
         let columns = self
             .home_mut(home)?
             .get_mut("columns")
@@ -196,7 +191,7 @@ impl Editor {
     }
 
     /// Removes a declared column with its comments.
-    pub fn remove_column(&mut self, home: Home<'_>, column: &str) -> Result<(), EditError> {
+    pub fn remove_column(&mut self, home: &Home, column: &str) -> Result<(), EditError> {
         let columns = self
             .home_mut(home)?
             .get_mut("columns")
@@ -260,7 +255,7 @@ mod tests {
     #[test]
     fn crlf_files_keep_their_line_endings() {
         let out = edit("# keep\r\n[columns.a]\r\ndescription = \"x\"\r\n", |e| {
-            e.set_type(Home::Root, "a", "INTEGER").unwrap()
+            e.set_type(&Home::Root, "a", "INTEGER").unwrap()
         });
         assert_eq!(
             out,
@@ -273,8 +268,8 @@ mod tests {
         let out = edit(
             "[columns]\na = {type=\"X\"}\nb = { description = \"d\" } # c\n",
             |e| {
-                e.set_type(Home::Root, "b", "INTEGER").unwrap();
-                e.add_column(Home::Root, "c", "TEXT", true).unwrap();
+                e.set_type(&Home::Root, "b", "INTEGER").unwrap();
+                e.add_column(&Home::Root, "c", "TEXT", true).unwrap();
             },
         );
         assert_eq!(out, "[columns]\na = {type=\"X\"}\nb = { description = \"d\", type = \"INTEGER\" } # c\nc = { type = \"TEXT\", nullable = false }\n");
@@ -283,11 +278,11 @@ mod tests {
     #[test]
     fn rename_keeps_position_and_comments_in_inline_style() {
         let out = edit("columns = { A = { type = \"X\" }, b = {} }\n", |e| {
-            e.rename_column(Home::Root, "A", "a").unwrap()
+            e.rename_column(&Home::Root, "A", "a").unwrap()
         });
         assert_eq!(out, "columns = { a = { type = \"X\" }, b = {} }\n");
         let out = edit("[columns.A] # eol\ntype = \"X\"\n\n[columns.b]\n", |e| {
-            e.rename_column(Home::Root, "A", "a").unwrap()
+            e.rename_column(&Home::Root, "A", "a").unwrap()
         });
         assert_eq!(out, "[columns.a] # eol\ntype = \"X\"\n\n[columns.b]\n");
     }
@@ -297,7 +292,7 @@ mod tests {
         let text =
             "[s1]\nschema = \"raw\"\n\n[s1.columns.a]\ntype = \"X\"\n\n[s2]\nschema = \"raw\"\n";
         let out = edit(text, |e| {
-            e.add_column(Home::Source("s1"), "b c", "DATE", false)
+            e.add_column(&Home::Source("s1".into()), "b c", "DATE", false)
                 .unwrap()
         });
         assert_eq!(out, "[s1]\nschema = \"raw\"\n\n[s1.columns.a]\ntype = \"X\"\n\n[s1.columns.\"b c\"]\ntype = \"DATE\"\n\n[s2]\nschema = \"raw\"\n");
@@ -318,7 +313,7 @@ mod tests {
         let mut editor = Editor::new_file("");
         for name in names {
             editor
-                .add_column(Home::Root, name, "INTEGER", false)
+                .add_column(&Home::Root, name, "INTEGER", false)
                 .unwrap();
         }
         let doc: toml_edit::DocumentMut = editor.render().parse().unwrap();
@@ -334,7 +329,7 @@ mod tests {
     #[test]
     fn removing_a_column_takes_its_comments_and_keeps_the_next_ones() {
         let text = "# a\n[columns.a]\ntype = \"X\"\n\n# b\n[columns.b] # eol\ntype = \"Y\"\n\n# c\n[columns.c]\n";
-        let out = edit(text, |e| e.remove_column(Home::Root, "b").unwrap());
+        let out = edit(text, |e| e.remove_column(&Home::Root, "b").unwrap());
         assert_eq!(out, "# a\n[columns.a]\ntype = \"X\"\n\n# c\n[columns.c]\n");
     }
 }

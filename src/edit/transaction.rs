@@ -17,12 +17,11 @@
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::atomic::{prepare_with, write_atomic, Durability, Prepared};
+use crate::atomic::{prepare_with, sync_dir, write_atomic, Durability, Prepared};
+use crate::interrupt::Deferral;
 
 /// The directory, under the project root, that holds the lock and the journal.
 pub const STATE_DIR: &str = ".sqb";
@@ -74,9 +73,6 @@ pub enum TxError {
     /// Ctrl-C or SIGTERM (the signal's number) arrived; every file was restored.
     #[error("interrupted by {}; every file was restored to its prior content", crate::interrupt::name(*.0))]
     Interrupted(i32),
-    /// The caller's check failed; every file was restored.
-    #[error("the change was rolled back")]
-    RolledBack,
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> TxError + 'a {
@@ -110,12 +106,6 @@ pub fn lock(root: &Path) -> Result<ProjectLock, TxError> {
     }
 }
 
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
-
 /// Applies `changes` under the lock; `check` runs after the files are written, and an `Err`
 /// from it restores everything (its value is returned in the `Err`).
 pub fn apply<E>(
@@ -146,37 +136,31 @@ pub fn apply<E>(
         files: entries,
     };
     // The signal thread leaves Ctrl-C and SIGTERM to this transaction, which restores first.
-    let _deferral = crate::interrupt::defer();
-    let interrupted = Arc::new(AtomicUsize::new(0));
-    let signals = register_signals(&interrupted);
-    let result = run_steps(root, changes, &journal, &interrupted, check);
-    for id in signals {
-        signal_hook::low_level::unregister(id);
-    }
-    result
+    let deferral = crate::interrupt::defer();
+    run_steps(root, changes, &journal, &deferral, check)
 }
 
 fn run_steps<E>(
     root: &Path,
     changes: &[FileChange],
     journal: &Journal,
-    interrupted: &AtomicUsize,
+    signals: &Deferral,
     check: impl FnOnce() -> Result<(), E>,
 ) -> Result<Result<(), E>, TxError> {
     write_journal(root, journal)?;
     crate::interrupt::fault("journal");
     // Every new content goes to a durable temp file first; nothing is in place yet, so a
     // failure or a signal here only removes temp files.
-    let prepared = match crate::logging::timed("new contents in durable temp files", || {
-        prepare_all(root, changes)
-    }) {
+    let prepared = match tracing::debug_span!("new contents in durable temp files")
+        .in_scope(|| prepare_all(root, changes))
+    {
         Ok(prepared) => prepared,
         Err(e) => {
             restore(root, journal)?;
             return Err(e);
         }
     };
-    if let Some(signal) = received(interrupted) {
+    if let Some(signal) = signals.received() {
         drop(prepared);
         restore(root, journal)?;
         return Err(TxError::Interrupted(signal));
@@ -190,18 +174,18 @@ fn run_steps<E>(
             return Err(e.into());
         }
         crate::interrupt::fault(&format!("write:{}", i + 1));
-        if let Some(signal) = received(interrupted) {
+        if let Some(signal) = signals.received() {
             drop(pending);
             restore(root, journal)?;
             return Err(TxError::Interrupted(signal));
         }
     }
     for dir in &dirs {
-        crate::atomic::sync_dir(dir);
+        sync_dir(dir);
     }
     let checked = check();
     crate::interrupt::fault("check");
-    let signal = received(interrupted);
+    let signal = signals.received();
     if checked.is_err() || signal.is_some() {
         restore(root, journal)?;
         if let (Ok(()), Some(signal)) = (&checked, signal) {
@@ -247,24 +231,6 @@ fn prepare_all(root: &Path, changes: &[FileChange]) -> Result<Vec<Prepared>, TxE
 
 /// Up to this many files, each temp file is fsynced on its own.
 const SYNC_EACH_UP_TO: usize = 64;
-
-/// Records the number of the last SIGINT or SIGTERM in `flag`.
-fn register_signals(flag: &Arc<AtomicUsize>) -> Vec<signal_hook::SigId> {
-    [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
-        .into_iter()
-        .filter_map(|sig| {
-            let number = usize::try_from(sig).ok()?;
-            signal_hook::flag::register_usize(sig, Arc::clone(flag), number).ok()
-        })
-        .collect()
-}
-
-fn received(flag: &AtomicUsize) -> Option<i32> {
-    match flag.load(Ordering::SeqCst) {
-        0 => None,
-        n => i32::try_from(n).ok(),
-    }
-}
 
 fn journal_path(root: &Path) -> PathBuf {
     root.join(STATE_DIR).join(JOURNAL_FILE)

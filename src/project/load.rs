@@ -140,9 +140,8 @@ impl Project {
             source_tables,
             diagnostics: loader.diags,
         };
-        crate::logging::timed("declared types resolved", || {
-            resolve_types(&mut project, engine)
-        });
+        tracing::debug_span!("declared types resolved")
+            .in_scope(|| resolve_types(&mut project, engine));
         Ok(project)
     }
 }
@@ -261,9 +260,8 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
         .map(|f| (f, sidecars.get(&(parent(&f.rel), f.stem.clone())).copied()))
         .collect();
     // Reading thousands of small files is mostly waiting on the kernel: do it on every core.
-    let texts = crate::logging::timed("model files read", || {
-        read_all(&pairs, |(sql, side)| [Some(*sql), *side])
-    });
+    let texts = tracing::debug_span!("model files read")
+        .in_scope(|| read_all(&pairs, |(sql, side)| [Some(*sql), *side]));
     for ((f, side), [sql_text, side_text]) in pairs.iter().zip(texts) {
         let Some(sql_file) = loader.add(&f.rel, &f.abs, sql_text.expect("always read")) else {
             continue;
@@ -299,7 +297,7 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
         });
     }
     let sources = &loader.sources;
-    let parsed = crate::logging::timed("sidecars parsed", || {
+    let parsed = tracing::debug_span!("sidecars parsed").in_scope(|| {
         crate::parallel::map(&pending, |&(i, id)| {
             parse_sidecar(sources, id, &models[i].name)
         })
@@ -365,49 +363,57 @@ fn parent(rel: &str) -> String {
     rel.rsplit_once('/').map_or("", |(dir, _)| dir).to_string()
 }
 
-fn load_schemas(loader: &mut Loader) -> BTreeMap<String, ColumnSet> {
+/// Reads each TOML file of `folder` (one named thing per file, named by its stem) with `read`,
+/// after checking its top-level keys against `keys`. Files that do not parse are reported once
+/// and skipped.
+fn load_named<T>(
+    loader: &mut Loader,
+    folder: &str,
+    keys: &[&str],
+    kind: &str,
+    mut read: impl FnMut(&mut Reader<'_>, &dyn TableLike, &Found, FileId) -> T,
+) -> BTreeMap<String, T> {
     let mut out = BTreeMap::new();
-    for found in list(&loader.root, "schemas", &["toml"]) {
+    for found in list(&loader.root, folder, &["toml"]) {
         let Some((id, doc)) = loader.read_toml(&found) else {
             continue;
         };
         let mut r = loader.reader(id);
         let root = doc.as_table();
-        r.check_keys(root, SCHEMA_KEYS, &format!("schema `{}`", found.stem));
-        let set = ColumnSet {
-            name: found.stem.clone(),
-            file: id,
-            description: r.string(root, "description"),
-            columns: read_columns(&mut r, root, &format!("schema `{}`", found.stem)),
-        };
-        out.insert(found.stem.clone(), set);
+        r.check_keys(root, keys, &format!("{kind} `{}`", found.stem));
+        let value = read(&mut r, root, &found, id);
+        out.insert(found.stem.clone(), value);
     }
     out
 }
 
+fn load_schemas(loader: &mut Loader) -> BTreeMap<String, ColumnSet> {
+    load_named(
+        loader,
+        "schemas",
+        SCHEMA_KEYS,
+        "schema",
+        |r, root, found, id| ColumnSet {
+            name: found.stem.clone(),
+            file: id,
+            description: r.string(root, "description"),
+            columns: read_columns(r, root, &format!("schema `{}`", found.stem)),
+        },
+    )
+}
+
 fn load_enums(loader: &mut Loader) -> BTreeMap<String, EnumDef> {
-    let mut out = BTreeMap::new();
-    for found in list(&loader.root, "enums", &["toml"]) {
-        let Some((id, doc)) = loader.read_toml(&found) else {
-            continue;
-        };
-        let mut r = loader.reader(id);
-        let root = doc.as_table();
-        r.check_keys(root, ENUM_KEYS, &format!("enum `{}`", found.stem));
+    load_named(loader, "enums", ENUM_KEYS, "enum", |r, root, found, id| {
         let description = r.string(root, "description");
-        let (members, base) = read_members(&mut r, root, &found.stem);
-        out.insert(
-            found.stem.clone(),
-            EnumDef {
-                name: found.stem.clone(),
-                file: id,
-                description,
-                members,
-                base,
-            },
-        );
-    }
-    out
+        let (members, base) = read_members(r, root, &found.stem);
+        EnumDef {
+            name: found.stem.clone(),
+            file: id,
+            description,
+            members,
+            base,
+        }
+    })
 }
 
 type Members = Vec<(Spanned<String>, Spanned<String>)>;

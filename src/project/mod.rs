@@ -9,10 +9,12 @@ mod config;
 mod discover;
 mod load;
 mod reader;
+mod resource;
 
 pub use config::{Config, Connection, ContractMode, Settings, Target};
 pub use discover::{find_root, model_stems, rel_path, LOCAL_FILE, PROJECT_FILE};
 pub use load::LoadError;
+pub use resource::{all_resources, Home, Resource};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -89,7 +91,8 @@ pub enum Contract {
 }
 
 /// The contract policy in force for a model, after the project mode is applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum Policy {
     /// The declared columns are the complete output shape.
     Enforced,
@@ -102,13 +105,9 @@ pub enum Policy {
 }
 
 impl Policy {
+    /// The name used in reports.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Policy::Enforced => "enforced",
-            Policy::Implicit => "implicit",
-            Policy::Explicit => "explicit",
-            Policy::None => "none",
-        }
+        self.into()
     }
 }
 

@@ -1,225 +1,85 @@
-//! The `contract diff` report: one data model (the JSON wire format, docs/contract-diff.md) and
-//! one renderer per output format.
+//! Every command's results, as data on stdout or in a file: one emitter per command and format,
+//! each writing to a `&mut dyn Write` (`compile`, `diff`, `generate`, `lineage`), and the one
+//! path that output takes ([`write`]): stdout in one piece, or a file written atomically.
+//!
+//! Messages (notes, summaries, errors) are not output: the commands write them to stderr.
 
-pub mod github;
-pub mod junit;
-pub mod markdown;
-pub mod text;
+pub mod compile;
+pub mod diff;
+pub mod generate;
+pub mod lineage;
 
-use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::Path;
 
-use serde::Serialize;
+use crate::atomic::WriteError;
 
-use crate::contract::diff::{Finding, FindingKind};
-use crate::diagnostics::{JsonLocation, Severity};
-use crate::engine::Engine;
-use crate::source::SourceMap;
-
-/// The version of the JSON format; bumped only on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
-
-#[derive(Debug, Serialize)]
-pub struct DiffReport {
-    pub schema_version: u32,
-    pub target: String,
-    pub namespace: NamespaceInfo,
-    pub summary: Summary,
-    pub resources: Vec<ResourceReport>,
+/// Where a command's output goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Output<'a> {
+    Stdout,
+    /// Written atomically, without colour.
+    File(&'a Path),
 }
 
-/// The target's namespace. Never connection details.
-#[derive(Debug, Serialize)]
-pub struct NamespaceInfo {
-    pub engine: Engine,
-    pub database: String,
-    pub schema: String,
+/// Why output could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// The reader of stdout went away (`sqb ... | head`): not a failure of the command.
+    #[error("stdout was closed")]
+    Closed,
+    #[error("could not write to stdout: {0}")]
+    Stdout(#[source] io::Error),
+    #[error("could not render the output: {0}")]
+    Render(#[source] io::Error),
+    #[error(transparent)]
+    File(#[from] WriteError),
 }
 
-#[derive(Debug, Serialize, Default)]
-pub struct Summary {
-    pub resources: usize,
-    pub agreeing: usize,
-    pub differing: usize,
-    pub findings: usize,
-    pub errors: usize,
-    pub warnings: usize,
-    pub infos: usize,
-    pub by_kind: BTreeMap<&'static str, usize>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct ResourceReport {
-    pub resource_type: &'static str,
-    pub resource_name: String,
-    pub relation: String,
-    pub file: String,
-    pub policy: &'static str,
-    pub status: Status,
-    pub findings: Vec<FindingReport>,
-}
-
-#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Agrees,
-    Differs,
-}
-
-#[derive(Debug, Serialize)]
-pub struct FindingReport {
-    pub kind: FindingKind,
-    pub column: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub physical_column: Option<String>,
-    pub declared_type: Option<String>,
-    pub physical_type: Option<String>,
-    pub severity: Severity,
-    pub message: String,
-    pub location: Option<JsonLocation>,
-}
-
-impl FindingReport {
-    pub fn from_finding(f: Finding, sources: &SourceMap) -> Self {
-        Self {
-            kind: f.kind,
-            column: f.column,
-            physical_column: f.physical_column,
-            declared_type: f.declared_type,
-            physical_type: f.physical_type,
-            severity: f.severity,
-            message: f.message,
-            location: f.loc.map(|l| JsonLocation::from_loc(&l, sources, None)),
-        }
-    }
-
-    /// Errors and warnings are differences; infos are not.
-    pub fn is_difference(&self) -> bool {
-        self.severity != Severity::Info
-    }
-}
-
-impl ResourceReport {
-    pub fn new(
-        resource_type: &'static str,
-        resource_name: String,
-        relation: String,
-        file: String,
-        policy: &'static str,
-        findings: Vec<FindingReport>,
-    ) -> Self {
-        let status = if findings.iter().any(FindingReport::is_difference) {
-            Status::Differs
-        } else {
-            Status::Agrees
-        };
-        Self {
-            resource_type,
-            resource_name,
-            relation,
-            file,
-            policy,
-            status,
-            findings,
+/// Writes what `emit` writes to `output`. Styles are ANSI codes: kept on a stdout that takes
+/// colours (`--color`, `NO_COLOR`, a terminal), removed elsewhere. Rendered in memory first, so
+/// that stdout gets one write (through a styled stream, every line would be a write call of its
+/// own) and a file is replaced whole or not at all.
+pub fn write(
+    output: Output<'_>,
+    emit: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), OutputError> {
+    let mut rendered = Vec::new();
+    emit(&mut rendered).map_err(OutputError::Render)?;
+    match output {
+        Output::File(path) => Ok(crate::atomic::write_atomic(path, &plain(&rendered))?),
+        Output::Stdout => {
+            let colored =
+                anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
+            let bytes = match colored {
+                true => rendered,
+                false => plain(&rendered),
+            };
+            let mut out = io::stdout().lock();
+            out.write_all(&bytes)
+                .and_then(|()| out.flush())
+                .map_err(|e| match e.kind() {
+                    io::ErrorKind::BrokenPipe => OutputError::Closed,
+                    _ => OutputError::Stdout(e),
+                })
         }
     }
 }
 
-impl DiffReport {
-    pub fn new(target: String, namespace: NamespaceInfo, resources: Vec<ResourceReport>) -> Self {
-        let mut summary = Summary {
-            resources: resources.len(),
-            ..Summary::default()
-        };
-        for kind in FindingKind::ALL {
-            summary.by_kind.insert(kind.as_str(), 0);
-        }
-        for r in &resources {
-            match r.status {
-                Status::Agrees => summary.agreeing += 1,
-                Status::Differs => summary.differing += 1,
-            }
-            for f in &r.findings {
-                summary.findings += 1;
-                *summary.by_kind.entry(f.kind.as_str()).or_default() += 1;
-                match f.severity {
-                    Severity::Error => summary.errors += 1,
-                    Severity::Warning => summary.warnings += 1,
-                    Severity::Info => summary.infos += 1,
-                }
-            }
-        }
-        Self {
-            schema_version: SCHEMA_VERSION,
-            target,
-            namespace,
-            summary,
-            resources,
-        }
-    }
-
-    pub fn has_differences(&self) -> bool {
-        self.summary.differing > 0
-    }
-
-    pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).expect("the report serializes");
-        text.push('\n');
-        text
-    }
-
-    /// "dev (duckdb warehouse.dev)"
-    pub fn describe_target(&self) -> String {
-        format!(
-            "{} ({} {}.{})",
-            self.target, self.namespace.engine, self.namespace.database, self.namespace.schema
-        )
-    }
-
-    /// The one-line verdict shared by the text and markdown renderers.
-    pub fn verdict(&self) -> String {
-        let s = &self.summary;
-        let mut parts = Vec::new();
-        if s.errors > 0 {
-            parts.push(count(s.errors, "error", "errors"));
-        }
-        if s.warnings > 0 {
-            parts.push(count(s.warnings, "warning", "warnings"));
-        }
-        if s.infos > 0 {
-            parts.push(count(s.infos, "note", "notes"));
-        }
-        let detail = if parts.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", parts.join(", "))
-        };
-        if s.differing == 0 {
-            format!(
-                "{} agree with {}{detail}",
-                count(s.resources, "resource", "resources"),
-                self.describe_target()
-            )
-        } else {
-            format!(
-                "{} of {} differ from {}{detail}",
-                s.differing,
-                count(s.resources, "resource", "resources"),
-                self.describe_target()
-            )
-        }
-    }
+/// `bytes` without ANSI styles.
+fn plain(bytes: &[u8]) -> Vec<u8> {
+    anstream::adapter::strip_bytes(bytes).into_vec()
 }
 
+/// "1 file", "2 files".
 pub fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+    format!("{n} {}", plural(n, one, many))
 }
 
-/// The output formats of `contract diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
-    Markdown,
-    Junit,
-    Github,
+/// `one` for 1, `many` otherwise.
+pub fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    match n {
+        1 => one,
+        _ => many,
+    }
 }

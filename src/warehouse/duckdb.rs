@@ -1,15 +1,14 @@
 //! DuckDB introspection through the duckdb crate: the file opened read-only, the catalog read
-//! with `duckdb_columns()`, blocking calls kept off the async runtime's workers.
+//! with `duckdb_columns()`. Its calls block: they run directly on the warehouse session's own
+//! thread, which exists for nothing else.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
 
 use duckdb::{AccessMode, Config, Connection};
 
-use super::{
-    Introspector, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, WarehouseError,
-};
+use super::{Introspector, WarehouseError};
+use crate::catalog::{shrink_last, Namespace, PhysicalColumn, PhysicalRelation, RelationKind};
 
 /// Every column of one schema, with whether its relation is a view. `?1`: catalog, `?2`: schema.
 pub const CATALOG_QUERY: &str = "
@@ -32,50 +31,40 @@ UNION ALL
 SELECT view_name, true FROM duckdb_views() WHERE database_name = ? AND schema_name = ? AND NOT internal";
 
 pub struct DuckDbIntrospector {
-    conn: Arc<Mutex<Connection>>,
+    conn: Connection,
     catalog: String,
 }
 
 impl DuckDbIntrospector {
-    /// Opens the database file read-only.
-    pub async fn open(path: &Path) -> Result<Self, WarehouseError> {
-        let path = path.to_path_buf();
-        tokio::task::spawn_blocking(move || open_blocking(&path))
-            .await
-            .map_err(|e| WarehouseError::Query(e.to_string()))?
-    }
-}
-
-fn open_blocking(path: &PathBuf) -> Result<DuckDbIntrospector, WarehouseError> {
-    let shown = path.display().to_string();
-    if !path.is_file() {
-        return Err(WarehouseError::DuckDbMissing { path: shown });
-    }
-    let open_error = |e: duckdb::Error| {
-        let reason = e.to_string();
-        // Not just "lock": other messages say "block".
-        if reason.contains("Could not set lock") || reason.contains("Conflicting lock") {
-            WarehouseError::DuckDbLocked {
-                path: shown.clone(),
-            }
-        } else {
-            WarehouseError::DuckDbOpen {
-                path: shown.clone(),
-                reason: first_line(&reason),
-            }
+    /// Opens the database file read-only (blocking).
+    pub fn open(path: &Path) -> Result<Self, WarehouseError> {
+        let shown = path.display().to_string();
+        if !path.is_file() {
+            return Err(WarehouseError::DuckDbMissing { path: shown });
         }
-    };
-    let config = Config::default()
-        .access_mode(AccessMode::ReadOnly)
-        .map_err(open_error)?;
-    let conn = Connection::open_with_flags(path, config).map_err(open_error)?;
-    let catalog: String = conn
-        .query_row("SELECT current_database()", [], |row| row.get(0))
-        .map_err(|e| WarehouseError::Query(first_line(&e.to_string())))?;
-    Ok(DuckDbIntrospector {
-        conn: Arc::new(Mutex::new(conn)),
-        catalog,
-    })
+        let open_error = |e: duckdb::Error| {
+            let reason = e.to_string();
+            // Not just "lock": other messages say "block".
+            if reason.contains("Could not set lock") || reason.contains("Conflicting lock") {
+                WarehouseError::DuckDbLocked {
+                    path: shown.clone(),
+                }
+            } else {
+                WarehouseError::DuckDbOpen {
+                    path: shown.clone(),
+                    reason: first_line(&reason),
+                }
+            }
+        };
+        let config = Config::default()
+            .access_mode(AccessMode::ReadOnly)
+            .map_err(open_error)?;
+        let conn = Connection::open_with_flags(path, config).map_err(open_error)?;
+        let catalog: String = conn
+            .query_row("SELECT current_database()", [], |row| row.get(0))
+            .map_err(|e| WarehouseError::Query(first_line(&e.to_string())))?;
+        Ok(DuckDbIntrospector { conn, catalog })
+    }
 }
 
 fn first_line(text: &str) -> String {
@@ -83,6 +72,8 @@ fn first_line(text: &str) -> String {
 }
 
 impl Introspector for DuckDbIntrospector {
+    /// Blocks the calling thread: the session calls it on its own thread, where nothing else
+    /// waits on the runtime.
     async fn relations(
         &mut self,
         namespace: &Namespace,
@@ -98,14 +89,7 @@ impl Introspector for DuckDbIntrospector {
             _ => self.catalog.clone(),
         };
         let wanted: HashSet<String> = names.iter().map(|n| n.to_lowercase()).collect();
-        let schema = namespace.schema.clone();
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            let conn = conn.lock().unwrap_or_else(|e| e.into_inner());
-            read_schema(&conn, &catalog, &schema, &wanted)
-        })
-        .await
-        .map_err(|e| WarehouseError::Query(e.to_string()))?
+        read_schema(&self.conn, &catalog, &namespace.schema, &wanted)
     }
 
     fn default_database(&self) -> &str {
@@ -165,7 +149,7 @@ fn read_columns(
             continue;
         }
         if relations.last().is_none_or(|r| r.name != table) {
-            super::shrink_last(&mut relations);
+            shrink_last(&mut relations);
             let is_view: bool = row.get(4)?;
             let kind = if is_view {
                 RelationKind::View
@@ -187,7 +171,7 @@ fn read_columns(
             relation.kind.knows_nullability().then_some(nullable),
         ));
     }
-    super::shrink_last(&mut relations);
+    shrink_last(&mut relations);
     tracing::debug!(
         elapsed_ms = start.elapsed().as_secs_f64() * 1e3,
         "catalog rows read"

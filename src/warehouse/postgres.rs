@@ -12,11 +12,11 @@ use futures_util::TryStreamExt;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
 use sqlx::{Connection, Row};
 
-use super::redact::{redact, register};
-use super::{
-    Introspector, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, Timeouts, UserType,
-    WarehouseError,
+use super::{Introspector, Timeouts, WarehouseError};
+use crate::catalog::{
+    shrink_last, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, UserType,
 };
+use crate::redact::{redact, register};
 
 /// All columns of the wanted relations of one schema. `$1`: schema; `$2`: relation names (matched
 /// up to case, through a hash join so that 10,000 names stay linear).
@@ -97,7 +97,7 @@ fn register_secrets(url: &str) {
     if let Ok(parsed) = url::Url::parse(url) {
         if let Some(password) = parsed.password() {
             register(password);
-            if let Ok(decoded) = percent_decode(password) {
+            if let Ok(decoded) = percent_encoding::percent_decode_str(password).decode_utf8() {
                 register(&decoded);
             }
         }
@@ -105,29 +105,6 @@ fn register_secrets(url: &str) {
     if let Ok(password) = std::env::var("PGPASSWORD") {
         register(&password);
     }
-}
-
-fn percent_decode(text: &str) -> Result<String, std::string::FromUtf8Error> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out)
 }
 
 /// Connects, retrying only transient refusals (server starting, connection refused, too many
@@ -251,7 +228,7 @@ impl Introspector for PgIntrospector {
                 while let Some(row) = rows.try_next().await? {
                     add_row(&mut relations, &row)?;
                 }
-                super::shrink_last(&mut relations);
+                shrink_last(&mut relations);
             }
             tx.rollback().await?;
             Ok::<_, sqlx::Error>(relations)
@@ -280,7 +257,7 @@ impl Introspector for PgIntrospector {
 fn add_row(relations: &mut Vec<PhysicalRelation>, row: &PgRow) -> Result<(), sqlx::Error> {
     let name: String = row.try_get("relname")?;
     if relations.last().is_none_or(|r| r.name != name) {
-        super::shrink_last(relations);
+        shrink_last(relations);
         let kind: String = row.try_get("relkind")?;
         relations.push(PhysicalRelation {
             name,

@@ -183,3 +183,66 @@ pub fn shop_migrations() -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// The runs of a fixture case (`runs.toml`): each command line and the exit status it must end
+/// with.
+#[derive(serde::Deserialize)]
+pub struct CaseRuns {
+    pub run: Vec<CaseRun>,
+}
+
+#[derive(serde::Deserialize)]
+pub struct CaseRun {
+    pub args: Vec<String>,
+    pub exit: i32,
+}
+
+pub fn case_runs(case: &Path) -> Vec<CaseRun> {
+    let path = case.join("runs.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let runs: CaseRuns =
+        toml_edit::de::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    runs.run
+}
+
+/// The project of a fixture case copied to `root`, its connection switched to `engine`. A
+/// case's `sqb.toml` is written for DuckDB (`path = "w.duckdb"`); on Postgres the URL comes from
+/// the test.
+pub fn case_project(case: &Path, engine: &str, root: &Path) {
+    copy_tree(case, root);
+    for file in [
+        "runs.toml",
+        "warehouse.duckdb.sql",
+        "warehouse.postgres.sql",
+    ] {
+        let _ = std::fs::remove_file(root.join(file));
+    }
+    if engine == "postgres" {
+        let path = root.join("sqb.toml");
+        let toml = std::fs::read_to_string(&path).unwrap();
+        let switched = toml.replace(
+            "engine = \"duckdb\"\npath = \"w.duckdb\"\n",
+            "engine = \"postgres\"\n",
+        );
+        assert_ne!(
+            toml,
+            switched,
+            "{}: not a DuckDB connection",
+            path.display()
+        );
+        std::fs::write(path, switched).unwrap();
+    }
+}
+
+/// The warehouse SQL of a fixture case for `engine`; `None` when the case does not run there.
+pub fn case_warehouse(case: &Path, engine: &str) -> Option<String> {
+    std::fs::read_to_string(case.join(format!("warehouse.{engine}.sql"))).ok()
+}
+
+/// Asserts that `out` ended with exit status `exit`, and returns its transcript under a
+/// `$ sqb COMMAND` line.
+pub fn expect_exit(out: &Output, exit: i32, command: &str, root: &Path) -> String {
+    let text = transcript(out, root);
+    assert_eq!(out.status.code(), Some(exit), "sqb {command}\n{text}");
+    format!("$ sqb {command}\n{text}")
+}

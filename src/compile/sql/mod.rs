@@ -1,0 +1,126 @@
+//! SQL analysis of one model's statement: parsing it (`parse`), the columns it outputs with
+//! proven types and nullability (`shape`, `typing`), the enforced upstream interfaces it reads
+//! (`interface`), and lineage (`lineage`).
+//!
+//! This module holds the vocabulary they share: relations in scope, output columns and shapes,
+//! interface issues, column references, and how names compare on each engine.
+
+mod interface;
+pub mod lineage;
+pub mod parse;
+pub mod shape;
+mod typing;
+
+use serde::Serialize;
+use sqlparser::ast::Ident;
+
+use crate::engine::Engine;
+use crate::types::DataType;
+
+/// One output column: its name as the engine stores it, and what is proven about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutColumn {
+    pub name: String,
+    /// 1-based line and column of the projection item, where known.
+    pub position: Option<(usize, usize)>,
+    /// The type, where proven.
+    pub ty: Option<DataType>,
+    /// `Some(false)`: proven non-null; `Some(true)`: proven nullable; `None`: unknown.
+    pub nullable: Option<bool>,
+    /// The upstream columns it is computed from.
+    pub lineage: Vec<ColumnRef>,
+}
+
+impl OutColumn {
+    pub fn named(name: String) -> Self {
+        Self {
+            name,
+            position: None,
+            ty: None,
+            nullable: None,
+            lineage: Vec::new(),
+        }
+    }
+}
+
+/// A complete output shape; `None` wherever a shape is not proven.
+pub type Shape = Option<Vec<OutColumn>>;
+
+/// What a table reference's upstream provides.
+pub trait Upstream {
+    /// The complete shape of a model, by name.
+    fn shape(&self, parts: &[Ident]) -> Shape;
+    /// What is known of some columns of a model or source (declared types and nullability),
+    /// even when its shape is not complete.
+    fn facts(&self, parts: &[Ident]) -> Vec<OutColumn>;
+    /// Whether the reference is to a model with an enforced contract: an authoritative
+    /// interface, whose undeclared columns cannot be referenced.
+    fn enforced(&self, parts: &[Ident]) -> bool;
+    /// What a reference is: ("model" | "source" | "external", its name).
+    fn origin(&self, parts: &[Ident]) -> (&'static str, String);
+}
+
+/// A reference that breaks an enforced upstream interface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Issue {
+    /// `column` is not declared by the enforced upstream `relation`.
+    Undeclared {
+        relation: String,
+        column: String,
+        position: Option<(usize, usize)>,
+    },
+    /// An unqualified `column` that more than one relation has.
+    Ambiguous {
+        column: String,
+        relations: Vec<String>,
+        position: Option<(usize, usize)>,
+    },
+}
+
+/// A relation of a FROM clause.
+pub struct Rel {
+    pub key: String,
+    pub shape: Shape,
+    pub facts: Vec<OutColumn>,
+    /// On the nullable side of an outer join.
+    pub outer: bool,
+    /// An enforced upstream model: its shape is an authoritative interface.
+    pub enforced: bool,
+    /// The relation's own name, for messages (`key` may be an alias).
+    pub label: String,
+    /// A model, source or external relation (as opposed to a CTE or subquery).
+    pub origin: Option<(&'static str, String)>,
+}
+
+/// The name an unquoted or quoted identifier gets in the catalog: Postgres folds unquoted names
+/// to lower case; DuckDB keeps them as written.
+pub fn stored_name(ident: &Ident, engine: Engine) -> String {
+    match (ident.quote_style, engine) {
+        (None, Engine::Postgres) => ident.value.to_lowercase(),
+        _ => ident.value.clone(),
+    }
+}
+
+/// Whether two stored names are the same column on this engine (DuckDB compares case-insensitively).
+pub fn same_column(a: &str, b: &str, engine: Engine) -> bool {
+    match engine {
+        Engine::Postgres => a == b,
+        Engine::DuckDb => a.eq_ignore_ascii_case(b),
+    }
+}
+
+/// An upstream column: of a model, a source, or an external relation.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ColumnRef {
+    pub resource_type: &'static str,
+    pub resource: String,
+    pub column: String,
+}
+
+/// A column used directly in a non-projection context.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Use {
+    pub context: &'static str,
+    #[serde(flatten)]
+    pub column: ColumnRef,
+}

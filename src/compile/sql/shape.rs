@@ -1,0 +1,503 @@
+//! Output-shape inference: the columns a model's SQL produces, where that can be proven.
+//!
+//! Names only, and only from evidence: aliases, plain column references, `*` and `t.*` expanded
+//! from an upstream shape that is complete (an enforced upstream declaration, or an upstream
+//! whose own output was fully inferred), CTEs, subqueries, joins, set operations (the first
+//! branch names the columns) and DuckDB's `* EXCLUDE (..)` / `* REPLACE (..)`. Anything else
+//! leaves the shape unknown: missing metadata never becomes an error.
+
+use sqlparser::ast::{
+    ExcludeSelectItem, Expr, Ident, JoinConstraint, JoinOperator, Query, Select, SelectItem,
+    SelectItemQualifiedWildcardKind, SetExpr, Spanned as _, Statement, TableAlias, TableFactor,
+    TableWithJoins, WildcardAdditionalOptions,
+};
+
+use super::{interface, lineage, typing};
+use super::{same_column, stored_name, ColumnRef, Issue, OutColumn, Rel, Shape, Upstream, Use};
+use crate::engine::Engine;
+
+/// Infers the output of a model's statement, and the references that break an enforced
+/// upstream interface. With `lineage`, also each output column's sources and the column uses
+/// (only `sqb lineage` shows them; no check reads them).
+pub fn infer(
+    statement: &Statement,
+    engine: Engine,
+    upstream: &dyn Upstream,
+    lineage: bool,
+) -> (Shape, Vec<Issue>, Vec<Use>) {
+    let Statement::Query(query) = statement else {
+        return (None, Vec::new(), Vec::new());
+    };
+    let mut env = Env {
+        engine,
+        upstream,
+        ctes: Vec::new(),
+        issues: Vec::new(),
+        uses: Vec::new(),
+        order_by: None,
+        lineage,
+    };
+    let shape = env.query(query);
+    (shape, env.issues, env.uses)
+}
+
+struct Env<'a> {
+    engine: Engine,
+    upstream: &'a dyn Upstream,
+    ctes: Vec<(String, Shape)>,
+    issues: Vec<Issue>,
+    uses: Vec<Use>,
+    /// The ORDER BY of the query whose SELECT is being read.
+    order_by: Option<Vec<Expr>>,
+    /// Whether lineage (column sources and uses) is wanted.
+    lineage: bool,
+}
+
+fn position(span: sqlparser::tokenizer::Span) -> Option<(usize, usize)> {
+    (span.start.line > 0).then_some((span.start.line as usize, span.start.column as usize))
+}
+
+impl Env<'_> {
+    fn query(&mut self, query: &Query) -> Shape {
+        let depth = self.ctes.len();
+        if let Some(with) = &query.with {
+            for cte in &with.cte_tables {
+                let shape = self.query(&cte.query);
+                let shape = rename(shape, &cte.alias, self.engine);
+                self.ctes.push((cte.alias.name.value.to_lowercase(), shape));
+            }
+        }
+        let outer_order = std::mem::replace(&mut self.order_by, lineage::order_by(query));
+        let shape = self.set_expr(&query.body);
+        self.order_by = outer_order;
+        self.ctes.truncate(depth);
+        shape
+    }
+
+    fn set_expr(&mut self, body: &SetExpr) -> Shape {
+        match body {
+            SetExpr::Select(select) => self.select(select),
+            SetExpr::Query(query) => self.query(query),
+            // The first branch names the columns of a UNION/INTERSECT/EXCEPT; what is proven
+            // of a column must hold in every branch, which is not checked: drop it.
+            SetExpr::SetOperation { left, right, .. } => {
+                let (left, right) = (self.set_expr(left)?, self.set_expr(right));
+                // The first branch names the columns; a type holds only where every branch
+                // proves the same one, and a column is non-null only where all are.
+                Some(
+                    left.into_iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            let other = right.as_ref().and_then(|r| r.get(i));
+                            OutColumn {
+                                ty: c
+                                    .ty
+                                    .clone()
+                                    .filter(|t| other.is_some_and(|o| o.ty.as_ref() == Some(t))),
+                                nullable: match (c.nullable, other.and_then(|o| o.nullable)) {
+                                    (Some(false), Some(false)) => Some(false),
+                                    (Some(true), _) | (_, Some(true)) => Some(true),
+                                    _ => None,
+                                },
+                                ..c
+                            }
+                        })
+                        .collect(),
+                )
+            }
+            _ => None,
+        }
+    }
+
+    fn cte(&self, parts: &[Ident]) -> Option<Shape> {
+        match parts {
+            [single] if single.quote_style.is_none() => {
+                let name = single.value.to_lowercase();
+                self.ctes
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, s)| s.clone())
+            }
+            _ => None,
+        }
+    }
+
+    fn relation(&mut self, factor: &TableFactor, out: &mut Vec<Rel>) -> Option<()> {
+        match factor {
+            TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => {
+                let parts: Vec<Ident> = name
+                    .0
+                    .iter()
+                    .filter_map(|p| p.as_ident().cloned())
+                    .collect();
+                let (shape, facts, enforced) = match self.cte(&parts) {
+                    Some(shape) => (shape.clone(), shape.unwrap_or_default(), false),
+                    None => (
+                        self.upstream.shape(&parts),
+                        self.upstream.facts(&parts),
+                        self.upstream.enforced(&parts),
+                    ),
+                };
+                let key = match alias {
+                    Some(a) => a.name.value.to_lowercase(),
+                    None => parts
+                        .last()
+                        .map_or(String::new(), |p| p.value.to_lowercase()),
+                };
+                let mut rel = aliased(key, shape, facts, alias.as_ref(), self.engine);
+                rel.enforced = enforced && alias.as_ref().is_none_or(|a| a.columns.is_empty());
+                rel.label = parts.last().map_or(String::new(), |p| p.value.clone());
+                if self.cte(&parts).is_none() {
+                    rel.origin = Some(self.upstream.origin(&parts));
+                }
+                out.push(rel);
+            }
+            TableFactor::Derived {
+                subquery, alias, ..
+            } => {
+                let shape = self.query(subquery);
+                let key = alias
+                    .as_ref()
+                    .map_or(String::new(), |a| a.name.value.to_lowercase());
+                let facts = shape.clone().unwrap_or_default();
+                out.push(aliased(key, shape, facts, alias.as_ref(), self.engine));
+            }
+            TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } => self.from(table_with_joins, out)?,
+            _ => out.push(Rel {
+                key: String::new(),
+                shape: None,
+                facts: Vec::new(),
+                outer: false,
+                enforced: false,
+                label: String::new(),
+                origin: None,
+            }),
+        }
+        Some(())
+    }
+
+    /// The relations of one FROM item; `None` when a join changes which columns `*` yields.
+    fn from(&mut self, item: &TableWithJoins, out: &mut Vec<Rel>) -> Option<()> {
+        let first = out.len();
+        self.relation(&item.relation, out)?;
+        for join in &item.joins {
+            let (constraint, left_outer, right_outer) = match &join.join_operator {
+                JoinOperator::Join(c) | JoinOperator::Inner(c) | JoinOperator::CrossJoin(c) => {
+                    (c, false, false)
+                }
+                JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (c, false, true),
+                JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (c, true, false),
+                JoinOperator::FullOuter(c) => (c, true, true),
+                _ => return None,
+            };
+            if !matches!(constraint, JoinConstraint::On(_) | JoinConstraint::None) {
+                return None;
+            }
+            let before = out.len();
+            self.relation(&join.relation, out)?;
+            // Outer-joined sides become nullable.
+            if left_outer {
+                out[first..before].iter_mut().for_each(|r| r.outer = true);
+            }
+            if right_outer {
+                out[before..].iter_mut().for_each(|r| r.outer = true);
+            }
+        }
+        Some(())
+    }
+
+    fn select(&mut self, select: &Select) -> Shape {
+        let mut relations = Vec::new();
+        let mut star_ok = true;
+        for item in &select.from {
+            if self.from(item, &mut relations).is_none() {
+                star_ok = false;
+            }
+        }
+        let order_by = self.order_by.take();
+        if relations.iter().any(|r| r.enforced) {
+            let outputs = output_names(select, self.engine);
+            self.issues.extend(interface::check(
+                select,
+                order_by.as_deref(),
+                &relations,
+                &outputs,
+                self.engine,
+            ));
+        }
+        if self.lineage {
+            self.uses.extend(lineage::uses(
+                select,
+                order_by.as_deref(),
+                &relations,
+                self.engine,
+            ));
+        }
+        let not_null = typing::not_null_filters(select.selection.as_ref(), self.engine);
+        let scope = typing::Scope {
+            rels: &relations,
+            engine: self.engine,
+            not_null: &not_null,
+        };
+        let mut columns = Vec::with_capacity(select.projection.len());
+        for item in &select.projection {
+            let pos = position(item.span());
+            match item {
+                SelectItem::ExprWithAlias { alias, expr } => {
+                    let facts = scope.expr(expr);
+                    columns.push(OutColumn {
+                        name: stored_name(alias, self.engine),
+                        position: pos,
+                        ty: facts.ty,
+                        nullable: facts.nullable,
+                        lineage: self.refs(expr, &relations),
+                    });
+                }
+                SelectItem::UnnamedExpr(expr) => {
+                    let name = implicit_name(expr, self.engine)?;
+                    let facts = scope.expr(expr);
+                    columns.push(OutColumn {
+                        name,
+                        position: pos,
+                        ty: facts.ty,
+                        nullable: facts.nullable,
+                        lineage: self.refs(expr, &relations),
+                    });
+                }
+                SelectItem::Wildcard(options) => {
+                    if !star_ok {
+                        return None;
+                    }
+                    let mut all = Vec::new();
+                    for rel in &relations {
+                        all.extend(outer(self.traced(rel, rel.shape.clone()?), rel.outer));
+                    }
+                    let start = columns.len();
+                    columns.extend(self.modify(all, options, pos)?);
+                    self.replaced(&mut columns[start..], options, &scope, &relations);
+                }
+                SelectItem::QualifiedWildcard(
+                    SelectItemQualifiedWildcardKind::ObjectName(name),
+                    options,
+                ) => {
+                    let key = name
+                        .0
+                        .last()
+                        .and_then(|p| p.as_ident())
+                        .map(|i| i.value.to_lowercase())?;
+                    let rel = relations.iter().find(|r| r.key == key)?;
+                    let start = columns.len();
+                    columns.extend(self.modify(
+                        outer(self.traced(rel, rel.shape.clone()?), rel.outer),
+                        options,
+                        pos,
+                    )?);
+                    self.replaced(&mut columns[start..], options, &scope, &relations);
+                }
+                _ => return None,
+            }
+        }
+        Some(columns)
+    }
+
+    /// The columns an expression reads, when lineage is wanted.
+    fn refs(&self, expr: &Expr, rels: &[Rel]) -> Vec<ColumnRef> {
+        if self.lineage {
+            lineage::refs(expr, rels, self.engine)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Star-expanded columns of a model, source or external relation come from that
+    /// relation's columns of the same name; those of a CTE or subquery keep their own lineage.
+    fn traced(&self, rel: &Rel, columns: Vec<OutColumn>) -> Vec<OutColumn> {
+        let Some((kind, resource)) = rel.origin.as_ref().filter(|_| self.lineage) else {
+            return columns;
+        };
+        columns
+            .into_iter()
+            .map(|c| OutColumn {
+                lineage: vec![ColumnRef {
+                    resource_type: kind,
+                    resource: resource.clone(),
+                    column: c.name.clone(),
+                }],
+                ..c
+            })
+            .collect()
+    }
+
+    /// What `REPLACE (expr AS col)` proves of each replaced column.
+    fn replaced(
+        &self,
+        columns: &mut [OutColumn],
+        options: &WildcardAdditionalOptions,
+        scope: &typing::Scope<'_>,
+        rels: &[Rel],
+    ) {
+        for item in options.opt_replace.iter().flat_map(|r| r.items.iter()) {
+            let name = stored_name(&item.column_name, self.engine);
+            if let Some(column) = columns
+                .iter_mut()
+                .find(|c| same_column(&c.name, &name, self.engine))
+            {
+                let facts = scope.expr(&item.expr);
+                column.ty = facts.ty;
+                column.nullable = facts.nullable;
+                column.lineage = self.refs(&item.expr, rels);
+            }
+        }
+    }
+
+    /// Applies `EXCLUDE` and `REPLACE` to an expanded star; other modifiers are not modelled.
+    fn modify(
+        &self,
+        columns: Vec<OutColumn>,
+        options: &WildcardAdditionalOptions,
+        pos: Option<(usize, usize)>,
+    ) -> Option<Vec<OutColumn>> {
+        if options.opt_ilike.is_some()
+            || options.opt_except.is_some()
+            || options.opt_rename.is_some()
+            || options.opt_alias.is_some()
+        {
+            return None;
+        }
+        let last = |n: &sqlparser::ast::ObjectName| {
+            n.0.last()
+                .and_then(|p| p.as_ident())
+                .map(|i| stored_name(i, self.engine))
+        };
+        let excluded: Vec<String> = match &options.opt_exclude {
+            None => Vec::new(),
+            Some(ExcludeSelectItem::Single(name)) => vec![last(name)?],
+            Some(ExcludeSelectItem::Multiple(names)) => {
+                names.iter().map(last).collect::<Option<_>>()?
+            }
+        };
+        let replaced: Vec<String> = options
+            .opt_replace
+            .iter()
+            .flat_map(|r| {
+                r.items
+                    .iter()
+                    .map(|i| stored_name(&i.column_name, self.engine))
+            })
+            .collect();
+        // REPLACE keeps each column's name and place; what was proven of it no longer holds.
+        Some(
+            columns
+                .into_iter()
+                .filter(|c| {
+                    !excluded
+                        .iter()
+                        .any(|e| same_column(e, &c.name, self.engine))
+                })
+                .map(|c| {
+                    match replaced
+                        .iter()
+                        .any(|r| same_column(r, &c.name, self.engine))
+                    {
+                        true => OutColumn {
+                            position: pos,
+                            ty: None,
+                            nullable: None,
+                            ..c
+                        },
+                        false => OutColumn { position: pos, ..c },
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+/// A relation under its alias; `AS t (a, b)` renames columns, and then only the shape is kept.
+fn aliased(
+    key: String,
+    shape: Shape,
+    facts: Vec<OutColumn>,
+    alias: Option<&TableAlias>,
+    engine: Engine,
+) -> Rel {
+    let (shape, facts) = match alias {
+        Some(alias) if !alias.columns.is_empty() => {
+            let shape = rename(shape, alias, engine);
+            let facts = shape.clone().unwrap_or_default();
+            (shape, facts)
+        }
+        _ => (shape, facts),
+    };
+    Rel {
+        key,
+        shape,
+        facts,
+        outer: false,
+        enforced: false,
+        label: String::new(),
+        origin: None,
+    }
+}
+
+/// Columns of an outer-joined side may be null.
+fn outer(columns: Vec<OutColumn>, outer: bool) -> Vec<OutColumn> {
+    if !outer {
+        return columns;
+    }
+    columns
+        .into_iter()
+        .map(|c| OutColumn {
+            nullable: Some(true),
+            ..c
+        })
+        .collect()
+}
+
+/// `AS t (a, b)` renames the first columns of a relation.
+fn rename(shape: Shape, alias: &TableAlias, engine: Engine) -> Shape {
+    if alias.columns.is_empty() {
+        return shape;
+    }
+    let mut columns = shape?;
+    if alias.columns.len() > columns.len() {
+        return None;
+    }
+    for (column, new) in columns.iter_mut().zip(&alias.columns) {
+        column.name = stored_name(&new.name, engine);
+    }
+    Some(columns)
+}
+
+/// The name an unaliased expression gets: only plain column references are certain on both
+/// engines (Postgres and DuckDB name other expressions differently).
+fn implicit_name(expr: &Expr, engine: Engine) -> Option<String> {
+    match expr {
+        Expr::Identifier(ident) => Some(stored_name(ident, engine)),
+        Expr::CompoundIdentifier(parts) => parts.last().map(|i| stored_name(i, engine)),
+        // Postgres names `(a)` after `a`; DuckDB's naming of other expressions is its own.
+        Expr::Nested(inner) if engine == Engine::Postgres => implicit_name(inner, engine),
+        _ => None,
+    }
+}
+
+/// The aliases a SELECT gives its outputs (ORDER BY and GROUP BY may name them).
+fn output_names(select: &Select, engine: Engine) -> Vec<String> {
+    select
+        .projection
+        .iter()
+        .filter_map(|item| match item {
+            SelectItem::ExprWithAlias { alias, .. } => Some(stored_name(alias, engine)),
+            _ => None,
+        })
+        .collect()
+}

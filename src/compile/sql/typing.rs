@@ -1,0 +1,303 @@
+//! What an output expression's type and nullability are, proven from evidence only: casts,
+//! literals, upstream declarations and inferred upstream columns, and the engine's rules for
+//! common operators and functions. Anything else is unknown.
+
+use sqlparser::ast::{
+    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, Value,
+};
+
+use super::{same_column, stored_name, OutColumn, Rel};
+use crate::engine::Engine;
+use crate::types::{self, DataType};
+
+/// What is proven of one expression.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    pub ty: Option<DataType>,
+    /// `Some(false)`: never null; `Some(true)`: may be null; `None`: unknown.
+    pub nullable: Option<bool>,
+}
+
+fn known(ty: DataType, nullable: Option<bool>) -> Facts {
+    Facts {
+        ty: Some(ty),
+        nullable,
+    }
+}
+
+/// The columns a top-level `WHERE a IS NOT NULL AND …` proves non-null: (relation, column).
+pub(super) fn not_null_filters(
+    selection: Option<&Expr>,
+    engine: Engine,
+) -> Vec<(Option<String>, String)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&Expr> = selection.into_iter().collect();
+    while let Some(expr) = stack.pop() {
+        match expr {
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::And,
+                right,
+            } => {
+                stack.push(left);
+                stack.push(right);
+            }
+            Expr::Nested(inner) => stack.push(inner),
+            Expr::IsNotNull(inner) => match inner.as_ref() {
+                Expr::Identifier(c) => out.push((None, stored_name(c, engine))),
+                Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+                    let rel = parts[parts.len() - 2].value.to_lowercase();
+                    out.push((Some(rel), stored_name(&parts[parts.len() - 1], engine)));
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    out
+}
+
+pub struct Scope<'a> {
+    pub rels: &'a [Rel],
+    pub engine: Engine,
+    pub not_null: &'a [(Option<String>, String)],
+}
+
+impl Scope<'_> {
+    pub fn expr(&self, expr: &Expr) -> Facts {
+        match expr {
+            Expr::Identifier(column) => self.column(None, column),
+            Expr::CompoundIdentifier(parts) if parts.len() >= 2 => self.column(
+                Some(parts[parts.len() - 2].value.to_lowercase()),
+                &parts[parts.len() - 1],
+            ),
+            Expr::Nested(inner) => self.expr(inner),
+            Expr::Value(v) => literal(&v.value),
+            Expr::Cast {
+                expr: inner,
+                data_type,
+                ..
+            } => Facts {
+                ty: types::parse(&data_type.to_string(), self.engine)
+                    .ok()
+                    .filter(|t| t.named_types().is_empty()),
+                nullable: self.expr(inner).nullable,
+            },
+            Expr::IsNull(_) | Expr::IsNotNull(_) => known(DataType::Boolean, Some(false)),
+            Expr::BinaryOp { left, op, right } => self.binary(left, op, right),
+            Expr::UnaryOp {
+                op: sqlparser::ast::UnaryOperator::Not,
+                expr: inner,
+            } => known(DataType::Boolean, self.expr(inner).nullable),
+            Expr::Function(f) => self.function(f),
+            _ => Facts::default(),
+        }
+    }
+
+    /// A column of a FROM relation: from its facts, made nullable on an outer-joined side and
+    /// non-null by a `WHERE … IS NOT NULL` filter.
+    fn column(&self, rel: Option<String>, column: &Ident) -> Facts {
+        let name = stored_name(column, self.engine);
+        let candidates: Vec<&Rel> = match &rel {
+            Some(key) => self.rels.iter().filter(|r| r.key == *key).collect(),
+            None => self.rels.iter().collect(),
+        };
+        let found: Vec<(&Rel, &OutColumn)> = candidates
+            .iter()
+            .filter_map(|r| {
+                r.facts
+                    .iter()
+                    .find(|c| same_column(&c.name, &name, self.engine))
+                    .map(|c| (*r, c))
+            })
+            .collect();
+        // An unqualified name must be found in exactly one relation, and the others must be
+        // known not to have it; otherwise nothing is proven.
+        let unique = match (&rel, found.as_slice()) {
+            (Some(_), [one]) => Some(*one),
+            (None, [one])
+                if self
+                    .rels
+                    .iter()
+                    .all(|r| std::ptr::eq(r, one.0) || r.shape.is_some()) =>
+            {
+                Some(*one)
+            }
+            _ => None,
+        };
+        let Some((source, col)) = unique else {
+            return Facts::default();
+        };
+        let filtered = self.not_null.iter().any(|(r, c)| {
+            same_column(c, &name, self.engine) && r.as_ref().is_none_or(|r| *r == source.key)
+        });
+        let nullable = if filtered {
+            Some(false)
+        } else if source.outer {
+            Some(true)
+        } else {
+            col.nullable
+        };
+        Facts {
+            ty: col.ty.clone(),
+            nullable,
+        }
+    }
+
+    fn binary(&self, left: &Expr, op: &BinaryOperator, right: &Expr) -> Facts {
+        use BinaryOperator::*;
+        let (l, r) = (self.expr(left), self.expr(right));
+        let nullable = match (l.nullable, r.nullable) {
+            (Some(false), Some(false)) => Some(false),
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            _ => None,
+        };
+        match op {
+            Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or => known(DataType::Boolean, nullable),
+            Plus | Minus | Multiply => Facts {
+                ty: promote(l.ty.as_ref(), r.ty.as_ref()),
+                nullable,
+            },
+            Divide => {
+                let ty = promote(l.ty.as_ref(), r.ty.as_ref());
+                // DuckDB's `/` is floating-point division even between integers.
+                let ty = match (self.engine, &ty) {
+                    (Engine::DuckDb, Some(t)) if is_integer(t) => Some(DataType::Double),
+                    _ => ty,
+                };
+                Facts { ty, nullable: None }
+            }
+            StringConcat => Facts {
+                ty: Some(text(self.engine)),
+                nullable,
+            },
+            _ => Facts::default(),
+        }
+    }
+
+    fn function(&self, f: &sqlparser::ast::Function) -> Facts {
+        let name = f
+            .name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(|i| i.value.to_lowercase())
+            .unwrap_or_default();
+        let args: Vec<&FunctionArgExpr> = match &f.args {
+            FunctionArguments::List(list) => list
+                .args
+                .iter()
+                .map(|a| match a {
+                    FunctionArg::Unnamed(e)
+                    | FunctionArg::Named { arg: e, .. }
+                    | FunctionArg::ExprNamed { arg: e, .. } => e,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let arg = |i: usize| match args.get(i) {
+            Some(FunctionArgExpr::Expr(e)) => self.expr(e),
+            _ => Facts::default(),
+        };
+        match (name.as_str(), args.len()) {
+            ("count", 1) => known(DataType::BigInt, Some(false)),
+            ("row_number" | "rank" | "dense_rank", 0) => known(DataType::BigInt, Some(false)),
+            ("now" | "current_timestamp", 0) => known(
+                DataType::Timestamp {
+                    precision: None,
+                    tz: true,
+                },
+                Some(false),
+            ),
+            ("current_date", 0) => known(DataType::Date, Some(false)),
+            ("min" | "max", 1) => Facts {
+                ty: arg(0).ty,
+                nullable: None,
+            },
+            ("upper" | "lower" | "trim" | "ltrim" | "rtrim" | "initcap", 1) => Facts {
+                ty: Some(text(self.engine)),
+                nullable: arg(0).nullable,
+            },
+            ("length" | "char_length", 1) if self.engine == Engine::Postgres => {
+                known(DataType::Integer, arg(0).nullable)
+            }
+            ("length" | "char_length", 1) => known(DataType::BigInt, arg(0).nullable),
+            ("coalesce", n) if n > 0 => {
+                let facts: Vec<Facts> = (0..n).map(arg).collect();
+                let ty = facts[0]
+                    .ty
+                    .clone()
+                    .filter(|t| facts.iter().all(|f| f.ty.as_ref() == Some(t)));
+                let nullable = facts
+                    .iter()
+                    .any(|f| f.nullable == Some(false))
+                    .then_some(false);
+                Facts { ty, nullable }
+            }
+            ("date_trunc", 2) if self.engine == Engine::Postgres => match arg(1).ty {
+                Some(t @ DataType::Timestamp { .. }) => Facts {
+                    ty: Some(timestamp_tz(&t)),
+                    nullable: arg(1).nullable,
+                },
+                _ => Facts::default(),
+            },
+            _ => Facts::default(),
+        }
+    }
+}
+
+fn timestamp_tz(t: &DataType) -> DataType {
+    match t {
+        DataType::Timestamp { tz, .. } => DataType::Timestamp {
+            precision: None,
+            tz: *tz,
+        },
+        other => other.clone(),
+    }
+}
+
+fn text(engine: Engine) -> DataType {
+    match engine {
+        Engine::Postgres => DataType::Text,
+        Engine::DuckDb => DataType::Varchar(None),
+    }
+}
+
+fn literal(value: &Value) -> Facts {
+    match value {
+        Value::Number(n, _) if !n.contains(['.', 'e', 'E']) => match n.parse::<i64>() {
+            Ok(v) if i32::try_from(v).is_ok() => known(DataType::Integer, Some(false)),
+            Ok(_) => known(DataType::BigInt, Some(false)),
+            Err(_) => Facts {
+                ty: None,
+                nullable: Some(false),
+            },
+        },
+        Value::Boolean(_) => known(DataType::Boolean, Some(false)),
+        Value::Null => Facts {
+            ty: None,
+            nullable: Some(true),
+        },
+        _ => Facts {
+            ty: None,
+            nullable: Some(false),
+        },
+    }
+}
+
+fn is_integer(t: &DataType) -> bool {
+    matches!(t, DataType::SmallInt | DataType::Integer | DataType::BigInt)
+}
+
+/// Arithmetic on two integer types yields the wider one; anything else is not modelled.
+fn promote(l: Option<&DataType>, r: Option<&DataType>) -> Option<DataType> {
+    let rank = |t: &DataType| match t {
+        DataType::SmallInt => Some(1),
+        DataType::Integer => Some(2),
+        DataType::BigInt => Some(3),
+        _ => None,
+    };
+    let (l, r) = (l?, r?);
+    let (a, b) = (rank(l)?, rank(r)?);
+    Some(if a >= b { l.clone() } else { r.clone() })
+}

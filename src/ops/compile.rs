@@ -1,0 +1,41 @@
+//! `sqb compile`: load the project and validate it offline.
+
+use std::path::Path;
+
+use crate::compile::{compile_cached, Options};
+use crate::diagnostics::Diagnostic;
+use crate::project::Project;
+
+pub struct CompileOptions {
+    /// Infer each model's output from its SQL and check it against the declaration.
+    pub sql_analysis: bool,
+    /// Read and write the compile cache (.sqb/cache/).
+    pub use_cache: bool,
+}
+
+/// A loaded project and everything the compile found in it.
+pub struct Compiled {
+    pub project: Project,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Compiled {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+pub fn compile(root: &Path, options: &CompileOptions) -> anyhow::Result<Compiled> {
+    let project = Project::load(root)?;
+    let (diagnostics, _) = compile_cached(
+        &project,
+        Options {
+            sql_analysis: options.sql_analysis,
+        },
+        options.use_cache,
+    );
+    Ok(Compiled {
+        project,
+        diagnostics,
+    })
+}

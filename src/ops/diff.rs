@@ -1,0 +1,75 @@
+//! `sqb contract diff`: the report of where declarations and a target's relations disagree.
+
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::inspect::{inspect, InspectOptions, ReadTarget};
+use crate::contract::diff::{diff as diff_resource, Declared};
+use crate::contract::matching;
+use crate::project::{Project, Resource};
+use crate::report::diff::{DiffReport, FindingReport, NamespaceInfo, ResourceReport};
+
+/// Reads the target and compares every selected resource with its declaration.
+pub fn diff(root: &Path, options: &InspectOptions) -> anyhow::Result<DiffReport> {
+    inspect(root, options, |inspected| {
+        Ok(report(&options.from, inspected))
+    })
+}
+
+fn report(from: &str, inspected: ReadTarget<'_>) -> DiffReport {
+    let ReadTarget {
+        project,
+        target,
+        inspection,
+    } = inspected;
+    let namespace = NamespaceInfo {
+        engine: project.engine(),
+        database: inspection.database.clone(),
+        schema: target
+            .schema
+            .as_ref()
+            .map_or(String::new(), |s| s.value.clone()),
+    };
+    let resources = crate::parallel::map(&inspection.items, |item| resource_report(project, item));
+    DiffReport::new(from.to_string(), namespace, resources)
+}
+
+/// One resource's findings, located in its files.
+fn resource_report(project: &Project, item: &matching::Inspected<'_>) -> ResourceReport {
+    let resource = &item.resource;
+    let policy = match resource {
+        Resource::Model(m) => project.policy(m).as_str(),
+        Resource::Source(_) => "source",
+    };
+    let findings = diff_resource(
+        &Declared::of(project, resource),
+        item.physical.as_ref(),
+        &item.relation,
+        item.case_only.as_deref(),
+    )
+    .into_iter()
+    .map(|f| FindingReport::from_finding(f, &project.sources))
+    .collect();
+    ResourceReport::new(
+        resource.resource_type(),
+        resource.name().to_string(),
+        item.relation.clone(),
+        project.sources.get(resource.file()).rel_path.clone(),
+        policy,
+        findings,
+    )
+}
+
+/// The project root relative to the working directory, so that GitHub annotations made from
+/// the repository root land on the right files.
+pub fn github_prefix(root: &Path) -> anyhow::Result<String> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
+    Ok(match root.strip_prefix(&cwd) {
+        Ok(rel) if rel.as_os_str().is_empty() => String::new(),
+        Ok(rel) => format!("{}/", crate::project::rel_path(Path::new(""), rel)),
+        Err(_) => String::new(),
+    })
+}

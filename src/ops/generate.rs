@@ -1,0 +1,84 @@
+//! `sqb contract generate`: plan declaration changes from the warehouse and compute each file's
+//! new content; with `--write`, put them on disk in one transaction that recompiles the project
+//! or restores every file.
+
+use std::path::Path;
+
+use super::inspect::{inspect, InspectOptions};
+use crate::compile::compile_cached;
+use crate::contract::plan::{plan as plan_changes, Plan};
+use crate::diagnostics::render_errors;
+use crate::edit::apply::file_changes;
+use crate::edit::transaction::{self, FileChange, TxError};
+use crate::error::UserError;
+use crate::project::Project;
+
+pub struct GenerateOptions {
+    pub inspect: InspectOptions,
+    /// Also replace conflicting types, rename and remove declarations.
+    pub overwrite: bool,
+}
+
+/// The plan, and every changed file's new content.
+pub struct Generated {
+    pub plan: Plan,
+    pub changes: Vec<FileChange>,
+}
+
+/// How a write ended without an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// Every file was written and the project compiles.
+    Done,
+    /// Ctrl-C or SIGTERM (the signal's number) arrived; every file was restored.
+    Interrupted(i32),
+}
+
+/// Reads the target and plans the changes. Nothing is written.
+pub fn plan(root: &Path, options: &GenerateOptions) -> anyhow::Result<Generated> {
+    inspect(root, &options.inspect, |read| {
+        let plan = tracing::debug_span!("changes planned")
+            .in_scope(|| plan_changes(read.project, &read.inspection.items, options.overwrite));
+        let changes = tracing::debug_span!("files edited in memory")
+            .in_scope(|| file_changes(&read.project.sources, &plan))?;
+        Ok(Generated { plan, changes })
+    })
+}
+
+/// The write transaction: write every file, recompile from disk, restore on failure.
+pub fn write(root: &Path, changes: &[FileChange], use_cache: bool) -> anyhow::Result<Written> {
+    let check = || {
+        tracing::debug_span!("project reloaded and recompiled")
+            .in_scope(|| recompile(root, use_cache))
+    };
+    let result = tracing::debug_span!("files written and checked")
+        .in_scope(|| transaction::apply(root, changes, check));
+    match result {
+        Ok(Ok(())) => Ok(Written::Done),
+        Ok(Err(rendered)) => Err(UserError::new(
+            "the generated declarations do not compile; every file was restored to its prior content",
+        )
+        .with_hint("fix the declarations or the warehouse as the diagnostics say, then run again")
+        .with_diagnostics(rendered)
+        .into()),
+        Err(TxError::Interrupted(signal)) => Ok(Written::Interrupted(signal)),
+        Err(TxError::Locked) => Err(UserError::new(
+            "another sqb command is writing to this project",
+        )
+        .with_hint("wait for it to finish; the lock is released when its process exits")
+        .into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The check: the project as written compiles. Its errors are rendered while the reloaded
+/// sources are at hand.
+fn recompile(root: &Path, use_cache: bool) -> Result<(), String> {
+    let reloaded = Project::load(root).map_err(|e| format!("error: {e}"))?;
+    let (diags, _) = compile_cached(&reloaded, Default::default(), use_cache);
+    let rendered = render_errors(&diags, &reloaded.sources);
+    match rendered.is_empty() {
+        true => Ok(()),
+        false => Err(rendered.join("\n\n")),
+    }
+}

@@ -1,0 +1,201 @@
+//! What `contract diff` and `contract generate` share: the warehouse session, started before the
+//! project loads (it connects, and reads ahead when every resource is selected), the compile on
+//! a thread of its own meanwhile, the selection, and the catalog read matched to it.
+//!
+//! A project with errors fails first, even when the warehouse is unreachable.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::catalog::{Answer, Namespace, Request};
+use crate::compile::deps::Graph;
+use crate::contract::matching::{self, Inspection};
+use crate::diagnostics::did_you_mean;
+use crate::error::UserError;
+use crate::project::{self, Project, Resource, Target};
+use crate::select::Selection;
+use crate::warehouse::session::{Connect, Names, Session};
+use crate::warehouse::{Timeouts, WarehouseError};
+
+/// `--select`, `--exclude` and `--select-file`.
+#[derive(Debug, Clone, Default)]
+pub struct SelectOptions {
+    pub select: Vec<String>,
+    pub exclude: Vec<String>,
+    /// Selectors, one per line.
+    pub file: Option<PathBuf>,
+}
+
+impl SelectOptions {
+    /// Every model and source: no selector at all.
+    fn everything(&self) -> bool {
+        self.select.is_empty() && self.exclude.is_empty() && self.file.is_none()
+    }
+
+    /// The selection, with the selector file's lines read.
+    fn load(&self) -> anyhow::Result<Selection> {
+        let mut selection = Selection {
+            select: self.select.clone(),
+            exclude: self.exclude.clone(),
+        };
+        if let Some(file) = &self.file {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("could not read {}", file.display()))?;
+            selection.add_file_lines(&text);
+        }
+        Ok(selection)
+    }
+}
+
+/// How to read a target.
+#[derive(Debug, Clone)]
+pub struct InspectOptions {
+    /// The target whose namespace is read.
+    pub from: String,
+    pub selection: SelectOptions,
+    pub timeouts: Timeouts,
+    /// Read and write the compile cache.
+    pub use_cache: bool,
+}
+
+/// A compiled project's selected resources, matched to what the target holds.
+pub struct ReadTarget<'p> {
+    pub project: &'p Project,
+    pub target: &'p Target,
+    pub inspection: Inspection<'p>,
+}
+
+/// Loads the project at `root`, compiles it while the warehouse is read, and hands the result to
+/// `then`. The project is freed in the background once `then` returns.
+pub fn inspect<T>(
+    root: &Path,
+    options: &InspectOptions,
+    then: impl FnOnce(ReadTarget<'_>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let session = start_session(root, options);
+    let project = tracing::debug_span!("project loaded").in_scope(|| Project::load(root))?;
+    let result = compile_and_read(&project, options, session).and_then(|(target, inspection)| {
+        then(ReadTarget {
+            project: &project,
+            target,
+            inspection,
+        })
+    });
+    crate::memory::free_in_background(project);
+    result
+}
+
+/// Starts the session before the project is loaded. `None` when the configuration cannot tell
+/// how to connect yet; loading the project then reports why, in order.
+fn start_session(root: &Path, options: &InspectOptions) -> Option<Session> {
+    let config = project::Config::load_alone(root)?;
+    let target = config.targets.get(&options.from)?;
+    let connect = Connect::new(&config, root, options.timeouts).ok()?;
+    let read_ahead = options.selection.everything().then(|| {
+        let root = root.to_path_buf();
+        let names: Names = Box::new(move || project::model_stems(&root));
+        (target_namespace(target), names)
+    });
+    Some(Session::start(connect, read_ahead))
+}
+
+fn target_namespace(target: &Target) -> Namespace {
+    Namespace {
+        database: target.database.as_ref().map(|d| d.value.clone()),
+        schema: target
+            .schema
+            .as_ref()
+            .map_or(String::new(), |s| s.value.clone()),
+    }
+}
+
+/// Compiles `project` on another thread while the session connects and reads, checks the
+/// verdict, then matches the answer to the selection.
+fn compile_and_read<'p>(
+    project: &'p Project,
+    options: &InspectOptions,
+    session: Option<Session>,
+) -> anyhow::Result<(&'p Target, Inspection<'p>)> {
+    let mut session = match session {
+        Some(s) => Ok(s),
+        None => Connect::new(&project.config, &project.root, options.timeouts)
+            .map(|c| Session::start(c, None)),
+    };
+    let selection = options.selection.load();
+    // Without graph operators the selection is known before compiling: the warehouse reads it
+    // while the project compiles.
+    let early = early_selection(project, &options.from, selection.as_ref().ok());
+    if let (Ok(session), Some((_, request))) = (session.as_mut(), &early) {
+        session.send(request.clone());
+    }
+    let (diags, graph) = compile(project, options.use_cache)?;
+    super::ensure_compiles(project, &diags)?;
+    let target = target(project, &options.from)?;
+    let (resources, answer) = match early {
+        Some((resources, _)) => (resources, read(|| session?.answer())?),
+        None => {
+            let resources = selection?.resolve(project, &graph)?;
+            let request = matching::request(&resources, target);
+            (resources, read(|| session?.read(request))?)
+        }
+    };
+    Ok((
+        target,
+        matching::assemble(project.engine(), target, resources, answer),
+    ))
+}
+
+fn read(answer: impl FnOnce() -> Result<Answer, WarehouseError>) -> Result<Answer, WarehouseError> {
+    tracing::debug_span!("warehouse read").in_scope(answer)
+}
+
+/// The compile, on a thread with the main thread's stack: analysing deeply nested SQL recurses.
+fn compile(
+    project: &Project,
+    use_cache: bool,
+) -> anyhow::Result<(Vec<crate::diagnostics::Diagnostic>, Graph)> {
+    std::thread::scope(|scope| {
+        let compiling = std::thread::Builder::new()
+            .name("compile".into())
+            .stack_size(crate::parallel::STACK_BYTES)
+            .spawn_scoped(scope, || {
+                tracing::debug_span!("project compiled").in_scope(|| {
+                    crate::compile::compile_cached(project, Default::default(), use_cache)
+                })
+            })
+            .context("could not start the compile thread")?;
+        Ok(compiling.join().expect("the compile thread panicked"))
+    })
+}
+
+/// The selected resources and their request, when they can be known before the project
+/// compiles: the target exists, no selector uses a graph operator, and the selection resolves.
+/// Otherwise `None`, and the selection is resolved (and its errors reported) after compiling.
+fn early_selection<'p>(
+    project: &'p Project,
+    from: &str,
+    selection: Option<&Selection>,
+) -> Option<(Vec<Resource<'p>>, Request)> {
+    let target = project.config.targets.get(from)?;
+    let selection = selection.filter(|s| !s.needs_graph())?;
+    let resources = selection.resolve(project, &Graph::default()).ok()?;
+    let request = matching::request(&resources, target);
+    Some((resources, request))
+}
+
+/// The target named by `--from`.
+fn target<'p>(project: &'p Project, name: &str) -> Result<&'p Target, UserError> {
+    if let Some(target) = project.config.targets.get(name) {
+        return Ok(target);
+    }
+    let names: Vec<&str> = project.config.targets.keys().map(String::as_str).collect();
+    let error = UserError::new(format!("unknown target `{name}`"));
+    Err(match did_you_mean(name, names.iter().copied()) {
+        Some(close) => error.with_hint(format!("did you mean `{close}`?")),
+        None if names.is_empty() => {
+            error.with_hint("define targets in sqb.toml as [targets.NAME] with a `schema`")
+        }
+        None => error.with_hint(format!("targets: {}", names.join(", "))),
+    })
+}

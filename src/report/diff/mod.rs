@@ -1,0 +1,245 @@
+//! The `contract diff` report: one data model (the JSON wire format, docs/contract-diff.md) and
+//! one emitter per output format.
+
+pub mod github;
+pub mod junit;
+pub mod markdown;
+pub mod text;
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::contract::diff::{Finding, FindingKind};
+use crate::diagnostics::{JsonLocation, Severity};
+use crate::engine::Engine;
+use crate::report::count;
+use crate::source::SourceMap;
+
+/// The version of the JSON format; bumped only on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Serialize)]
+pub struct DiffReport {
+    pub schema_version: u32,
+    pub target: String,
+    pub namespace: NamespaceInfo,
+    pub summary: Summary,
+    pub resources: Vec<ResourceReport>,
+}
+
+/// The target's namespace. Never connection details.
+#[derive(Debug, Serialize)]
+pub struct NamespaceInfo {
+    pub engine: Engine,
+    pub database: String,
+    pub schema: String,
+}
+
+#[derive(Debug, Serialize, Default)]
+pub struct Summary {
+    pub resources: usize,
+    pub agreeing: usize,
+    pub differing: usize,
+    pub findings: usize,
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
+    pub by_kind: BTreeMap<&'static str, usize>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ResourceReport {
+    pub resource_type: &'static str,
+    pub resource_name: String,
+    pub relation: String,
+    pub file: String,
+    pub policy: &'static str,
+    pub status: Status,
+    pub findings: Vec<FindingReport>,
+}
+
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Agrees,
+    Differs,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FindingReport {
+    pub kind: FindingKind,
+    pub column: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub physical_column: Option<String>,
+    pub declared_type: Option<String>,
+    pub physical_type: Option<String>,
+    pub severity: Severity,
+    pub message: String,
+    pub location: Option<JsonLocation>,
+}
+
+impl FindingReport {
+    pub fn from_finding(f: Finding, sources: &SourceMap) -> Self {
+        Self {
+            kind: f.kind,
+            column: f.column,
+            physical_column: f.physical_column,
+            declared_type: f.declared_type,
+            physical_type: f.physical_type,
+            severity: f.severity,
+            message: f.message,
+            location: f.loc.map(|l| JsonLocation::from_loc(&l, sources, None)),
+        }
+    }
+
+    /// Errors and warnings are differences; infos are not.
+    pub fn is_difference(&self) -> bool {
+        self.severity != Severity::Info
+    }
+}
+
+impl ResourceReport {
+    pub fn new(
+        resource_type: &'static str,
+        resource_name: String,
+        relation: String,
+        file: String,
+        policy: &'static str,
+        findings: Vec<FindingReport>,
+    ) -> Self {
+        let status = if findings.iter().any(FindingReport::is_difference) {
+            Status::Differs
+        } else {
+            Status::Agrees
+        };
+        Self {
+            resource_type,
+            resource_name,
+            relation,
+            file,
+            policy,
+            status,
+            findings,
+        }
+    }
+}
+
+impl DiffReport {
+    pub fn new(target: String, namespace: NamespaceInfo, resources: Vec<ResourceReport>) -> Self {
+        let mut summary = Summary {
+            resources: resources.len(),
+            ..Summary::default()
+        };
+        for kind in <FindingKind as strum::IntoEnumIterator>::iter() {
+            summary.by_kind.insert(kind.as_str(), 0);
+        }
+        for r in &resources {
+            match r.status {
+                Status::Agrees => summary.agreeing += 1,
+                Status::Differs => summary.differing += 1,
+            }
+            for f in &r.findings {
+                summary.findings += 1;
+                *summary.by_kind.entry(f.kind.as_str()).or_default() += 1;
+                match f.severity {
+                    Severity::Error => summary.errors += 1,
+                    Severity::Warning => summary.warnings += 1,
+                    Severity::Info => summary.infos += 1,
+                }
+            }
+        }
+        Self {
+            schema_version: SCHEMA_VERSION,
+            target,
+            namespace,
+            summary,
+            resources,
+        }
+    }
+
+    /// The resources that differ, in report order.
+    pub fn differing(&self) -> impl Iterator<Item = &ResourceReport> {
+        self.resources
+            .iter()
+            .filter(|r| r.status == Status::Differs)
+    }
+
+    pub fn has_differences(&self) -> bool {
+        self.summary.differing > 0
+    }
+
+    /// The JSON wire format (docs/contract-diff.md), pretty-printed, with a final newline.
+    pub fn emit_json(&self, w: &mut dyn Write) -> io::Result<()> {
+        serde_json::to_writer_pretty(&mut *w, self)?;
+        w.write_all(b"\n")
+    }
+
+    /// "dev (duckdb warehouse.dev)"
+    pub fn describe_target(&self) -> String {
+        format!(
+            "{} ({} {}.{})",
+            self.target, self.namespace.engine, self.namespace.database, self.namespace.schema
+        )
+    }
+
+    /// The one-line verdict shared by the text and markdown renderers.
+    pub fn verdict(&self) -> String {
+        let s = &self.summary;
+        let mut parts = Vec::new();
+        if s.errors > 0 {
+            parts.push(count(s.errors, "error", "errors"));
+        }
+        if s.warnings > 0 {
+            parts.push(count(s.warnings, "warning", "warnings"));
+        }
+        if s.infos > 0 {
+            parts.push(count(s.infos, "note", "notes"));
+        }
+        let detail = if parts.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", parts.join(", "))
+        };
+        if s.differing == 0 {
+            format!(
+                "{} agree with {}{detail}",
+                count(s.resources, "resource", "resources"),
+                self.describe_target()
+            )
+        } else {
+            format!(
+                "{} of {} differ from {}{detail}",
+                s.differing,
+                count(s.resources, "resource", "resources"),
+                self.describe_target()
+            )
+        }
+    }
+}
+
+/// The output formats of `contract diff`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffFormat {
+    Text,
+    Json,
+    Markdown,
+    Junit,
+    /// GitHub Actions annotations; file paths get the prefix (the project root relative to the
+    /// repository root).
+    Github {
+        prefix: String,
+    },
+}
+
+/// Writes `report` in `format`.
+pub fn emit(report: &DiffReport, format: &DiffFormat, w: &mut dyn Write) -> io::Result<()> {
+    match format {
+        DiffFormat::Text => text::emit(report, w),
+        DiffFormat::Json => report.emit_json(w),
+        DiffFormat::Markdown => markdown::emit(report, w),
+        DiffFormat::Junit => junit::emit(report, w),
+        DiffFormat::Github { prefix } => github::emit(report, prefix, w),
+    }
+}

@@ -1,0 +1,77 @@
+//! The terminal report: a table per differing resource, then a one-line summary.
+
+use std::io::{self, Write};
+
+use anstyle::{AnsiColor, Style};
+use comfy_table::{presets, ContentArrangement, Table};
+
+use super::{DiffReport, FindingReport, Status};
+use crate::diagnostics::Severity;
+
+const BOLD: Style = Style::new().bold();
+
+/// The finding cell. Table cells stay unstyled so that column widths are right on any stream.
+fn severity_label(severity: Severity, kind: &str) -> String {
+    match severity {
+        Severity::Error => kind.to_string(),
+        Severity::Warning => format!("{kind} (warning)"),
+        Severity::Info => format!("{kind} (note)"),
+    }
+}
+
+fn verdict_style(differs: bool) -> Style {
+    if differs {
+        AnsiColor::Red.on_default().bold()
+    } else {
+        AnsiColor::Green.on_default().bold()
+    }
+}
+
+/// Writes the report. Styles are ANSI codes that the output strips when colour is off.
+pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
+    for resource in report.differing() {
+        write!(
+            w,
+            "{BOLD}{} {}{BOLD:#} → {} ({})\n",
+            resource.resource_type, resource.resource_name, resource.relation, resource.file
+        )?;
+        write!(w, "{}\n\n", table(&resource.findings))?;
+    }
+    let style = verdict_style(report.has_differences());
+    write!(w, "{style}{}{style:#}\n", report.verdict())?;
+    let hidden: usize = report
+        .resources
+        .iter()
+        .filter(|r| r.status == Status::Agrees)
+        .map(|r| r.findings.len())
+        .sum();
+    if hidden > 0 {
+        write!(w,
+            "{} on agreeing resources not shown (undeclared columns of open contracts and the like); --format json lists them\n",
+            crate::report::count(hidden, "note", "notes")
+        )?;
+    }
+    Ok(())
+}
+
+fn table(findings: &[FindingReport]) -> String {
+    let mut table = Table::new();
+    table
+        .load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(["column", "declared", "physical", "finding"]);
+    for f in findings {
+        let column = match (&f.column, &f.physical_column) {
+            (Some(c), Some(p)) => format!("{c} / {p}"),
+            (Some(c), None) => c.clone(),
+            _ => "-".to_string(),
+        };
+        table.add_row([
+            column,
+            f.declared_type.clone().unwrap_or_else(|| "-".into()),
+            f.physical_type.clone().unwrap_or_else(|| "-".into()),
+            severity_label(f.severity, f.kind.as_str()),
+        ]);
+    }
+    table.to_string()
+}

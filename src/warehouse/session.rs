@@ -1,0 +1,284 @@
+//! The warehouse session: one thread that connects (and, when every resource is selected,
+//! already reads the catalog) while the caller loads and compiles the project, then answers one
+//! [`Request`].
+//!
+//! It owns the dispatch between the engines; the Postgres introspector runs on the thread's own
+//! async runtime, DuckDB's blocking calls run directly on the thread.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+#[cfg(feature = "duckdb")]
+use super::duckdb::DuckDbIntrospector;
+use super::postgres::PgIntrospector;
+use super::{Introspector, Timeouts, WarehouseError};
+use crate::catalog::{Answer, Namespace, PhysicalRelation, Request};
+use crate::engine::Engine;
+use crate::project::Config;
+
+/// The environment variable that overrides `connection.url`.
+pub const DATABASE_URL_ENV: &str = "SQB_DATABASE_URL";
+
+/// How to reach the project's warehouse: everything needed to connect, taken from the project's
+/// configuration (and `SQB_DATABASE_URL`), owned so that a session can start on its own thread
+/// before the rest of the project is loaded.
+#[derive(Debug, Clone)]
+pub struct Connect {
+    engine: Engine,
+    /// Postgres: the URL.
+    url: Option<String>,
+    /// DuckDB: the database file.
+    path: PathBuf,
+    timeouts: Timeouts,
+}
+
+impl Connect {
+    pub fn new(config: &Config, root: &Path, timeouts: Timeouts) -> Result<Self, WarehouseError> {
+        let engine = config.connection.engine;
+        let url = std::env::var(DATABASE_URL_ENV)
+            .ok()
+            .filter(|u| !u.is_empty())
+            .or_else(|| config.connection.url.as_ref().map(|u| u.value.clone()));
+        if engine == Engine::Postgres && url.is_none() {
+            return Err(WarehouseError::NoUrl);
+        }
+        let path = config
+            .connection
+            .path
+            .as_ref()
+            .map_or("", |p| p.value.as_str());
+        Ok(Self {
+            engine,
+            url,
+            path: root.join(Path::new(path)),
+            timeouts,
+        })
+    }
+}
+
+/// Lists relation names to read ahead (on the session's thread).
+pub type Names = Box<dyn FnOnce() -> Vec<String> + Send>;
+
+/// A warehouse session on its own thread (with its own async runtime). It connects (and may
+/// read ahead) while the caller loads and compiles the project, then answers one [`Request`].
+/// A caller that stops early just drops it; the thread ends on its own.
+pub struct Session {
+    requests: Option<mpsc::Sender<Request>>,
+    answers: mpsc::Receiver<Result<Answer, WarehouseError>>,
+    /// The thread, joined when the session ends. A DuckDB session is always joined: the
+    /// process must not exit while DuckDB's C++ code runs on another thread. A Postgres
+    /// session that is dropped unused is left to end on its own (it may be waiting out a
+    /// connect timeout).
+    thread: Option<std::thread::JoinHandle<()>>,
+    engine: Engine,
+}
+
+/// Relations read ahead: every relation of `namespace` whose name equals one of `names` up to
+/// case, read before the selection is known.
+struct ReadAhead {
+    namespace: Namespace,
+    folded: HashSet<String>,
+    relations: Vec<PhysicalRelation>,
+}
+
+impl Session {
+    /// Starts connecting; with `read_ahead`, also reads the names it lists (listed on the
+    /// session's thread) in that namespace at once.
+    pub fn start(connect: Connect, read_ahead: Option<(Namespace, Names)>) -> Self {
+        let engine = connect.engine;
+        let (request_tx, request_rx) = mpsc::channel::<Request>();
+        let (answer_tx, answer_rx) = mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("warehouse".into())
+            .spawn(move || {
+                let answer = serve(connect, read_ahead, &request_rx);
+                if let Some(answer) = answer {
+                    let _ = answer_tx.send(answer);
+                }
+            });
+        match spawned {
+            Ok(thread) => Self {
+                requests: Some(request_tx),
+                answers: answer_rx,
+                thread: Some(thread),
+                engine,
+            },
+            Err(err) => {
+                let (tx, rx) = mpsc::channel();
+                let _ = tx.send(Err(WarehouseError::Query(format!(
+                    "could not start the warehouse thread: {err}"
+                ))));
+                Self {
+                    requests: None,
+                    answers: rx,
+                    thread: None,
+                    engine,
+                }
+            }
+        }
+    }
+
+    /// Sends the request and waits for the answer.
+    pub fn read(mut self, request: Request) -> Result<Answer, WarehouseError> {
+        self.send(request);
+        self.answer()
+    }
+
+    /// Sends the request; the session reads it while the caller goes on.
+    pub fn send(&mut self, request: Request) {
+        // The thread may already have answered with an error and gone: the answer is kept.
+        if let Some(requests) = self.requests.take() {
+            let _ = requests.send(request);
+        }
+    }
+
+    /// Waits for the answer to the request [`Session::send`] sent.
+    pub fn answer(mut self) -> Result<Answer, WarehouseError> {
+        let answer = self
+            .answers
+            .recv()
+            .unwrap_or_else(|_| Err(WarehouseError::Query("the warehouse thread stopped".into())));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        answer
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Closing the request channel tells the thread to stop once it is connected.
+        self.requests.take();
+        if self.engine == Engine::DuckDb {
+            if let Some(thread) = self.thread.take() {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// The session thread: connect, read ahead, wait for the request, answer it. `None` when the
+/// caller went away.
+fn serve(
+    connect: Connect,
+    read_ahead: Option<(Namespace, Names)>,
+    requests: &mpsc::Receiver<Request>,
+) -> Option<Result<Answer, WarehouseError>> {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            return Some(Err(WarehouseError::Query(format!(
+                "could not start the async runtime: {err}"
+            ))))
+        }
+    };
+    runtime.block_on(async move {
+        let mut warehouse = match Warehouse::open(&connect).await {
+            Ok(w) => w,
+            Err(err) => return Some(Err(err)),
+        };
+        let ahead = match read_ahead {
+            Some((namespace, list)) => {
+                let names = list();
+                match warehouse.relations(&namespace, &names).await {
+                    Ok(relations) => Some(ReadAhead {
+                        namespace,
+                        folded: names.iter().map(|n| n.to_lowercase()).collect(),
+                        relations,
+                    }),
+                    Err(err) => return Some(Err(err)),
+                }
+            }
+            None => None,
+        };
+        let request = requests.recv().ok()?;
+        let answer = answer(&mut warehouse, ahead, request).await;
+        warehouse.close();
+        Some(answer)
+    })
+}
+
+async fn answer(
+    warehouse: &mut Warehouse,
+    mut ahead: Option<ReadAhead>,
+    request: Request,
+) -> Result<Answer, WarehouseError> {
+    let mut relations = Vec::with_capacity(request.len());
+    for (namespace, names) in request {
+        let found = match ahead.take_if(|a| a.namespace == namespace) {
+            Some(ahead) => {
+                let missing: Vec<String> = names
+                    .into_iter()
+                    .filter(|n| !ahead.folded.contains(&n.to_lowercase()))
+                    .collect();
+                let mut found = ahead.relations;
+                if !missing.is_empty() {
+                    found.extend(warehouse.relations(&namespace, &missing).await?);
+                }
+                found
+            }
+            None => warehouse.relations(&namespace, &names).await?,
+        };
+        relations.push((namespace, found));
+    }
+    Ok(Answer {
+        relations,
+        default_database: warehouse.default_database().to_string(),
+    })
+}
+
+/// The project's one warehouse, either engine.
+enum Warehouse {
+    Postgres(Box<PgIntrospector>),
+    #[cfg(feature = "duckdb")]
+    DuckDb(DuckDbIntrospector),
+}
+
+impl Warehouse {
+    async fn open(connect: &Connect) -> Result<Self, WarehouseError> {
+        Ok(match connect.engine {
+            Engine::Postgres => {
+                let url = connect.url.as_deref().ok_or(WarehouseError::NoUrl)?;
+                Warehouse::Postgres(Box::new(PgIntrospector::configure(url, connect.timeouts)?))
+            }
+            #[cfg(feature = "duckdb")]
+            Engine::DuckDb => Warehouse::DuckDb(DuckDbIntrospector::open(&connect.path)?),
+            #[cfg(not(feature = "duckdb"))]
+            Engine::DuckDb => return Err(WarehouseError::Unsupported("DuckDB")),
+        })
+    }
+
+    async fn relations(
+        &mut self,
+        namespace: &Namespace,
+        names: &[String],
+    ) -> Result<Vec<PhysicalRelation>, WarehouseError> {
+        match self {
+            Warehouse::Postgres(w) => w.relations(namespace, names).await,
+            #[cfg(feature = "duckdb")]
+            Warehouse::DuckDb(w) => w.relations(namespace, names).await,
+        }
+    }
+
+    fn default_database(&self) -> &str {
+        match self {
+            Warehouse::Postgres(w) => w.default_database(),
+            #[cfg(feature = "duckdb")]
+            Warehouse::DuckDb(w) => w.default_database(),
+        }
+    }
+
+    /// Ends the session. A read-only DuckDB database is not torn down: freeing its catalog
+    /// takes a while, writes nothing, and the process is about to exit.
+    fn close(self) {
+        match self {
+            Warehouse::Postgres(w) => drop(w),
+            #[cfg(feature = "duckdb")]
+            Warehouse::DuckDb(w) => crate::memory::leave_to_exit(w),
+        }
+    }
+}
