@@ -15,6 +15,7 @@ pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatu
     let options = GenerateOptions {
         inspect: inspect_options(global, &args.from, &args.selection, &args.connect),
         overwrite: args.overwrite,
+        write: args.write,
     };
     let Generated { plan, changes } = generate::plan(&root, &options)?;
     match tracing::debug_span!("changes shown").in_scope(|| show(global, args, &plan, &changes)) {

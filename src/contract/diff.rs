@@ -547,6 +547,19 @@ mod tests {
     }
 
     #[test]
+    fn each_policy_gives_its_coverage() {
+        assert_eq!(Coverage::of(Policy::Enforced), Coverage::Closed);
+        assert_eq!(Coverage::of(Policy::Implicit), Coverage::Open);
+        assert_eq!(Coverage::of(Policy::Explicit), Coverage::Metadata);
+        assert_eq!(Coverage::of(Policy::None), Coverage::Metadata);
+        assert_eq!(Policy::Enforced.as_str(), "enforced");
+        assert_eq!(
+            FindingKind::UndeclaredPhysicalColumn.as_str(),
+            "undeclared_physical_column"
+        );
+    }
+
+    #[test]
     fn nullability_is_compared_only_where_stated_and_known() {
         let declared = [
             col("a", Some("INTEGER"), Some(false)),

@@ -12,9 +12,13 @@ use crate::report::diff::{DiffReport, FindingReport, NamespaceInfo, ResourceRepo
 
 /// Reads the target and compares every selected resource with its declaration.
 pub fn diff(root: &Path, options: &InspectOptions) -> anyhow::Result<DiffReport> {
-    inspect(root, options, |inspected| {
-        Ok(report(&options.from, inspected))
-    })
+    let (project, report) = inspect(root, options, |inspected| {
+        let compared = tracing::debug_span!("findings compared");
+        Ok(compared.in_scope(|| report(&options.from, inspected)))
+    })?;
+    // The command prints the report and ends.
+    crate::memory::leave_to_exit(project);
+    Ok(report)
 }
 
 fn report(from: &str, inspected: ReadTarget<'_>) -> DiffReport {

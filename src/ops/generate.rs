@@ -17,6 +17,8 @@ pub struct GenerateOptions {
     pub inspect: InspectOptions,
     /// Also replace conflicting types, rename and remove declarations.
     pub overwrite: bool,
+    /// A [`write`] follows the plan.
+    pub write: bool,
 }
 
 /// The plan, and every changed file's new content.
@@ -36,13 +38,20 @@ pub enum Written {
 
 /// Reads the target and plans the changes. Nothing is written.
 pub fn plan(root: &Path, options: &GenerateOptions) -> anyhow::Result<Generated> {
-    inspect(root, &options.inspect, |read| {
+    let (project, generated) = inspect(root, &options.inspect, |read| {
         let plan = tracing::debug_span!("changes planned")
             .in_scope(|| plan_changes(read.project, &read.inspection.items, options.overwrite));
         let changes = tracing::debug_span!("files edited in memory")
             .in_scope(|| file_changes(&read.project.sources, &plan))?;
         Ok(Generated { plan, changes })
-    })
+    })?;
+    // A write reloads the project from disk and recompiles it: this copy is freed meanwhile,
+    // so that two are not held at once. A preview ends the command.
+    match options.write && !generated.changes.is_empty() {
+        true => crate::memory::free_in_background(project),
+        false => crate::memory::leave_to_exit(project),
+    }
+    Ok(generated)
 }
 
 /// The write transaction: write every file, recompile from disk, restore on failure.

@@ -67,23 +67,22 @@ pub struct ReadTarget<'p> {
 }
 
 /// Loads the project at `root`, compiles it while the warehouse is read, and hands the result to
-/// `then`. The project is freed in the background once `then` returns.
+/// `then`. The project comes back beside `then`'s result, for the caller to let go of as suits
+/// it (see [`crate::memory`]).
 pub fn inspect<T>(
     root: &Path,
     options: &InspectOptions,
     then: impl FnOnce(ReadTarget<'_>) -> anyhow::Result<T>,
-) -> anyhow::Result<T> {
+) -> anyhow::Result<(Project, T)> {
     let session = start_session(root, options);
     let project = tracing::debug_span!("project loaded").in_scope(|| Project::load(root))?;
-    let result = compile_and_read(&project, options, session).and_then(|(target, inspection)| {
-        then(ReadTarget {
-            project: &project,
-            target,
-            inspection,
-        })
-    });
-    crate::memory::free_in_background(project);
-    result
+    let (target, inspection) = compile_and_read(&project, options, session)?;
+    let result = then(ReadTarget {
+        project: &project,
+        target,
+        inspection,
+    })?;
+    Ok((project, result))
 }
 
 /// Starts the session before the project is loaded. `None` when the configuration cannot tell

@@ -109,7 +109,8 @@ fn read_schema(
     // reads the catalog.
     let (relations, probed) = std::thread::scope(|scope| {
         let (probing, left) = spawn_probes(scope, conn, catalog, schema, &views);
-        let relations = read_columns(conn, catalog, schema, wanted);
+        let relations = tracing::debug_span!("catalog rows read")
+            .in_scope(|| read_columns(conn, catalog, schema, wanted));
         let mut probed: HashMap<&str, String> =
             probe_all(conn, catalog, schema, left).into_iter().collect();
         probed.extend(
@@ -139,7 +140,6 @@ fn read_columns(
     schema: &str,
     wanted: &HashSet<String>,
 ) -> Result<Vec<PhysicalRelation>, duckdb::Error> {
-    let start = std::time::Instant::now();
     let mut relations: Vec<PhysicalRelation> = Vec::new();
     let mut stmt = conn.prepare(CATALOG_QUERY)?;
     let mut rows = stmt.query([catalog, schema])?;
@@ -172,10 +172,6 @@ fn read_columns(
         ));
     }
     shrink_last(&mut relations);
-    tracing::debug!(
-        elapsed_ms = start.elapsed().as_secs_f64() * 1e3,
-        "catalog rows read"
-    );
     Ok(relations)
 }
 
@@ -223,14 +219,8 @@ fn spawn_probes<'s, 'e>(
     for part in views.chunks(chunk) {
         match conn.try_clone() {
             Ok(own) => handles.push(scope.spawn(move || {
-                let timer = std::time::Instant::now();
-                let probed = probe_all(&own, catalog, schema, part);
-                tracing::debug!(
-                    views = part.len(),
-                    elapsed_ms = timer.elapsed().as_secs_f64() * 1e3,
-                    "views bound"
-                );
-                probed
+                tracing::debug_span!("views bound", views = part.len())
+                    .in_scope(|| probe_all(&own, catalog, schema, part))
             })),
             Err(_) => left.extend(part),
         }

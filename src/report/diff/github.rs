@@ -19,9 +19,9 @@ pub fn emit(report: &DiffReport, prefix: &str, w: &mut dyn Write) -> io::Result<
                 Some(l) => (l.file.as_str(), l.line, l.column),
                 None => (resource.file.as_str(), 1, 1),
             };
-            write!(
+            writeln!(
                 w,
-                "::{command} file={},line={line},col={col},title={}::{}\n",
+                "::{command} file={},line={line},col={col},title={}::{}",
                 property(&format!("{prefix}{file}")),
                 property(&format!(
                     "sqb {} {}",

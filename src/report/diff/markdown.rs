@@ -12,10 +12,10 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
     } else {
         "✅"
     };
-    write!(w, "{icon} {}\n", escape(&report.verdict()))?;
+    writeln!(w, "{icon} {}", escape(&report.verdict()))?;
     for resource in report.differing() {
-        write!(w,
-            "\n### {} `{}`\n\n`{}` · `{}`\n\n| column | declared | physical | finding | severity |\n|---|---|---|---|---|\n",
+        writeln!(w,
+            "\n### {} `{}`\n\n`{}` · `{}`\n\n| column | declared | physical | finding | severity |\n|---|---|---|---|---|",
             resource.resource_type, resource.resource_name, resource.relation, resource.file
         )?;
         for f in &resource.findings {
@@ -24,9 +24,9 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
                 Severity::Warning => "warning",
                 Severity::Info => "note",
             };
-            write!(
+            writeln!(
                 w,
-                "| {} | {} | {} | {} | {severity} |\n",
+                "| {} | {} | {} | {} | {severity} |",
                 code(f.column.as_deref()),
                 code(f.declared_type.as_deref()),
                 code(f.physical_type.as_deref()),

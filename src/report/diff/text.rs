@@ -30,15 +30,15 @@ fn verdict_style(differs: bool) -> Style {
 /// Writes the report. Styles are ANSI codes that the output strips when colour is off.
 pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
     for resource in report.differing() {
-        write!(
+        writeln!(
             w,
-            "{BOLD}{} {}{BOLD:#} → {} ({})\n",
+            "{BOLD}{} {}{BOLD:#} → {} ({})",
             resource.resource_type, resource.resource_name, resource.relation, resource.file
         )?;
         write!(w, "{}\n\n", table(&resource.findings))?;
     }
     let style = verdict_style(report.has_differences());
-    write!(w, "{style}{}{style:#}\n", report.verdict())?;
+    writeln!(w, "{style}{}{style:#}", report.verdict())?;
     let hidden: usize = report
         .resources
         .iter()
@@ -46,8 +46,8 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
         .map(|r| r.findings.len())
         .sum();
     if hidden > 0 {
-        write!(w,
-            "{} on agreeing resources not shown (undeclared columns of open contracts and the like); --format json lists them\n",
+        writeln!(w,
+            "{} on agreeing resources not shown (undeclared columns of open contracts and the like); --format json lists them",
             crate::report::count(hidden, "note", "notes")
         )?;
     }
