@@ -392,3 +392,41 @@ fn upstream_shapes_reach_readers_spelled_any_way() {
         );
     }
 }
+
+/// A column of a set operation comes from every branch, and its nullability follows the
+/// operator (EXCEPT: the first branch's; INTERSECT: non-null where either branch is).
+#[test]
+fn set_operations_keep_every_branch_and_their_own_nullability() {
+    let tmp = project_copy("testdata/compile/set_operation_nullability");
+    let dir = tmp.path();
+    // Without the one false declaration the compile case pins, the project compiles.
+    std::fs::write(
+        dir.join("models/either.toml"),
+        "[columns.channel]\ntype = \"TEXT\"\n",
+    )
+    .unwrap();
+    let lineage = |model: &str| -> serde_json::Value {
+        let out = run(sqb()
+            .arg("--project-dir")
+            .arg(dir)
+            .args(["lineage", model, "--format", "json"]));
+        assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, dir));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["columns"][0].clone()
+    };
+    let both = lineage("both_channels");
+    let upstream: Vec<&str> = both["upstream"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["resource"].as_str().unwrap())
+        .collect();
+    assert_eq!(upstream, ["sales", "returns"]);
+    assert_eq!(both["nullable"], false);
+    let only = lineage("only_sales");
+    assert_eq!(only["nullable"], false);
+    // EXCEPT's values are its first branch's; the second only removes rows.
+    assert_eq!(only["upstream"][0]["resource"], "sales");
+    assert_eq!(only["upstream"].as_array().unwrap().len(), 1);
+    assert_eq!(lineage("in_both")["nullable"], false);
+    assert_eq!(lineage("either")["nullable"], true);
+}

@@ -8,8 +8,8 @@
 
 use sqlparser::ast::{
     ExcludeSelectItem, Expr, Ident, JoinConstraint, JoinOperator, Query, Select, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, Spanned as _, Statement, TableAlias, TableFactor,
-    TableWithJoins, WildcardAdditionalOptions,
+    SelectItemQualifiedWildcardKind, SetExpr, SetOperator, Spanned as _, Statement, TableAlias,
+    TableFactor, TableWithJoins, WildcardAdditionalOptions,
 };
 
 use super::{interface, lineage, typing};
@@ -78,30 +78,16 @@ impl Env<'_> {
         match body {
             SetExpr::Select(select) => self.select(select),
             SetExpr::Query(query) => self.query(query),
-            // The first branch names the columns of a UNION/INTERSECT/EXCEPT; what is proven
-            // of a column must hold in every branch, which is not checked: drop it.
-            SetExpr::SetOperation { left, right, .. } => {
+            // The first branch names the columns of a UNION/INTERSECT/EXCEPT; a type holds only
+            // where every branch proves the same one; nullability follows the operator.
+            SetExpr::SetOperation {
+                op, left, right, ..
+            } => {
                 let (left, right) = (self.set_expr(left)?, self.set_expr(right));
-                // The first branch names the columns; a type holds only where every branch
-                // proves the same one, and a column is non-null only where all are.
                 Some(
                     left.into_iter()
                         .enumerate()
-                        .map(|(i, c)| {
-                            let other = right.as_ref().and_then(|r| r.get(i));
-                            OutColumn {
-                                ty: c
-                                    .ty
-                                    .clone()
-                                    .filter(|t| other.is_some_and(|o| o.ty.as_ref() == Some(t))),
-                                nullable: match (c.nullable, other.and_then(|o| o.nullable)) {
-                                    (Some(false), Some(false)) => Some(false),
-                                    (Some(true), _) | (_, Some(true)) => Some(true),
-                                    _ => None,
-                                },
-                                ..c
-                            }
-                        })
+                        .map(|(i, c)| combine(*op, c, right.as_ref().and_then(|r| r.get(i))))
                         .collect(),
                 )
             }
@@ -419,6 +405,46 @@ impl Env<'_> {
                 })
                 .collect(),
         )
+    }
+}
+
+/// A column of a set operation, from its column in the first branch and in the second.
+///
+/// `A UNION B` has the rows of both: non-null only where both are, nullable where either is.
+/// `A EXCEPT B` has only rows of A: A's nullability. `A INTERSECT B` has only rows found in both:
+/// non-null where either side is, nullable only where both are. Lineage is both branches' for
+/// UNION and INTERSECT (the values come from either); EXCEPT's values come from A alone.
+fn combine(op: SetOperator, first: OutColumn, other: Option<&OutColumn>) -> OutColumn {
+    let theirs = other.and_then(|o| o.nullable);
+    let nullable = match op {
+        SetOperator::Except | SetOperator::Minus => first.nullable,
+        SetOperator::Intersect => match (first.nullable, theirs) {
+            (Some(false), _) | (_, Some(false)) => Some(false),
+            (Some(true), Some(true)) => Some(true),
+            _ => None,
+        },
+        SetOperator::Union => match (first.nullable, theirs) {
+            (Some(false), Some(false)) => Some(false),
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            _ => None,
+        },
+    };
+    let ty = first
+        .ty
+        .clone()
+        .filter(|t| other.is_some_and(|o| o.ty.as_ref() == Some(t)));
+    let mut lineage = first.lineage;
+    let merged = other.filter(|_| !matches!(op, SetOperator::Except | SetOperator::Minus));
+    for upstream in merged.into_iter().flat_map(|o| &o.lineage) {
+        if !lineage.contains(upstream) {
+            lineage.push(upstream.clone());
+        }
+    }
+    OutColumn {
+        ty,
+        nullable,
+        lineage,
+        ..first
     }
 }
 

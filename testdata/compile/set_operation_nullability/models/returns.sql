@@ -1,0 +1,1 @@
+SELECT 2 AS id, CAST('store' AS TEXT) AS channel
