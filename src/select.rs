@@ -342,6 +342,17 @@ fn no_match(selector: &Selector, all: &[Resource<'_>]) -> UserError {
         selector.text
     ));
     let wanted = selector.text.split(',').next().unwrap_or("").trim();
+    // A bare name that is a source's: the selector for it is `source:NAME`.
+    let bare = wanted.trim_matches(|c: char| c == '+' || c.is_ascii_digit());
+    let source = all
+        .iter()
+        .any(|r| matches!(r, Resource::Source(s) if s.name.value == bare));
+    if !bare.is_empty() && !bare.contains(':') && source {
+        let spelled = wanted.replacen(bare, &format!("source:{bare}"), 1);
+        return error.with_hint(format!(
+            "`{bare}` is a source, and a bare name selects models: did you mean `{spelled}`?"
+        ));
+    }
     match did_you_mean(wanted, candidates.iter().map(String::as_str)) {
         Some(close) => error.with_hint(format!("did you mean `{close}`?")),
         None => {

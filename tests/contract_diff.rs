@@ -338,6 +338,10 @@ fn selector_errors_are_clear() {
     let target = diff(root, None, &["--from", "prd"]);
     assert_eq!(target.status.code(), Some(2));
     insta::assert_snapshot!(transcript(&target, root));
+    // A bare name selects models; a source's selector is `source:NAME`.
+    let source = diff(root, None, &["--from", "prod", "-s", "raw_orders+"]);
+    assert_eq!(source.status.code(), Some(2));
+    insta::assert_snapshot!(transcript(&source, root));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -430,3 +430,91 @@ fn set_operations_keep_every_branch_and_their_own_nullability() {
     assert_eq!(lineage("in_both")["nullable"], false);
     assert_eq!(lineage("either")["nullable"], true);
 }
+
+/// Grouping sets leave a column NULL in the rows of every set it is absent from (the subtotals
+/// and the grand total): each model of the fixture runs on DuckDB and Postgres, over a `sales`
+/// whose columns are never NULL, and a column holds a NULL exactly where lineage says it may.
+#[test]
+fn grouping_sets_nullability_is_the_engines() {
+    let case = repo().join("testdata/compile/grouping_sets_nullability");
+    let models = ["by_rollup", "by_cube", "by_grouping_sets", "kept"];
+    let setup = "CREATE TABLE sales (id INTEGER NOT NULL, channel TEXT NOT NULL);
+                 INSERT INTO sales VALUES (1, 'web'), (2, 'store');";
+    let sql =
+        |model: &str| std::fs::read_to_string(case.join(format!("models/{model}.sql"))).unwrap();
+    let nulls_in = |rows: Vec<Vec<bool>>| -> Vec<bool> {
+        let width = rows.first().map_or(0, Vec::len);
+        (0..width).map(|i| rows.iter().any(|r| r[i])).collect()
+    };
+
+    let tmp = tempfile::tempdir().unwrap();
+    let duck = duckdb::Connection::open_in_memory().unwrap();
+    duck.execute_batch(setup).unwrap();
+    let pg = TestDb::create("grouping_sets");
+    if let Some(db) = &pg {
+        pg_exec(&db.url, setup);
+    }
+    for engine in ["duckdb", "postgres"] {
+        let root = tmp.path().join(engine);
+        copy_tree(&case, &root);
+        if engine == "duckdb" {
+            let toml = root.join("sqb.toml");
+            let text = std::fs::read_to_string(&toml).unwrap();
+            let switched = text.replace(
+                "engine = \"postgres\"\nurl = \"postgres://analyst@db.invalid/shop\"",
+                "engine = \"duckdb\"\npath = \"w.duckdb\"",
+            );
+            assert_ne!(text, switched);
+            std::fs::write(toml, switched).unwrap();
+        }
+        for model in models {
+            // Without the false declarations the compile case pins, the project compiles.
+            let toml = root.join(format!("models/{model}.toml"));
+            let text = std::fs::read_to_string(&toml).unwrap();
+            std::fs::write(&toml, text.replace("nullable = false\n", "")).unwrap();
+        }
+        for model in models {
+            let rows = match engine {
+                "duckdb" => duckdb_nulls(&duck, &sql(model)),
+                _ => match &pg {
+                    Some(db) => pg_nulls(&db.url, &sql(model)),
+                    None => continue,
+                },
+            };
+            let engine_nulls = nulls_in(rows);
+            let out = run(sqb()
+                .arg("--project-dir")
+                .arg(&root)
+                .args(["lineage", model, "--format", "json"]));
+            assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, &root));
+            let lineage: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let proven: Vec<bool> = lineage["columns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["nullable"] == true)
+                .collect();
+            assert_eq!(proven, engine_nulls, "{engine}: {model}");
+        }
+    }
+    assert!(
+        sql("by_rollup").contains("ROLLUP") && sql("kept").contains("ROLLUP"),
+        "the fixture still rolls up"
+    );
+}
+
+/// Per row, whether each column is NULL.
+fn duckdb_nulls(conn: &duckdb::Connection, sql: &str) -> Vec<Vec<bool>> {
+    let mut stmt = conn.prepare(sql).unwrap();
+    let mut rows = stmt.query([]).unwrap();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().unwrap() {
+        let width = row.as_ref().column_count();
+        out.push(
+            (0..width)
+                .map(|i| matches!(row.get_ref(i).unwrap(), duckdb::types::ValueRef::Null))
+                .collect(),
+        );
+    }
+    out
+}

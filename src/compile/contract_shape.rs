@@ -382,7 +382,7 @@ fn check_proven(
                     format!("column `{}` is declared NOT NULL but the SQL of model `{}` can produce nulls", column.name.value, model.name),
                 )
                 .at(stated.loc.clone(), "declared NOT NULL")
-                .related(sql_loc(model, out, project), "this expression can be null (an outer join, or NULL)")
+                .related(sql_loc(model, out, project), "this expression can be null (an outer join, a grouping set that rolls it up, or NULL)")
                 .hint("wrap it in coalesce(…, default), filter the nulls out, or declare it nullable"),
             );
         }

@@ -56,6 +56,8 @@ pub struct Config {
     pub targets: BTreeMap<String, Target>,
     pub settings: Settings,
     pub path_defaults: Vec<(Spanned<String>, ModelProps)>,
+    /// `sqb.toml` or `sqb.local.toml` is not valid TOML (reported): nothing else is read.
+    pub unparsed: bool,
 }
 
 /// One file's configuration, every field optional, before merging.
@@ -71,6 +73,17 @@ pub(super) struct RawConfig {
     mode: Option<Spanned<String>>,
     sql_analysis: Option<Spanned<bool>>,
     path_defaults: Vec<(Spanned<String>, ModelProps)>,
+    /// The file (or `sqb.local.toml`) is not valid TOML: no rule reads its content.
+    unparsed: bool,
+}
+
+impl RawConfig {
+    pub(super) fn unparsed() -> Self {
+        RawConfig {
+            unparsed: true,
+            ..RawConfig::default()
+        }
+    }
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -176,11 +189,15 @@ pub(super) fn merge(base: RawConfig, local: RawConfig) -> RawConfig {
         mode: local.mode.or(base.mode),
         sql_analysis: local.sql_analysis.or(base.sql_analysis),
         path_defaults,
+        unparsed: base.unparsed || local.unparsed,
     }
 }
 
 /// Checks required keys and cross-references, and builds the final [`Config`].
 pub(super) fn finish(r: &mut Reader<'_>, raw: RawConfig) -> Config {
+    if raw.unparsed {
+        return config(r.file, raw, Engine::DuckDb);
+    }
     let file_start = Loc::file_start(r.file);
     let engine = match raw.engine.as_ref() {
         Some(e) => Engine::parse(&e.value).unwrap_or(Engine::DuckDb),
@@ -222,12 +239,17 @@ pub(super) fn finish(r: &mut Reader<'_>, raw: RawConfig) -> Config {
             r.diags.push(unknown_target(default, &raw.targets));
         }
     }
+    config(r.file, raw, engine)
+}
+
+fn config(file: FileId, raw: RawConfig, engine: Engine) -> Config {
     let column_contract_mode = match raw.mode.as_ref().map(|m| m.value.as_str()) {
         Some("explicit") => ContractMode::Explicit,
         _ => ContractMode::Implicit,
     };
     Config {
-        file: r.file,
+        unparsed: raw.unparsed,
+        file,
         name: raw.name,
         default_target: raw.default_target,
         connection: Connection {

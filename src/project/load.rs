@@ -119,6 +119,20 @@ impl Project {
             diags: Vec::new(),
         };
         let config = load_config(&mut loader)?;
+        if config.unparsed {
+            // Everything else is read in the project's engine, which the project file names:
+            // its syntax error is the one diagnostic.
+            return Ok(Project {
+                root: loader.root,
+                sources: loader.sources,
+                config,
+                models: Vec::new(),
+                schemas: Default::default(),
+                enums: Default::default(),
+                source_tables: Default::default(),
+                diagnostics: loader.diags,
+            });
+        }
         let engine = config.connection.engine;
         let enums = load_enums(&mut loader);
         let schemas = load_schemas(&mut loader);
@@ -183,7 +197,7 @@ fn load_config(loader: &mut Loader) -> Result<super::Config, LoadError> {
 fn read_config_file(loader: &mut Loader, id: FileId) -> RawConfig {
     match loader.parse(id) {
         Some(doc) => read_raw(&mut loader.reader(id), doc.as_table()),
-        None => RawConfig::default(),
+        None => RawConfig::unparsed(),
     }
 }
 
@@ -294,6 +308,7 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
             sidecar,
             props: ModelProps::default(),
             columns: Vec::new(),
+            unreadable: false,
         });
     }
     let sources = &loader.sources;
@@ -309,7 +324,10 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
                 models[i].props = props;
                 models[i].columns = columns;
             }
-            None => models[i].sidecar = None,
+            None => {
+                models[i].sidecar = None;
+                models[i].unreadable = true;
+            }
         }
     }
     for model in &mut models {

@@ -72,6 +72,9 @@ impl Project {
 
     /// The contract policy in force for a model.
     pub fn policy(&self, model: &Model) -> Policy {
+        if model.unreadable {
+            return Policy::None;
+        }
         match model.props.contract.as_ref().map(|c| c.value) {
             Some(Contract::Enforced) => Policy::Enforced,
             Some(Contract::None) => Policy::None,
@@ -120,6 +123,9 @@ pub struct Model {
     /// The model's own keys merged over its folder's `path_defaults`.
     pub props: ModelProps,
     pub columns: Vec<Column>,
+    /// Its sidecar is not valid TOML (reported once): the rules that need what the sidecar
+    /// says are skipped for it, as if it declared no contract.
+    pub unreadable: bool,
 }
 
 impl Model {

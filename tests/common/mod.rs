@@ -98,6 +98,24 @@ pub fn pg_strings(url: &str, sql: &str) -> Vec<String> {
     })
 }
 
+/// Runs a query and says, per row, whether each column is NULL.
+pub fn pg_nulls(url: &str, sql: &str) -> Vec<Vec<bool>> {
+    use sqlx::{Row as _, ValueRef as _};
+    with_pg(url, async |conn| {
+        let rows = sqlx::raw_sql(sql)
+            .fetch_all(conn)
+            .await
+            .unwrap_or_else(|e| panic!("{e}\n{sql}"));
+        rows.iter()
+            .map(|row| {
+                (0..row.len())
+                    .map(|i| row.try_get_raw(i).unwrap().is_null())
+                    .collect()
+            })
+            .collect()
+    })
+}
+
 /// A database of its own for one test, dropped at the end.
 pub struct TestDb {
     admin_url: String,

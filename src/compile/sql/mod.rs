@@ -5,6 +5,7 @@
 //! This module holds the vocabulary they share: relations in scope, output columns and shapes,
 //! interface issues, column references, and how names compare on each engine.
 
+mod grouping;
 mod interface;
 pub mod lineage;
 pub mod parse;

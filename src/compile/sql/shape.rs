@@ -8,11 +8,11 @@
 
 use sqlparser::ast::{
     ExcludeSelectItem, Expr, Ident, JoinConstraint, JoinOperator, Query, Select, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, SetOperator, Spanned as _, Statement, TableAlias,
-    TableFactor, TableWithJoins, WildcardAdditionalOptions,
+    SelectItemQualifiedWildcardKind, SetExpr, SetOperator, SetQuantifier, Spanned as _, Statement,
+    TableAlias, TableFactor, TableWithJoins, WildcardAdditionalOptions,
 };
 
-use super::{interface, lineage, typing};
+use super::{grouping, interface, lineage, typing};
 use super::{same_column, stored_name, ColumnRef, Issue, OutColumn, Rel, Shape, Upstream, Use};
 use crate::engine::Engine;
 
@@ -81,9 +81,20 @@ impl Env<'_> {
             // The first branch names the columns of a UNION/INTERSECT/EXCEPT; a type holds only
             // where every branch proves the same one; nullability follows the operator.
             SetExpr::SetOperation {
-                op, left, right, ..
+                op,
+                set_quantifier,
+                left,
+                right,
             } => {
                 let (left, right) = (self.set_expr(left)?, self.set_expr(right));
+                if matches!(
+                    set_quantifier,
+                    SetQuantifier::ByName
+                        | SetQuantifier::AllByName
+                        | SetQuantifier::DistinctByName
+                ) {
+                    return by_name(*op, left, right?, self.engine);
+                }
                 Some(
                     left.into_iter()
                         .enumerate()
@@ -109,7 +120,8 @@ impl Env<'_> {
         }
     }
 
-    fn relation(&mut self, factor: &TableFactor, out: &mut Vec<Rel>) -> Option<()> {
+    /// Pushes the relations of one FROM factor; `false` when `*` over them is not modelled.
+    fn relation(&mut self, factor: &TableFactor, out: &mut Vec<Rel>) -> bool {
         match factor {
             TableFactor::Table {
                 name,
@@ -157,7 +169,7 @@ impl Env<'_> {
             TableFactor::NestedJoin {
                 table_with_joins,
                 alias: None,
-            } => self.from(table_with_joins, out)?,
+            } => return self.from(table_with_joins, out),
             _ => out.push(Rel {
                 key: String::new(),
                 shape: None,
@@ -168,46 +180,41 @@ impl Env<'_> {
                 origin: None,
             }),
         }
-        Some(())
+        true
     }
 
-    /// The relations of one FROM item; `None` when a join changes which columns `*` yields.
-    fn from(&mut self, item: &TableWithJoins, out: &mut Vec<Rel>) -> Option<()> {
+    /// Pushes the relations of one FROM item, each marked nullable where an outer join makes it
+    /// so; `false` when a join changes which columns `*` yields (USING, NATURAL, semi joins..).
+    /// Every relation is pushed and marked even then: what a column reads must stay sound.
+    fn from(&mut self, item: &TableWithJoins, out: &mut Vec<Rel>) -> bool {
         let first = out.len();
-        self.relation(&item.relation, out)?;
+        let mut star_ok = self.relation(&item.relation, out);
         for join in &item.joins {
-            let (constraint, left_outer, right_outer) = match &join.join_operator {
-                JoinOperator::Join(c) | JoinOperator::Inner(c) | JoinOperator::CrossJoin(c) => {
-                    (c, false, false)
-                }
-                JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (c, false, true),
-                JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (c, true, false),
-                JoinOperator::FullOuter(c) => (c, true, true),
-                _ => return None,
-            };
-            if !matches!(constraint, JoinConstraint::On(_) | JoinConstraint::None) {
-                return None;
-            }
+            let join_kind = JoinKind::of(&join.join_operator);
+            star_ok &= join_kind.star;
             let before = out.len();
-            self.relation(&join.relation, out)?;
-            // Outer-joined sides become nullable.
-            if left_outer {
-                out[first..before].iter_mut().for_each(|r| r.outer = true);
-            }
-            if right_outer {
-                out[before..].iter_mut().for_each(|r| r.outer = true);
+            star_ok &= self.relation(&join.relation, out);
+            // Outer-joined sides become nullable; an unmodelled join proves nothing of either.
+            for (i, rel) in out.iter_mut().enumerate().skip(first) {
+                let outer = match i < before {
+                    true => join_kind.left_outer,
+                    false => join_kind.right_outer,
+                };
+                if join_kind.unmodelled {
+                    rel.facts.iter_mut().for_each(|c| c.nullable = None);
+                } else if outer {
+                    rel.outer = true;
+                }
             }
         }
-        Some(())
+        star_ok
     }
 
     fn select(&mut self, select: &Select) -> Shape {
         let mut relations = Vec::new();
         let mut star_ok = true;
         for item in &select.from {
-            if self.from(item, &mut relations).is_none() {
-                star_ok = false;
-            }
+            star_ok &= self.from(item, &mut relations);
         }
         let order_by = self.order_by.take();
         if relations.iter().any(|r| r.enforced) {
@@ -229,10 +236,16 @@ impl Env<'_> {
             ));
         }
         let not_null = typing::not_null_filters(select.selection.as_ref(), self.engine);
+        let grouping = grouping::of(select);
+        let rolled = match &grouping {
+            grouping::Grouping::Rolled(rolled) => rolled.as_slice(),
+            _ => &[],
+        };
         let scope = typing::Scope {
             rels: &relations,
             engine: self.engine,
             not_null: &not_null,
+            rolled,
         };
         let mut columns = Vec::with_capacity(select.projection.len());
         for item in &select.projection {
@@ -291,6 +304,21 @@ impl Env<'_> {
                 }
                 _ => return None,
             }
+        }
+        // A star under grouping sets expands to grouping columns that may be rolled up.
+        let starred = select.projection.iter().any(|item| {
+            matches!(
+                item,
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+            )
+        });
+        match grouping {
+            grouping::Grouping::Unknown => columns.iter_mut().for_each(|c| c.nullable = None),
+            grouping::Grouping::Rolled(_) if starred => columns
+                .iter_mut()
+                .filter(|c| c.nullable == Some(false))
+                .for_each(|c| c.nullable = None),
+            _ => {}
         }
         Some(columns)
     }
@@ -408,6 +436,47 @@ impl Env<'_> {
     }
 }
 
+/// What a join does to the relations on each side of it.
+struct JoinKind {
+    /// `*` over the join is the columns of both sides (not so with USING, NATURAL, semi joins).
+    star: bool,
+    left_outer: bool,
+    right_outer: bool,
+    /// Not modelled (ASOF and others): nothing is proven of either side.
+    unmodelled: bool,
+}
+
+impl JoinKind {
+    fn of(operator: &JoinOperator) -> Self {
+        let plain = |c: &JoinConstraint| matches!(c, JoinConstraint::On(_) | JoinConstraint::None);
+        let kind = |star, left_outer, right_outer| JoinKind {
+            star,
+            left_outer,
+            right_outer,
+            unmodelled: false,
+        };
+        match operator {
+            JoinOperator::Join(c) | JoinOperator::Inner(c) | JoinOperator::CrossJoin(c) => {
+                kind(plain(c), false, false)
+            }
+            JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => kind(plain(c), false, true),
+            JoinOperator::Right(c) | JoinOperator::RightOuter(c) => kind(plain(c), true, false),
+            JoinOperator::FullOuter(c) => kind(plain(c), true, true),
+            // A semi or anti join only filters the left side; the right side is not output.
+            JoinOperator::Semi(_)
+            | JoinOperator::LeftSemi(_)
+            | JoinOperator::Anti(_)
+            | JoinOperator::LeftAnti(_) => kind(false, false, false),
+            JoinOperator::CrossApply => kind(false, false, false),
+            JoinOperator::OuterApply => kind(false, false, true),
+            _ => JoinKind {
+                unmodelled: true,
+                ..kind(false, false, false)
+            },
+        }
+    }
+}
+
 /// A column of a set operation, from its column in the first branch and in the second.
 ///
 /// `A UNION B` has the rows of both: non-null only where both are, nullable where either is.
@@ -446,6 +515,36 @@ fn combine(op: SetOperator, first: OutColumn, other: Option<&OutColumn>) -> OutC
         lineage,
         ..first
     }
+}
+
+/// DuckDB's `UNION [ALL] BY NAME`: columns meet by name, the first branch's in its order, then
+/// the second's new ones; a column one branch lacks is NULL in that branch's rows.
+fn by_name(op: SetOperator, left: Vec<OutColumn>, right: Vec<OutColumn>, engine: Engine) -> Shape {
+    if op != SetOperator::Union {
+        return None;
+    }
+    let find = |columns: &[OutColumn], name: &str| {
+        columns
+            .iter()
+            .position(|c| same_column(&c.name, name, engine))
+    };
+    let filled = |c: OutColumn| OutColumn {
+        nullable: Some(true),
+        ..c
+    };
+    let mut out: Vec<OutColumn> = Vec::with_capacity(left.len());
+    for column in &left {
+        out.push(match find(&right, &column.name) {
+            Some(i) => combine(op, column.clone(), Some(&right[i])),
+            None => filled(column.clone()),
+        });
+    }
+    for column in right {
+        if find(&left, &column.name).is_none() {
+            out.push(filled(column));
+        }
+    }
+    Some(out)
 }
 
 /// A relation under its alias; `AS t (a, b)` renames columns, and then only the shape is kept.

@@ -3,10 +3,10 @@
 //! common operators and functions. Anything else is unknown.
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, Value,
+    BinaryOperator, CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, Value,
 };
 
-use super::{same_column, stored_name, OutColumn, Rel};
+use super::{grouping, same_column, stored_name, OutColumn, Rel};
 use crate::engine::Engine;
 use crate::types::{self, DataType};
 
@@ -57,14 +57,53 @@ pub(super) fn not_null_filters(
     out
 }
 
+#[derive(Clone, Copy)]
 pub struct Scope<'a> {
     pub rels: &'a [Rel],
     pub engine: Engine,
     pub not_null: &'a [(Option<String>, String)],
+    /// Grouping expressions that grouping sets leave NULL in some rows (outside aggregates).
+    pub rolled: &'a [Expr],
 }
+
+/// Functions whose arguments are read row by row before grouping (outside a window).
+const AGGREGATES: &[&str] = &[
+    "count",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "any_value",
+    "first",
+    "last",
+    "string_agg",
+    "array_agg",
+    "list",
+    "bool_and",
+    "bool_or",
+    "every",
+    "stddev",
+    "variance",
+    "median",
+    "mode",
+];
 
 impl Scope<'_> {
     pub fn expr(&self, expr: &Expr) -> Facts {
+        if self
+            .rolled
+            .iter()
+            .any(|r| grouping::same(r, expr, self.engine))
+        {
+            let unrolled = Scope {
+                rolled: &[],
+                ..*self
+            };
+            return Facts {
+                ty: unrolled.expr(expr).ty,
+                nullable: Some(true),
+            };
+        }
         match expr {
             Expr::Identifier(column) => self.column(None, column),
             Expr::CompoundIdentifier(parts) if parts.len() >= 2 => self.column(
@@ -74,6 +113,7 @@ impl Scope<'_> {
             Expr::Nested(inner) => self.expr(inner),
             Expr::Value(v) => literal(&v.value),
             Expr::Cast {
+                kind,
                 expr: inner,
                 data_type,
                 ..
@@ -81,7 +121,13 @@ impl Scope<'_> {
                 ty: types::parse(&data_type.to_string(), self.engine)
                     .ok()
                     .filter(|t| t.named_types().is_empty()),
-                nullable: self.expr(inner).nullable,
+                nullable: match kind {
+                    // TRY_CAST / SAFE_CAST give NULL for what does not convert.
+                    CastKind::TryCast | CastKind::SafeCast => {
+                        self.expr(inner).nullable.filter(|n| *n)
+                    }
+                    CastKind::Cast | CastKind::DoubleColon => self.expr(inner).nullable,
+                },
             },
             Expr::IsNull(_) | Expr::IsNotNull(_) => known(DataType::Boolean, Some(false)),
             Expr::BinaryOp { left, op, right } => self.binary(left, op, right),
@@ -195,8 +241,16 @@ impl Scope<'_> {
                 .collect(),
             _ => Vec::new(),
         };
+        // An aggregate reads its arguments before grouping sets roll anything up.
+        let rows = match f.over.is_none() && AGGREGATES.contains(&name.as_str()) {
+            true => Scope {
+                rolled: &[],
+                ..*self
+            },
+            false => *self,
+        };
         let arg = |i: usize| match args.get(i) {
-            Some(FunctionArgExpr::Expr(e)) => self.expr(e),
+            Some(FunctionArgExpr::Expr(e)) => rows.expr(e),
             _ => Facts::default(),
         };
         match (name.as_str(), args.len()) {
