@@ -639,15 +639,22 @@ fn resolve_one(
         if types::is_recognized_named(name) || enums.iter().any(|e| e.eq_ignore_ascii_case(name)) {
             continue;
         }
+        // A name that is a built-in but for case was quoted (Postgres's one-byte `"char"` is
+        // not CHAR): offering the built-in would suggest another type.
         let candidates = BUILTIN_NAMES
             .iter()
             .copied()
-            .chain(enums.iter().map(String::as_str));
+            .chain(enums.iter().map(String::as_str))
+            .filter(|c| !c.eq_ignore_ascii_case(name));
+        let quoted = format!("\"{name}\"");
         let hint = match did_you_mean(name, candidates) {
             Some(close) => format!("did you mean `{close}`?"),
+            None if text.value.contains(&quoted) => format!(
+                "a quoted name is a type of its own, not the built-in of that name: qualify it with its schema, such as \"pg_catalog.{quoted}\""
+            ),
             None => "declare the enum under enums/, or qualify a user-defined type with its schema, such as \"public.my_domain\"".to_string(),
         };
-        let shown = if text.value.eq_ignore_ascii_case(name) {
+        let shown = if text.value.eq_ignore_ascii_case(name) || text.value == quoted {
             text.value.as_str()
         } else {
             name
