@@ -12,6 +12,7 @@ use sqlparser::ast::{
     TableAlias, TableFactor, TableWithJoins, WildcardAdditionalOptions,
 };
 
+use super::interface::Merged;
 use super::{grouping, interface, lineage, typing};
 use super::{same_column, stored_name, ColumnRef, Issue, OutColumn, Rel, Shape, Upstream, Use};
 use crate::engine::Engine;
@@ -121,7 +122,7 @@ impl Env<'_> {
     }
 
     /// Pushes the relations of one FROM factor; `false` when `*` over them is not modelled.
-    fn relation(&mut self, factor: &TableFactor, out: &mut Vec<Rel>) -> bool {
+    fn relation(&mut self, factor: &TableFactor, out: &mut Vec<Rel>, merged: &mut Merged) -> bool {
         match factor {
             TableFactor::Table {
                 name,
@@ -169,7 +170,7 @@ impl Env<'_> {
             TableFactor::NestedJoin {
                 table_with_joins,
                 alias: None,
-            } => return self.from(table_with_joins, out),
+            } => return self.from(table_with_joins, out, merged),
             _ => out.push(Rel {
                 key: String::new(),
                 shape: None,
@@ -186,14 +187,15 @@ impl Env<'_> {
     /// Pushes the relations of one FROM item, each marked nullable where an outer join makes it
     /// so; `false` when a join changes which columns `*` yields (USING, NATURAL, semi joins..).
     /// Every relation is pushed and marked even then: what a column reads must stay sound.
-    fn from(&mut self, item: &TableWithJoins, out: &mut Vec<Rel>) -> bool {
+    fn from(&mut self, item: &TableWithJoins, out: &mut Vec<Rel>, merged: &mut Merged) -> bool {
         let first = out.len();
-        let mut star_ok = self.relation(&item.relation, out);
+        let mut star_ok = self.relation(&item.relation, out, merged);
         for join in &item.joins {
             let join_kind = JoinKind::of(&join.join_operator);
             star_ok &= join_kind.star;
+            merged.add(&join.join_operator, self.engine);
             let before = out.len();
-            star_ok &= self.relation(&join.relation, out);
+            star_ok &= self.relation(&join.relation, out, merged);
             // Outer-joined sides become nullable; an unmodelled join proves nothing of either.
             for (i, rel) in out.iter_mut().enumerate().skip(first) {
                 let outer = match i < before {
@@ -213,8 +215,9 @@ impl Env<'_> {
     fn select(&mut self, select: &Select) -> Shape {
         let mut relations = Vec::new();
         let mut star_ok = true;
+        let mut merged = Merged::default();
         for item in &select.from {
-            star_ok &= self.from(item, &mut relations);
+            star_ok &= self.from(item, &mut relations, &mut merged);
         }
         let order_by = self.order_by.take();
         if relations.iter().any(|r| r.enforced) {
@@ -224,6 +227,7 @@ impl Env<'_> {
                 order_by.as_deref(),
                 &relations,
                 &outputs,
+                &merged,
                 self.engine,
             ));
         }
