@@ -42,26 +42,88 @@ struct Reference {
     loc: Loc,
 }
 
+/// The relations a statement reads that are not CTEs in scope where they are read.
+///
+/// A CTE is in scope in the body of its query and in the CTEs defined after it; in its own
+/// definition only under `WITH RECURSIVE`. So `WITH orders AS (SELECT * FROM orders)` reads the
+/// model or source `orders`.
 #[derive(Default)]
 struct Collector {
-    ctes: HashSet<String>,
+    /// One frame per query being visited, innermost last.
+    frames: Vec<Frame>,
     relations: Vec<ObjectName>,
+}
+
+struct Frame {
+    /// Its CTE names, in order of definition.
+    ctes: Vec<String>,
+    recursive: bool,
+    /// How many of its CTE definitions have been visited (its body comes after all of them).
+    defined: usize,
+}
+
+impl Frame {
+    fn visible(&self) -> &[String] {
+        let end = match self.recursive && self.defined < self.ctes.len() {
+            true => self.defined + 1,
+            false => self.defined,
+        };
+        &self.ctes[..end]
+    }
+}
+
+impl Collector {
+    fn is_cte(&self, name: &str) -> bool {
+        self.frames
+            .iter()
+            .any(|f| f.visible().iter().any(|c| c == name))
+    }
 }
 
 impl Visitor for Collector {
     type Break = ();
 
     fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<()> {
-        if let Some(with) = &query.with {
-            for cte in &with.cte_tables {
-                self.ctes.insert(cte.alias.name.value.to_lowercase());
+        let (ctes, recursive) = match &query.with {
+            Some(with) => (
+                with.cte_tables
+                    .iter()
+                    .map(|c| c.alias.name.value.to_lowercase())
+                    .collect(),
+                with.recursive,
+            ),
+            None => (Vec::new(), false),
+        };
+        self.frames.push(Frame {
+            ctes,
+            recursive,
+            defined: 0,
+        });
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+        self.frames.pop();
+        // A query that ends while its parent is still visiting CTE definitions was the next one.
+        if let Some(parent) = self.frames.last_mut() {
+            if parent.defined < parent.ctes.len() {
+                parent.defined += 1;
             }
         }
         ControlFlow::Continue(())
     }
 
     fn pre_visit_relation(&mut self, relation: &ObjectName) -> ControlFlow<()> {
-        self.relations.push(relation.clone());
+        let cte = match relation.0.as_slice() {
+            [single] => single
+                .as_ident()
+                .filter(|i| i.quote_style.is_none())
+                .is_some_and(|i| self.is_cte(&i.value.to_lowercase())),
+            _ => false,
+        };
+        if !cte {
+            self.relations.push(relation.clone());
+        }
         ControlFlow::Continue(())
     }
 }
@@ -79,12 +141,6 @@ fn references(model: &Model, project: &Project, statement: &Statement) -> Vec<Re
                 .iter()
                 .filter_map(|p| p.as_ident().cloned())
                 .collect();
-            if parts.len() == 1
-                && parts[0].quote_style.is_none()
-                && collector.ctes.contains(&parts[0].value.to_lowercase())
-            {
-                return None;
-            }
             let span = name.span();
             let loc = if span.start.line == 0 {
                 Loc::file_start(model.sql_file)
