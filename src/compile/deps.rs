@@ -135,7 +135,7 @@ fn references(model: &Model, project: &Project, statement: &Statement) -> Vec<Re
     collector
         .relations
         .into_iter()
-        .filter_map(|name| {
+        .map(|name| {
             let parts: Vec<Ident> = name
                 .0
                 .iter()
@@ -151,7 +151,7 @@ fn references(model: &Model, project: &Project, statement: &Statement) -> Vec<Re
                     .max(start);
                 Loc::new(model.sql_file, start..end)
             };
-            Some(Reference { parts, loc })
+            Reference { parts, loc }
         })
         .collect()
 }
