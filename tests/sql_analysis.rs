@@ -518,3 +518,62 @@ fn duckdb_nulls(conn: &duckdb::Connection, sql: &str) -> Vec<Vec<bool>> {
     }
     out
 }
+
+/// `WITH orders AS (SELECT * FROM orders)`: inside a CTE's own definition its name is not in
+/// scope, so the inner `orders` is the model. On both dialects the edge is there: lineage names
+/// the model's columns, its declared types and nullability prove the reader's, and a column it
+/// does not declare is E054. Under WITH RECURSIVE the name is the CTE's own, never the model's.
+#[test]
+fn a_cte_named_like_its_input_reads_the_model() {
+    let case = repo().join("testdata/cte_shadowing");
+    for engine in ["duckdb", "postgres"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        case_project(&case, engine, root);
+        let out = compile(root);
+        assert_eq!(
+            codes(&out),
+            Vec::<String>::new(),
+            "{engine}: {}",
+            transcript(&out, root)
+        );
+        let out = run(sqb().arg("--project-dir").arg(root).args([
+            "lineage",
+            "recent_orders",
+            "--format",
+            "json",
+        ]));
+        assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, root));
+        let lineage: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for column in lineage["columns"].as_array().unwrap() {
+            let name = &column["name"];
+            assert_eq!(
+                column["upstream"],
+                serde_json::json!([{"resource_type": "model", "resource": "orders", "column": name}]),
+                "{engine}"
+            );
+            assert_eq!(column["nullable"], false, "{engine}: {name}");
+        }
+        let sql = root.join("models/recent_orders.sql");
+        let text = std::fs::read_to_string(&sql).unwrap();
+        std::fs::write(
+            &sql,
+            text.replace("SELECT id, amount", "SELECT id, amount, discount"),
+        )
+        .unwrap();
+        let out = compile(root);
+        assert!(
+            codes(&out).contains(&"E054".to_string()),
+            "{engine}: {}",
+            transcript(&out, root)
+        );
+        std::fs::copy(root.join("variants/recursive.sql"), &sql).unwrap();
+        let out = compile(root);
+        assert_eq!(
+            codes(&out),
+            Vec::<String>::new(),
+            "{engine}: {}",
+            transcript(&out, root)
+        );
+    }
+}

@@ -33,6 +33,7 @@ pub fn infer(
         engine,
         upstream,
         ctes: Vec::new(),
+        interface: None,
         issues: Vec::new(),
         uses: Vec::new(),
         order_by: None,
@@ -45,13 +46,42 @@ pub fn infer(
 struct Env<'a> {
     engine: Engine,
     upstream: &'a dyn Upstream,
-    ctes: Vec<(String, Shape)>,
+    ctes: Vec<Cte>,
+    /// The enforced relations the query just read passes through whole (`SELECT * FROM o`),
+    /// by label: a CTE or subquery of it is then that same interface.
+    interface: Option<String>,
     issues: Vec<Issue>,
     uses: Vec<Use>,
     /// The ORDER BY of the query whose SELECT is being read.
     order_by: Option<Vec<Expr>>,
     /// Whether lineage (column sources and uses) is wanted.
     lineage: bool,
+}
+
+/// Whether a SELECT outputs exactly the columns of enforced relations: only plain stars, over
+/// relations that are all enforced interfaces.
+fn passes_through(select: &Select, relations: &[Rel]) -> bool {
+    let plain = |o: &WildcardAdditionalOptions| {
+        o.opt_ilike.is_none()
+            && o.opt_exclude.is_none()
+            && o.opt_except.is_none()
+            && o.opt_replace.is_none()
+            && o.opt_rename.is_none()
+            && o.opt_alias.is_none()
+    };
+    !relations.is_empty()
+        && relations.iter().all(|r| r.enforced)
+        && select.projection.iter().all(|item| match item {
+            SelectItem::Wildcard(o) | SelectItem::QualifiedWildcard(_, o) => plain(o),
+            _ => false,
+        })
+}
+
+/// A CTE in scope: its name, shape, and the enforced interface it passes through, if any.
+struct Cte {
+    name: String,
+    shape: Shape,
+    interface: Option<String>,
 }
 
 fn position(span: sqlparser::tokenizer::Span) -> Option<(usize, usize)> {
@@ -62,10 +92,27 @@ impl Env<'_> {
     fn query(&mut self, query: &Query) -> Shape {
         let depth = self.ctes.len();
         if let Some(with) = &query.with {
-            for cte in &with.cte_tables {
+            // Under WITH RECURSIVE every name of the list is in scope in every definition
+            // (itself and later ones too): unknown until it is read, never an upstream's.
+            if with.recursive {
+                self.ctes.extend(with.cte_tables.iter().map(|cte| Cte {
+                    name: cte.alias.name.value.to_lowercase(),
+                    shape: None,
+                    interface: None,
+                }));
+            }
+            for (i, cte) in with.cte_tables.iter().enumerate() {
                 let shape = self.query(&cte.query);
-                let shape = rename(shape, &cte.alias, self.engine);
-                self.ctes.push((cte.alias.name.value.to_lowercase(), shape));
+                let interface = self.interface.take();
+                let read = Cte {
+                    name: cte.alias.name.value.to_lowercase(),
+                    shape: rename(shape, &cte.alias, self.engine),
+                    interface: interface.filter(|_| cte.alias.columns.is_empty()),
+                };
+                match with.recursive {
+                    true => self.ctes[depth + i] = read,
+                    false => self.ctes.push(read),
+                }
             }
         }
         let outer_order = std::mem::replace(&mut self.order_by, lineage::order_by(query));
@@ -76,6 +123,7 @@ impl Env<'_> {
     }
 
     fn set_expr(&mut self, body: &SetExpr) -> Shape {
+        self.interface = None;
         match body {
             SetExpr::Select(select) => self.select(select),
             SetExpr::Query(query) => self.query(query),
@@ -87,7 +135,9 @@ impl Env<'_> {
                 left,
                 right,
             } => {
-                let (left, right) = (self.set_expr(left)?, self.set_expr(right));
+                let (left, right) = (self.set_expr(left), self.set_expr(right));
+                self.interface = None;
+                let left = left?;
                 if matches!(
                     set_quantifier,
                     SetQuantifier::ByName
@@ -107,15 +157,11 @@ impl Env<'_> {
         }
     }
 
-    fn cte(&self, parts: &[Ident]) -> Option<Shape> {
+    fn cte(&self, parts: &[Ident]) -> Option<&Cte> {
         match parts {
             [single] if single.quote_style.is_none() => {
                 let name = single.value.to_lowercase();
-                self.ctes
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, s)| s.clone())
+                self.ctes.iter().rev().find(|c| c.name == name)
             }
             _ => None,
         }
@@ -135,12 +181,18 @@ impl Env<'_> {
                     .iter()
                     .filter_map(|p| p.as_ident().cloned())
                     .collect();
-                let (shape, facts, enforced) = match self.cte(&parts) {
-                    Some(shape) => (shape.clone(), shape.unwrap_or_default(), false),
+                let (shape, facts, enforced, label) = match self.cte(&parts) {
+                    Some(cte) => (
+                        cte.shape.clone(),
+                        cte.shape.clone().unwrap_or_default(),
+                        cte.interface.is_some(),
+                        cte.interface.clone(),
+                    ),
                     None => (
                         self.upstream.shape(&parts),
                         self.upstream.facts(&parts),
                         self.upstream.enforced(&parts),
+                        None,
                     ),
                 };
                 let key = match alias {
@@ -151,7 +203,8 @@ impl Env<'_> {
                 };
                 let mut rel = aliased(key, shape, facts, alias.as_ref(), self.engine);
                 rel.enforced = enforced && alias.as_ref().is_none_or(|a| a.columns.is_empty());
-                rel.label = parts.last().map_or(String::new(), |p| p.value.clone());
+                rel.label = label
+                    .unwrap_or_else(|| parts.last().map_or(String::new(), |p| p.value.clone()));
                 if self.cte(&parts).is_none() {
                     rel.origin = Some(self.upstream.origin(&parts));
                 }
@@ -161,11 +214,17 @@ impl Env<'_> {
                 subquery, alias, ..
             } => {
                 let shape = self.query(subquery);
+                let interface = self.interface.take();
                 let key = alias
                     .as_ref()
                     .map_or(String::new(), |a| a.name.value.to_lowercase());
                 let facts = shape.clone().unwrap_or_default();
-                out.push(aliased(key, shape, facts, alias.as_ref(), self.engine));
+                let mut rel = aliased(key, shape, facts, alias.as_ref(), self.engine);
+                if let Some(label) = interface {
+                    rel.enforced = alias.as_ref().is_none_or(|a| a.columns.is_empty());
+                    rel.label = label;
+                }
+                out.push(rel);
             }
             TableFactor::NestedJoin {
                 table_with_joins,
@@ -219,6 +278,7 @@ impl Env<'_> {
         for item in &select.from {
             star_ok &= self.from(item, &mut relations, &mut merged);
         }
+        self.interface = None;
         let order_by = self.order_by.take();
         if relations.iter().any(|r| r.enforced) {
             let outputs = output_names(select, self.engine);
@@ -323,6 +383,11 @@ impl Env<'_> {
                 .filter(|c| c.nullable == Some(false))
                 .for_each(|c| c.nullable = None),
             _ => {}
+        }
+        if star_ok && passes_through(select, &relations) {
+            let mut labels: Vec<&str> = relations.iter().map(|r| r.label.as_str()).collect();
+            labels.dedup();
+            self.interface = Some(labels.join("`, `"));
         }
         Some(columns)
     }
