@@ -577,3 +577,35 @@ fn a_cte_named_like_its_input_reads_the_model() {
         );
     }
 }
+
+/// An unqualified column over relations of unknown shape belongs to the one relation that
+/// declares it; one that no relation declares is `unknown`, with the candidates, in text and
+/// JSON: never "(no upstream column)", which is what `count(*)` reads. Same on both dialects.
+#[test]
+fn unattributed_columns_name_their_candidates() {
+    let case = repo().join("testdata/lineage_attribution");
+    let mut seen = Vec::new();
+    for engine in ["duckdb", "postgres"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        case_project(&case, engine, root);
+        let mut both = String::new();
+        for format in ["text", "json"] {
+            let out = run(sqb().arg("--project-dir").arg(root).args([
+                "lineage",
+                "store_sales",
+                "--format",
+                format,
+            ]));
+            both.push_str(&expect_exit(
+                &out,
+                0,
+                &format!("lineage store_sales --format {format}"),
+                root,
+            ));
+        }
+        seen.push(both);
+    }
+    assert_eq!(seen[0], seen[1], "the dialects attribute alike");
+    insta::assert_snapshot!("unattributed_columns", seen[0]);
+}

@@ -86,7 +86,7 @@ impl<'a> Known<'a> {
                 position: None,
                 ty: c.ty.clone().filter(|t| t.named_types().is_empty()),
                 nullable: (nullability_validated && !c.is_nullable()).then_some(false),
-                lineage: Vec::new(),
+                lineage: Default::default(),
             })
             .collect()
     }

@@ -43,7 +43,8 @@ pub fn lineage(root: &Path, options: &LineageOptions) -> anyhow::Result<LineageR
                 name: c.name.clone(),
                 ty: c.ty.as_ref().map(|t| t.to_string()),
                 nullable: c.nullable,
-                upstream: c.lineage.clone(),
+                upstream: c.lineage.columns.clone(),
+                unattributed: c.lineage.unattributed.clone(),
             })
             .collect(),
         semantic_uses: options

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::compile::sql::ColumnRef;
+use crate::compile::sql::{ColumnRef, Unattributed};
 
 /// One model's lineage (the JSON document).
 #[derive(Debug, Serialize)]
@@ -26,6 +26,8 @@ pub struct ColumnLineage {
     pub ty: Option<String>,
     pub nullable: Option<bool>,
     pub upstream: Vec<ColumnRef>,
+    /// Columns read that more than one relation in scope may hold.
+    pub unattributed: Vec<Unattributed>,
 }
 
 pub fn emit_json(report: &LineageReport, w: &mut dyn Write) -> io::Result<()> {
@@ -56,9 +58,15 @@ pub fn emit_text(report: &LineageReport, w: &mut dyn Write) -> io::Result<()> {
         .max()
         .unwrap_or(1);
     for c in &report.columns {
-        let upstream = match c.upstream.is_empty() {
+        let mut parts: Vec<String> = c.upstream.iter().map(show).collect();
+        parts.extend(
+            c.unattributed
+                .iter()
+                .map(|u| format!("unknown {} (one of {})", u.column, u.candidates.join(", "))),
+        );
+        let upstream = match parts.is_empty() {
             true => "(no upstream column)".to_string(),
-            false => shown(&c.upstream),
+            false => parts.join(", "),
         };
         write!(
             w,

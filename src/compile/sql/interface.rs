@@ -43,7 +43,7 @@ impl Merged {
         }
     }
 
-    fn has(&self, name: &str, engine: Engine) -> bool {
+    pub(super) fn has(&self, name: &str, engine: Engine) -> bool {
         self.natural || self.names.iter().any(|n| same_column(n, name, engine))
     }
 }

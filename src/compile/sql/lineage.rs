@@ -8,7 +8,8 @@ use sqlparser::ast::{
     Visitor, WindowType,
 };
 
-use super::{same_column, stored_name, ColumnRef, Rel, Use};
+use super::interface::Merged;
+use super::{same_column, stored_name, ColumnRef, Lineage, OutColumn, Rel, Unattributed, Use};
 use crate::engine::Engine;
 
 /// Column references of an expression at its own level (not inside subqueries or lambdas).
@@ -61,62 +62,91 @@ pub(super) fn own_level_columns(node: &impl Visit) -> Vec<(Option<Ident>, Ident)
 }
 
 /// The upstream columns an expression reads, through CTEs and subqueries in FROM.
-pub(super) fn refs(expr: &Expr, rels: &[Rel], engine: Engine) -> Vec<ColumnRef> {
-    let mut out: Vec<ColumnRef> = own_level_columns(expr)
-        .iter()
-        .flat_map(|(rel, col)| resolve(rel.as_ref(), col, rels, engine))
-        .collect();
-    out.sort();
-    out.dedup();
+pub(super) fn refs(expr: &Expr, rels: &[Rel], merged: &Merged, engine: Engine) -> Lineage {
+    let mut out = Lineage::default();
+    for (rel, col) in own_level_columns(expr) {
+        out.merge(&resolve(rel.as_ref(), &col, rels, merged, engine));
+    }
+    out.columns.sort();
+    out.unattributed.sort();
     out
 }
 
+/// Whether a relation is known to hold a column: its shape has it, or it declares it.
+fn holds(rel: &Rel, name: &str, engine: Engine) -> bool {
+    let has = |cols: &[OutColumn]| cols.iter().any(|c| same_column(&c.name, name, engine));
+    rel.shape.as_deref().is_some_and(has) || has(&rel.facts)
+}
+
+/// What a column reference reads. An unqualified one belongs to the one relation known to
+/// hold it (valid SQL has no other that does), else to the one relation of unknown shape;
+/// where more than one may hold it, it is unattributed, with them as candidates. A column that
+/// `USING` or `NATURAL` merges reads every side that holds it.
 fn resolve(
     relation: Option<&Ident>,
     column: &Ident,
     rels: &[Rel],
+    merged: &Merged,
     engine: Engine,
-) -> Vec<ColumnRef> {
+) -> Lineage {
     let name = stored_name(column, engine);
-    let rel = match relation {
-        Some(r) => rels.iter().find(|x| x.key == r.value.to_lowercase()),
-        None if rels.len() == 1 => rels.first(),
-        None => {
-            let holders: Vec<&Rel> = rels
-                .iter()
-                .filter(|r| {
-                    r.shape
-                        .as_ref()
-                        .is_some_and(|s| s.iter().any(|c| same_column(&c.name, &name, engine)))
-                })
-                .collect();
-            match holders.as_slice() {
-                [one] => Some(*one),
-                // One relation of unknown shape may hold it, if no other one does.
-                [] => match rels
-                    .iter()
-                    .filter(|r| r.shape.is_none())
-                    .collect::<Vec<_>>()
-                    .as_slice()
-                {
-                    [one] => Some(*one),
-                    _ => None,
-                },
-                _ => None,
-            }
+    let from = |rel: &Rel| traced(rel, &name, engine);
+    if let Some(r) = relation {
+        let key = r.value.to_lowercase();
+        return rels
+            .iter()
+            .find(|x| x.key == key)
+            .map(from)
+            .unwrap_or_default();
+    }
+    if let [one] = rels {
+        return from(one);
+    }
+    let holders: Vec<&Rel> = rels.iter().filter(|r| holds(r, &name, engine)).collect();
+    let candidates = match holders.as_slice() {
+        [one] => return from(one),
+        [] => rels.iter().filter(|r| r.shape.is_none()).collect(),
+        _ if merged.has(&name, engine) => {
+            let mut out = Lineage::default();
+            holders.iter().for_each(|r| out.merge(&from(r)));
+            return out;
         }
+        _ => holders,
     };
-    let Some(rel) = rel else { return Vec::new() };
+    match candidates.as_slice() {
+        [] => Lineage::default(),
+        [one] => from(one),
+        many => Lineage {
+            columns: Vec::new(),
+            unattributed: vec![Unattributed {
+                column: name.clone(),
+                candidates: many.iter().map(|r| candidate(r)).collect(),
+            }],
+        },
+    }
+}
+
+/// A candidate relation by the name a reader knows it by.
+fn candidate(rel: &Rel) -> String {
     match &rel.origin {
-        Some((kind, resource)) => vec![ColumnRef {
+        Some((_, resource)) => resource.clone(),
+        None => rel.key.clone(),
+    }
+}
+
+/// What a column of one relation reads: the column itself for a model, source or external
+/// relation; its own lineage for a CTE or subquery.
+fn traced(rel: &Rel, name: &str, engine: Engine) -> Lineage {
+    match &rel.origin {
+        Some((kind, resource)) => Lineage::of(ColumnRef {
             resource_type: kind,
             resource: resource.clone(),
-            column: name,
-        }],
+            column: name.to_string(),
+        }),
         None => rel
             .facts
             .iter()
-            .find(|c| same_column(&c.name, &name, engine))
+            .find(|c| same_column(&c.name, name, engine))
             .map(|c| c.lineage.clone())
             .unwrap_or_default(),
     }
@@ -126,13 +156,14 @@ fn resolve(
 pub(super) fn uses(
     select: &Select,
     order_by: Option<&[Expr]>,
-    rels: &[Rel],
+    (rels, merged): (&[Rel], &Merged),
     engine: Engine,
 ) -> Vec<Use> {
     let mut out = Vec::new();
     let mut add = |context: &'static str, expr: &Expr| {
         out.extend(
-            refs(expr, rels, engine)
+            refs(expr, rels, merged, engine)
+                .columns
                 .into_iter()
                 .map(|column| Use { context, column }),
         );

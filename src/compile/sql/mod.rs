@@ -29,7 +29,7 @@ pub struct OutColumn {
     /// `Some(false)`: proven non-null; `Some(true)`: proven nullable; `None`: unknown.
     pub nullable: Option<bool>,
     /// The upstream columns it is computed from.
-    pub lineage: Vec<ColumnRef>,
+    pub lineage: Lineage,
 }
 
 impl OutColumn {
@@ -39,7 +39,7 @@ impl OutColumn {
             position: None,
             ty: None,
             nullable: None,
-            lineage: Vec::new(),
+            lineage: Lineage::default(),
         }
     }
 }
@@ -116,6 +116,45 @@ pub struct ColumnRef {
     pub resource_type: &'static str,
     pub resource: String,
     pub column: String,
+}
+
+/// What a column is computed from: the upstream columns it reads, and the columns it reads
+/// that could not be attributed to one relation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lineage {
+    pub columns: Vec<ColumnRef>,
+    pub unattributed: Vec<Unattributed>,
+}
+
+impl Lineage {
+    pub fn of(column: ColumnRef) -> Self {
+        Self {
+            columns: vec![column],
+            unattributed: Vec::new(),
+        }
+    }
+
+    /// Adds what `other` reads that this does not yet hold, keeping the order.
+    pub fn merge(&mut self, other: &Lineage) {
+        for c in &other.columns {
+            if !self.columns.contains(c) {
+                self.columns.push(c.clone());
+            }
+        }
+        for u in &other.unattributed {
+            if !self.unattributed.contains(u) {
+                self.unattributed.push(u.clone());
+            }
+        }
+    }
+}
+
+/// An unqualified column that more than one relation in scope may hold: `candidates` names
+/// them (a model, source or external relation by its name; a CTE or subquery by its alias).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Unattributed {
+    pub column: String,
+    pub candidates: Vec<String>,
 }
 
 /// A column used directly in a non-projection context.

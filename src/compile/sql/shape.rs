@@ -14,7 +14,9 @@ use sqlparser::ast::{
 
 use super::interface::Merged;
 use super::{grouping, interface, lineage, typing};
-use super::{same_column, stored_name, ColumnRef, Issue, OutColumn, Rel, Shape, Upstream, Use};
+use super::{
+    same_column, stored_name, ColumnRef, Issue, Lineage, OutColumn, Rel, Shape, Upstream, Use,
+};
 use crate::engine::Engine;
 
 /// Infers the output of a model's statement, and the references that break an enforced
@@ -295,7 +297,7 @@ impl Env<'_> {
             self.uses.extend(lineage::uses(
                 select,
                 order_by.as_deref(),
-                &relations,
+                (&relations, &merged),
                 self.engine,
             ));
         }
@@ -322,7 +324,7 @@ impl Env<'_> {
                         position: pos,
                         ty: facts.ty,
                         nullable: facts.nullable,
-                        lineage: self.refs(expr, &relations),
+                        lineage: self.refs(expr, &relations, &merged),
                     });
                 }
                 SelectItem::UnnamedExpr(expr) => {
@@ -333,7 +335,7 @@ impl Env<'_> {
                         position: pos,
                         ty: facts.ty,
                         nullable: facts.nullable,
-                        lineage: self.refs(expr, &relations),
+                        lineage: self.refs(expr, &relations, &merged),
                     });
                 }
                 SelectItem::Wildcard(options) => {
@@ -346,7 +348,12 @@ impl Env<'_> {
                     }
                     let start = columns.len();
                     columns.extend(self.modify(all, options, pos)?);
-                    self.replaced(&mut columns[start..], options, &scope, &relations);
+                    self.replaced(
+                        &mut columns[start..],
+                        options,
+                        &scope,
+                        (&relations, &merged),
+                    );
                 }
                 SelectItem::QualifiedWildcard(
                     SelectItemQualifiedWildcardKind::ObjectName(name),
@@ -364,7 +371,12 @@ impl Env<'_> {
                         options,
                         pos,
                     )?);
-                    self.replaced(&mut columns[start..], options, &scope, &relations);
+                    self.replaced(
+                        &mut columns[start..],
+                        options,
+                        &scope,
+                        (&relations, &merged),
+                    );
                 }
                 _ => return None,
             }
@@ -393,11 +405,11 @@ impl Env<'_> {
     }
 
     /// The columns an expression reads, when lineage is wanted.
-    fn refs(&self, expr: &Expr, rels: &[Rel]) -> Vec<ColumnRef> {
+    fn refs(&self, expr: &Expr, rels: &[Rel], merged: &Merged) -> Lineage {
         if self.lineage {
-            lineage::refs(expr, rels, self.engine)
+            lineage::refs(expr, rels, merged, self.engine)
         } else {
-            Vec::new()
+            Lineage::default()
         }
     }
 
@@ -410,11 +422,11 @@ impl Env<'_> {
         columns
             .into_iter()
             .map(|c| OutColumn {
-                lineage: vec![ColumnRef {
+                lineage: Lineage::of(ColumnRef {
                     resource_type: kind,
                     resource: resource.clone(),
                     column: c.name.clone(),
-                }],
+                }),
                 ..c
             })
             .collect()
@@ -426,7 +438,7 @@ impl Env<'_> {
         columns: &mut [OutColumn],
         options: &WildcardAdditionalOptions,
         scope: &typing::Scope<'_>,
-        rels: &[Rel],
+        (rels, merged): (&[Rel], &Merged),
     ) {
         for item in options.opt_replace.iter().flat_map(|r| r.items.iter()) {
             let name = stored_name(&item.column_name, self.engine);
@@ -437,7 +449,7 @@ impl Env<'_> {
                 let facts = scope.expr(&item.expr);
                 column.ty = facts.ty;
                 column.nullable = facts.nullable;
-                column.lineage = self.refs(&item.expr, rels);
+                column.lineage = self.refs(&item.expr, rels, merged);
             }
         }
     }
@@ -572,11 +584,8 @@ fn combine(op: SetOperator, first: OutColumn, other: Option<&OutColumn>) -> OutC
         .clone()
         .filter(|t| other.is_some_and(|o| o.ty.as_ref() == Some(t)));
     let mut lineage = first.lineage;
-    let merged = other.filter(|_| !matches!(op, SetOperator::Except | SetOperator::Minus));
-    for upstream in merged.into_iter().flat_map(|o| &o.lineage) {
-        if !lineage.contains(upstream) {
-            lineage.push(upstream.clone());
-        }
+    if let Some(other) = other.filter(|_| !matches!(op, SetOperator::Except | SetOperator::Minus)) {
+        lineage.merge(&other.lineage);
     }
     OutColumn {
         ty,
