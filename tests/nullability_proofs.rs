@@ -18,7 +18,7 @@ use proptest::test_runner::{RngAlgorithm, TestRng};
 use sqlparser::ast::Ident;
 use sqlparser::parser::Parser;
 
-use sqb::compile::sql::{self, OutColumn, Shape, Upstream};
+use sqb::compile::sql::{self, Interface, OutColumn, Shape, Upstream};
 use sqb::engine::Engine;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -71,29 +71,40 @@ fn sql_type(ty: Ty, engine: Engine) -> &'static str {
     }
 }
 
-/// The tables as the analysis sees them: declared sources with complete, true declarations.
-struct Declared(Engine);
+/// The tables as the analysis sees them: declared sources with true declarations, marked
+/// complete or not (then only what each declares is known, never that it lacks a column).
+struct Declared {
+    engine: Engine,
+    complete: bool,
+}
 
-impl Upstream for Declared {
-    fn shape(&self, parts: &[Ident]) -> Shape {
+impl Declared {
+    fn declared(&self, parts: &[Ident]) -> Shape {
         let name = parts.last()?.value.to_lowercase();
         let (_, columns) = TABLES.iter().find(|(t, _)| *t == name)?;
         Some(
             columns
                 .iter()
                 .map(|(column, ty, nullable)| OutColumn {
-                    ty: sqb::types::parse(sql_type(*ty, self.0), self.0).ok(),
+                    ty: sqb::types::parse(sql_type(*ty, self.engine), self.engine).ok(),
                     nullable: Some(*nullable),
                     ..OutColumn::named(column.to_string())
                 })
                 .collect(),
         )
     }
-    fn facts(&self, parts: &[Ident]) -> Vec<OutColumn> {
-        self.shape(parts).unwrap_or_default()
+}
+
+impl Upstream for Declared {
+    fn shape(&self, parts: &[Ident]) -> Shape {
+        self.declared(parts).filter(|_| self.complete)
     }
-    fn enforced(&self, _: &[Ident]) -> bool {
-        false
+    fn facts(&self, parts: &[Ident]) -> Vec<OutColumn> {
+        self.declared(parts).unwrap_or_default()
+    }
+    fn interface(&self, parts: &[Ident]) -> Option<Interface> {
+        let name = parts.last()?.value.to_lowercase();
+        self.complete.then_some(Interface::Source(name))
     }
     fn origin(&self, parts: &[Ident]) -> (&'static str, String) {
         let name = parts.last().map_or(String::new(), |p| p.value.clone());
@@ -746,7 +757,6 @@ fn check(engine: Engine, warehouse: &mut dyn Warehouse) {
             tally.unparsed += 1;
             continue;
         };
-        let (shape, _, _) = sql::shape::infer(&statements[0], engine, &Declared(engine), false);
         warehouse.load(&rows);
         let nulls = match warehouse.nulls(&query) {
             Ok(nulls) => nulls,
@@ -755,30 +765,39 @@ fn check(engine: Engine, warehouse: &mut dyn Warehouse) {
                 continue;
             }
         };
-        let Some(columns) = shape else {
-            tally.unknown_shape += 1;
-            continue;
-        };
-        let context = || format!("{engine:?} seed {seed}\nrows:\n{rows}query:\n{query}\n");
-        assert_eq!(
-            columns.len(),
-            nulls.len(),
-            "the proven shape has {} columns, the engine's {}\n{}",
-            columns.len(),
-            nulls.len(),
-            context()
-        );
-        for (column, null) in columns.iter().zip(&nulls) {
-            if column.nullable == Some(false) {
-                tally.proofs_checked += 1;
-                assert!(
-                    !null,
-                    "`{}` is proven non-null, the engine returned NULL\n{}",
-                    column.name,
-                    context()
-                );
-            } else if *null {
-                tally.nulls_seen_elsewhere += 1;
+        // Once with complete declarations, once with what each source declares only.
+        for complete in [true, false] {
+            let upstream = Declared { engine, complete };
+            let (shape, _, _) = sql::shape::infer(&statements[0], engine, &upstream, false);
+            let Some(columns) = shape else {
+                tally.unknown_shape += 1;
+                continue;
+            };
+            let context = || {
+                format!(
+                    "{engine:?} seed {seed} (complete: {complete})\nrows:\n{rows}query:\n{query}\n"
+                )
+            };
+            assert_eq!(
+                columns.len(),
+                nulls.len(),
+                "the proven shape has {} columns, the engine's {}\n{}",
+                columns.len(),
+                nulls.len(),
+                context()
+            );
+            for (column, null) in columns.iter().zip(&nulls) {
+                if column.nullable == Some(false) {
+                    tally.proofs_checked += 1;
+                    assert!(
+                        !null,
+                        "`{}` is proven non-null, the engine returned NULL\n{}",
+                        column.name,
+                        context()
+                    );
+                } else if *null {
+                    tally.nulls_seen_elsewhere += 1;
+                }
             }
         }
     }

@@ -7,7 +7,7 @@ use sqlparser::ast::{Ident, Statement};
 
 use super::deps::Graph;
 use super::sql::shape::infer;
-use super::sql::{same_column, Issue, OutColumn, Shape, Upstream, Use};
+use super::sql::{same_column, Interface, Issue, OutColumn, Shape, Upstream, Use};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;
 use crate::project::{Column, Model, Policy, Project, SourceTable};
@@ -93,18 +93,27 @@ impl<'a> Known<'a> {
 }
 
 impl Upstream for Known<'_> {
-    /// A model's inferred shape, else its enforced declaration; sources and external relations
-    /// are opaque.
+    /// A model's inferred shape, else its enforced declaration; a source's declaration where it
+    /// is marked complete. Other sources and external relations have no known shape.
     fn shape(&self, parts: &[Ident]) -> Shape {
-        let model = self.model(parts)?;
-        let complete = self.shapes.contains_key(model.name.as_str())
-            || self.project.policy(model) == Policy::Enforced;
+        let complete = match self.model(parts) {
+            Some(model) => {
+                self.shapes.contains_key(model.name.as_str())
+                    || self.project.policy(model) == Policy::Enforced
+            }
+            None => self.source(parts).is_some_and(|s| s.complete),
+        };
         complete.then(|| self.facts(parts))
     }
 
-    fn enforced(&self, parts: &[Ident]) -> bool {
-        self.model(parts)
-            .is_some_and(|m| self.project.policy(m) == Policy::Enforced)
+    fn interface(&self, parts: &[Ident]) -> Option<Interface> {
+        if let Some(model) = self.model(parts) {
+            return (self.project.policy(model) == Policy::Enforced)
+                .then(|| Interface::Model(model.name.clone()));
+        }
+        self.source(parts)
+            .filter(|s| s.complete)
+            .map(|s| Interface::Source(s.name.value.clone()))
     }
 
     fn origin(&self, parts: &[Ident]) -> (&'static str, String) {
@@ -399,6 +408,21 @@ fn sql_loc(model: &Model, out: &OutColumn, project: &Project) -> Loc {
     }
 }
 
+/// The interfaces an undeclared column breaks, for a message.
+fn bound_by(interfaces: &[Interface]) -> String {
+    let one = |i: &Interface| match i {
+        Interface::Model(name) => format!("the enforced contract of `{name}`"),
+        Interface::Source(name) => format!("the complete declaration of source `{name}`"),
+    };
+    match interfaces {
+        [single] => one(single),
+        many => {
+            let all: Vec<String> = many.iter().map(one).collect();
+            format!("none of {}", all.join(", "))
+        }
+    }
+}
+
 fn report_issues(project: &Project, model: &Model, issues: &[Issue], diags: &mut Vec<Diagnostic>) {
     let file = project.sources.get(model.sql_file);
     let loc = |position: &Option<(usize, usize)>| match position {
@@ -413,15 +437,39 @@ fn report_issues(project: &Project, model: &Model, issues: &[Issue], diags: &mut
     };
     for issue in issues {
         diags.push(match issue {
-            Issue::Undeclared { relation, column, position } => Diagnostic::error(
+            Issue::Undeclared {
+                interfaces,
+                column,
+                position,
+            } => Diagnostic::error(
                 Code::UndeclaredUpstreamColumn,
-                format!("model `{}` reads `{column}`, which the enforced contract of `{relation}` does not declare", model.name),
+                format!(
+                    "model `{}` reads `{column}`, which {} does not declare",
+                    model.name,
+                    bound_by(interfaces)
+                ),
             )
             .at(loc(position), "not in the upstream interface")
-            .hint(format!("declare `{column}` in `{relation}`'s contract, or read a declared column")),
-            Issue::Ambiguous { column, relations, position } => Diagnostic::error(
+            .hint(match interfaces.as_slice() {
+                [Interface::Source(name)] => {
+                    format!("declare `{column}` in source `{name}`, or read a declared column")
+                }
+                [Interface::Model(name)] => {
+                    format!("declare `{column}` in `{name}`'s contract, or read a declared column")
+                }
+                _ => format!("declare `{column}` upstream, or read a declared column"),
+            }),
+            Issue::Ambiguous {
+                column,
+                relations,
+                position,
+            } => Diagnostic::error(
                 Code::AmbiguousColumn,
-                format!("`{column}` in model `{}` is ambiguous: {} all have it", model.name, relations.join(", ")),
+                format!(
+                    "`{column}` in model `{}` is ambiguous: {} all have it",
+                    model.name,
+                    relations.join(", ")
+                ),
             )
             .at(loc(position), "ambiguous")
             .hint(format!("qualify it, such as `{}.{column}`", relations[0])),

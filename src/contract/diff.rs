@@ -52,9 +52,10 @@ impl FindingKind {
 /// How much of the declared shape the contract policy validates: its coverage of the relation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Coverage {
-    /// `enforced`: the declared columns are the complete shape.
+    /// `enforced`, and sources marked `complete = true`: the declared columns are the
+    /// complete shape.
     Closed,
-    /// implicit mode, and sources: declared columns must exist; others may.
+    /// implicit mode, and sources not marked complete: declared columns must exist; others may.
     Open,
     /// explicit mode and `contract = "none"`: declarations are metadata; types still enforced.
     Metadata,
@@ -130,7 +131,10 @@ impl<'a> Declared<'a> {
             ),
             Resource::Source(s) => (
                 s.columns.iter().collect(),
-                Coverage::Open,
+                match s.complete {
+                    true => Coverage::Closed,
+                    false => Coverage::Open,
+                },
                 s.name.loc.clone(),
             ),
         };

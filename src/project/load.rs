@@ -54,6 +54,7 @@ const SOURCE_KEYS: &[&str] = &[
     "loader",
     "freshness",
     "meta",
+    "complete",
     "columns",
 ];
 
@@ -575,6 +576,7 @@ fn load_sources(loader: &mut Loader) -> Vec<SourceTable> {
                     .unwrap_or_default(),
                 description: r.string(t, "description"),
                 columns: read_columns(&mut r, t, &format!("source `{name}`")),
+                complete: r.boolean(t, "complete").is_some_and(|b| b.value),
                 schema,
                 name: Spanned::new(name.to_string(), name_loc),
             });

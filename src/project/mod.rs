@@ -276,6 +276,9 @@ pub struct SourceTable {
     pub tags: Vec<Spanned<String>>,
     pub description: Option<Spanned<String>>,
     pub columns: Vec<Column>,
+    /// `complete = true`: the declared columns are the table's whole shape (compile reads
+    /// `*` over it and rejects references to other columns; diff reports undeclared columns).
+    pub complete: bool,
 }
 
 impl SourceTable {

@@ -1,5 +1,5 @@
-//! Enforced upstream contracts as compile-time interfaces: a column reference that an enforced
-//! upstream does not declare is an error wherever it appears in a SELECT (projection, joins,
+//! Enforced upstream contracts and complete source declarations as compile-time interfaces: a
+//! column reference that such an upstream does not declare is an error wherever it appears in a SELECT (projection, joins,
 //! filters, GROUP BY, HAVING, QUALIFY, windows, ORDER BY), and so is an unqualified reference that more
 //! than one relation has. Subqueries and lambdas have scopes of their own and are not looked into.
 
@@ -89,18 +89,18 @@ impl Checker<'_> {
             .filter(|r| self.has(r, &name) == Some(true))
             .collect();
         match holders.as_slice() {
-            [] if self.rels.iter().any(|r| r.enforced) => self.issues.push(Issue::Undeclared {
-                // Every relation's shape is known and none has it: name the enforced ones.
-                relation: self
-                    .rels
-                    .iter()
-                    .filter(|r| r.enforced)
-                    .map(|r| r.label.as_str())
-                    .collect::<Vec<_>>()
-                    .join("`, `"),
-                column: name,
-                position: position(ident),
-            }),
+            [] if self.rels.iter().any(|r| !r.interface.is_empty()) => {
+                self.issues.push(Issue::Undeclared {
+                    // Every relation's shape is known and none has it: name the interfaces.
+                    interfaces: self
+                        .rels
+                        .iter()
+                        .flat_map(|r| r.interface.iter().cloned())
+                        .collect(),
+                    column: name,
+                    position: position(ident),
+                })
+            }
             [_, _, ..] if !self.merged.has(&name, self.engine) => {
                 self.issues.push(Issue::Ambiguous {
                     column: name,
@@ -118,9 +118,9 @@ impl Checker<'_> {
             return;
         };
         let name = stored_name(column, self.engine);
-        if rel.enforced && self.has(rel, &name) == Some(false) {
+        if !rel.interface.is_empty() && self.has(rel, &name) == Some(false) {
             self.issues.push(Issue::Undeclared {
-                relation: rel.label.clone(),
+                interfaces: rel.interface.clone(),
                 column: name,
                 position: position(column),
             });

@@ -54,9 +54,9 @@ pub trait Upstream {
     /// What is known of some columns of a model or source (declared types and nullability),
     /// even when its shape is not complete.
     fn facts(&self, parts: &[Ident]) -> Vec<OutColumn>;
-    /// Whether the reference is to a model with an enforced contract: an authoritative
-    /// interface, whose undeclared columns cannot be referenced.
-    fn enforced(&self, parts: &[Ident]) -> bool;
+    /// The authoritative interface the reference is bound by, if any (a model's enforced
+    /// contract, a source declared complete): its undeclared columns cannot be referenced.
+    fn interface(&self, parts: &[Ident]) -> Option<Interface>;
     /// What a reference is: ("model" | "source" | "external", its name).
     fn origin(&self, parts: &[Ident]) -> (&'static str, String);
 }
@@ -64,9 +64,9 @@ pub trait Upstream {
 /// A reference that breaks an enforced upstream interface.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Issue {
-    /// `column` is not declared by the enforced upstream `relation`.
+    /// `column` is declared by none of the `interfaces` in scope.
     Undeclared {
-        relation: String,
+        interfaces: Vec<Interface>,
         column: String,
         position: Option<(usize, usize)>,
     },
@@ -85,12 +85,20 @@ pub struct Rel {
     pub facts: Vec<OutColumn>,
     /// On the nullable side of an outer join.
     pub outer: bool,
-    /// An enforced upstream model: its shape is an authoritative interface.
-    pub enforced: bool,
-    /// The relation's own name, for messages (`key` may be an alias).
-    pub label: String,
+    /// The authoritative interfaces its shape is (one for an enforced model or a complete
+    /// source; those it passes through whole for a CTE or subquery); empty for none.
+    pub interface: Vec<Interface>,
     /// A model, source or external relation (as opposed to a CTE or subquery).
     pub origin: Option<(&'static str, String)>,
+}
+
+/// A column list that is authoritative: a column it does not declare cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Interface {
+    /// A model with an enforced contract.
+    Model(String),
+    /// A source whose declaration is marked `complete = true`.
+    Source(String),
 }
 
 /// The name an unquoted or quoted identifier gets in the catalog: Postgres folds unquoted names

@@ -15,7 +15,8 @@ use sqlparser::ast::{
 use super::interface::Merged;
 use super::{grouping, interface, lineage, typing};
 use super::{
-    same_column, stored_name, ColumnRef, Issue, Lineage, OutColumn, Rel, Shape, Upstream, Use,
+    same_column, stored_name, ColumnRef, Interface, Issue, Lineage, OutColumn, Rel, Shape,
+    Upstream, Use,
 };
 use crate::engine::Engine;
 
@@ -35,7 +36,7 @@ pub fn infer(
         engine,
         upstream,
         ctes: Vec::new(),
-        interface: None,
+        interface: Vec::new(),
         issues: Vec::new(),
         uses: Vec::new(),
         order_by: None,
@@ -49,9 +50,9 @@ struct Env<'a> {
     engine: Engine,
     upstream: &'a dyn Upstream,
     ctes: Vec<Cte>,
-    /// The enforced relations the query just read passes through whole (`SELECT * FROM o`),
-    /// by label: a CTE or subquery of it is then that same interface.
-    interface: Option<String>,
+    /// The interfaces of the relations the query just read passes through whole
+    /// (`SELECT * FROM o`): a CTE or subquery of it is bound by them too.
+    interface: Vec<Interface>,
     issues: Vec<Issue>,
     uses: Vec<Use>,
     /// The ORDER BY of the query whose SELECT is being read.
@@ -60,8 +61,8 @@ struct Env<'a> {
     lineage: bool,
 }
 
-/// Whether a SELECT outputs exactly the columns of enforced relations: only plain stars, over
-/// relations that are all enforced interfaces.
+/// Whether a SELECT outputs exactly the columns of its relations' interfaces: only plain stars,
+/// over relations that are all bound by one.
 fn passes_through(select: &Select, relations: &[Rel]) -> bool {
     let plain = |o: &WildcardAdditionalOptions| {
         o.opt_ilike.is_none()
@@ -72,7 +73,7 @@ fn passes_through(select: &Select, relations: &[Rel]) -> bool {
             && o.opt_alias.is_none()
     };
     !relations.is_empty()
-        && relations.iter().all(|r| r.enforced)
+        && relations.iter().all(|r| !r.interface.is_empty())
         && select.projection.iter().all(|item| match item {
             SelectItem::Wildcard(o) | SelectItem::QualifiedWildcard(_, o) => plain(o),
             _ => false,
@@ -83,7 +84,7 @@ fn passes_through(select: &Select, relations: &[Rel]) -> bool {
 struct Cte {
     name: String,
     shape: Shape,
-    interface: Option<String>,
+    interface: Vec<Interface>,
 }
 
 fn position(span: sqlparser::tokenizer::Span) -> Option<(usize, usize)> {
@@ -100,16 +101,19 @@ impl Env<'_> {
                 self.ctes.extend(with.cte_tables.iter().map(|cte| Cte {
                     name: cte.alias.name.value.to_lowercase(),
                     shape: None,
-                    interface: None,
+                    interface: Vec::new(),
                 }));
             }
             for (i, cte) in with.cte_tables.iter().enumerate() {
                 let shape = self.query(&cte.query);
-                let interface = self.interface.take();
+                let mut interface = std::mem::take(&mut self.interface);
+                if !cte.alias.columns.is_empty() {
+                    interface.clear();
+                }
                 let read = Cte {
                     name: cte.alias.name.value.to_lowercase(),
                     shape: rename(shape, &cte.alias, self.engine),
-                    interface: interface.filter(|_| cte.alias.columns.is_empty()),
+                    interface,
                 };
                 match with.recursive {
                     true => self.ctes[depth + i] = read,
@@ -125,7 +129,7 @@ impl Env<'_> {
     }
 
     fn set_expr(&mut self, body: &SetExpr) -> Shape {
-        self.interface = None;
+        self.interface.clear();
         match body {
             SetExpr::Select(select) => self.select(select),
             SetExpr::Query(query) => self.query(query),
@@ -138,7 +142,7 @@ impl Env<'_> {
                 right,
             } => {
                 let (left, right) = (self.set_expr(left), self.set_expr(right));
-                self.interface = None;
+                self.interface.clear();
                 let left = left?;
                 if matches!(
                     set_quantifier,
@@ -183,18 +187,16 @@ impl Env<'_> {
                     .iter()
                     .filter_map(|p| p.as_ident().cloned())
                     .collect();
-                let (shape, facts, enforced, label) = match self.cte(&parts) {
+                let (shape, facts, interface) = match self.cte(&parts) {
                     Some(cte) => (
                         cte.shape.clone(),
                         cte.shape.clone().unwrap_or_default(),
-                        cte.interface.is_some(),
                         cte.interface.clone(),
                     ),
                     None => (
                         self.upstream.shape(&parts),
                         self.upstream.facts(&parts),
-                        self.upstream.enforced(&parts),
-                        None,
+                        self.upstream.interface(&parts).into_iter().collect(),
                     ),
                 };
                 let key = match alias {
@@ -204,9 +206,9 @@ impl Env<'_> {
                         .map_or(String::new(), |p| p.value.to_lowercase()),
                 };
                 let mut rel = aliased(key, shape, facts, alias.as_ref(), self.engine);
-                rel.enforced = enforced && alias.as_ref().is_none_or(|a| a.columns.is_empty());
-                rel.label = label
-                    .unwrap_or_else(|| parts.last().map_or(String::new(), |p| p.value.clone()));
+                if alias.as_ref().is_none_or(|a| a.columns.is_empty()) {
+                    rel.interface = interface;
+                }
                 if self.cte(&parts).is_none() {
                     rel.origin = Some(self.upstream.origin(&parts));
                 }
@@ -216,15 +218,14 @@ impl Env<'_> {
                 subquery, alias, ..
             } => {
                 let shape = self.query(subquery);
-                let interface = self.interface.take();
+                let interface = std::mem::take(&mut self.interface);
                 let key = alias
                     .as_ref()
                     .map_or(String::new(), |a| a.name.value.to_lowercase());
                 let facts = shape.clone().unwrap_or_default();
                 let mut rel = aliased(key, shape, facts, alias.as_ref(), self.engine);
-                if let Some(label) = interface {
-                    rel.enforced = alias.as_ref().is_none_or(|a| a.columns.is_empty());
-                    rel.label = label;
+                if alias.as_ref().is_none_or(|a| a.columns.is_empty()) {
+                    rel.interface = interface;
                 }
                 out.push(rel);
             }
@@ -237,8 +238,7 @@ impl Env<'_> {
                 shape: None,
                 facts: Vec::new(),
                 outer: false,
-                enforced: false,
-                label: String::new(),
+                interface: Vec::new(),
                 origin: None,
             }),
         }
@@ -280,9 +280,9 @@ impl Env<'_> {
         for item in &select.from {
             star_ok &= self.from(item, &mut relations, &mut merged);
         }
-        self.interface = None;
+        self.interface.clear();
         let order_by = self.order_by.take();
-        if relations.iter().any(|r| r.enforced) {
+        if relations.iter().any(|r| !r.interface.is_empty()) {
             let outputs = output_names(select, self.engine);
             self.issues.extend(interface::check(
                 select,
@@ -309,6 +309,7 @@ impl Env<'_> {
         };
         let scope = typing::Scope {
             rels: &relations,
+            merged: &merged,
             engine: self.engine,
             not_null: &not_null,
             rolled,
@@ -397,9 +398,11 @@ impl Env<'_> {
             _ => {}
         }
         if star_ok && passes_through(select, &relations) {
-            let mut labels: Vec<&str> = relations.iter().map(|r| r.label.as_str()).collect();
-            labels.dedup();
-            self.interface = Some(labels.join("`, `"));
+            for bound in relations.iter().flat_map(|r| &r.interface) {
+                if !self.interface.contains(bound) {
+                    self.interface.push(bound.clone());
+                }
+            }
         }
         Some(columns)
     }
@@ -646,8 +649,7 @@ fn aliased(
         shape,
         facts,
         outer: false,
-        enforced: false,
-        label: String::new(),
+        interface: Vec::new(),
         origin: None,
     }
 }

@@ -6,6 +6,7 @@ use sqlparser::ast::{
     BinaryOperator, CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, Value,
 };
 
+use super::interface::Merged;
 use super::{grouping, same_column, stored_name, OutColumn, Rel};
 use crate::engine::Engine;
 use crate::types::{self, DataType};
@@ -60,6 +61,8 @@ pub(super) fn not_null_filters(
 #[derive(Clone, Copy)]
 pub struct Scope<'a> {
     pub rels: &'a [Rel],
+    /// The columns `USING` and `NATURAL` joins merge.
+    pub merged: &'a Merged,
     pub engine: Engine,
     pub not_null: &'a [(Option<String>, String)],
     /// Grouping expressions that grouping sets leave NULL in some rows (outside aggregates).
@@ -157,17 +160,31 @@ impl Scope<'_> {
                     .map(|c| (*r, c))
             })
             .collect();
-        // An unqualified name must be found in exactly one relation, and the others must be
-        // known not to have it; otherwise nothing is proven.
+        // An unqualified name must be found in exactly one relation. In valid SQL no other
+        // relation has it then, unless a USING or NATURAL join merges it with a relation of
+        // unknown shape, whose own column (and type) may be part of the value.
         let unique = match (&rel, found.as_slice()) {
             (Some(_), [one]) => Some(*one),
             (None, [one])
-                if self
-                    .rels
-                    .iter()
-                    .all(|r| std::ptr::eq(r, one.0) || r.shape.is_some()) =>
+                if !self.merged.has(&name, self.engine)
+                    || self
+                        .rels
+                        .iter()
+                        .all(|r| std::ptr::eq(r, one.0) || r.shape.is_some()) =>
             {
                 Some(*one)
+            }
+            // A column USING or NATURAL merges has the type every side declares, if the same.
+            (None, [first, rest @ ..]) if self.merged.has(&name, self.engine) => {
+                let same = rest.iter().all(|(_, c)| c.ty == first.1.ty);
+                let others_known = self
+                    .rels
+                    .iter()
+                    .all(|r| found.iter().any(|(f, _)| std::ptr::eq(r, *f)) || r.shape.is_some());
+                return Facts {
+                    ty: first.1.ty.clone().filter(|_| same && others_known),
+                    nullable: None,
+                };
             }
             _ => None,
         };

@@ -1,0 +1,2 @@
+-- `*` over a complete source: its declared columns, proven.
+SELECT * FROM orders

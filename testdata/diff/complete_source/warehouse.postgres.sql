@@ -1,0 +1,3 @@
+CREATE SCHEMA raw;
+CREATE TABLE raw.orders (id INTEGER NOT NULL, discount INTEGER);
+CREATE TABLE raw.customers (id INTEGER NOT NULL, region VARCHAR);
