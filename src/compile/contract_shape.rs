@@ -11,7 +11,8 @@ use super::sql::{same_column, Interface, Issue, OutColumn, Shape, Upstream, Use}
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;
 use crate::project::{Column, Model, Policy, Project, SourceTable};
-use crate::source::Loc;
+use crate::source::{Loc, Spanned};
+use crate::types::DataType;
 
 pub struct Known<'a> {
     project: &'a Project,
@@ -77,14 +78,21 @@ impl<'a> Known<'a> {
         }
     }
 
-    /// Declared columns as facts: their types (enums left out), and NOT NULL where validated.
+    /// Declared columns as facts: their types, and NOT NULL where validated. A type naming a
+    /// project enum is left out (it is VARCHAR, INTEGER or an engine enum in the warehouse);
+    /// other named types (`oid`, `inet`, a domain) are the engine's own and kept.
     fn declared(&self, columns: &[&Column], nullability_validated: bool) -> Vec<OutColumn> {
+        let no_enum = |t: &DataType| {
+            t.named_types()
+                .iter()
+                .all(|n| self.project.enum_named(n).is_none())
+        };
         columns
             .iter()
             .map(|c| OutColumn {
                 name: c.name.value.clone(),
                 position: None,
-                ty: c.ty.clone().filter(|t| t.named_types().is_empty()),
+                ty: c.ty.clone().filter(no_enum),
                 nullable: (nullability_validated && !c.is_nullable()).then_some(false),
                 lineage: Default::default(),
             })
@@ -363,23 +371,40 @@ fn check_proven(
 ) {
     let engine = project.engine();
     if let (Some(declared), Some(text)) = (&column.ty, &column.type_text) {
-        let is_enum = !declared.named_types().is_empty();
+        let is_enum = declared
+            .named_types()
+            .iter()
+            .any(|n| project.enum_named(n).is_some());
+        // A user-defined name (a domain, say) may stand for another spelling of the same type:
+        // a difference involving one is not proven, never a mismatch. Built-in names (`oid`,
+        // `inet`) are types of their own.
+        let user_defined = |t: &DataType| {
+            t.named_types()
+                .iter()
+                .any(|n| !crate::types::is_builtin_named(n))
+        };
+        let opaque = user_defined(declared) || out.ty.as_ref().is_some_and(user_defined);
         match &out.ty {
-            Some(proven) if !is_enum && !crate::types::equivalent(declared, proven, engine) => diags.push(
+            Some(proven) if crate::types::equivalent(declared, proven, engine) => {}
+            Some(_) if opaque && !is_enum => {
+                diags.push(not_proven(project, model, column, out, text))
+            }
+            Some(proven) if !is_enum => diags.push(
                 Diagnostic::error(
                     Code::ProvenTypeMismatch,
-                    format!("column `{}` is declared {} but the SQL of model `{}` produces {proven}", column.name.value, text.value, model.name),
+                    format!(
+                        "column `{}` is declared {} but the SQL of model `{}` produces {proven}",
+                        column.name.value, text.value, model.name
+                    ),
                 )
                 .at(text.loc.clone(), format!("the SQL produces {proven}"))
                 .related(sql_loc(model, out, project), "this expression")
-                .hint(format!("cast it in the SQL (CAST(… AS {})), or declare {proven}", text.value)),
+                .hint(format!(
+                    "cast it in the SQL (CAST(… AS {})), or declare {proven}",
+                    text.value
+                )),
             ),
-            None if !is_enum => diags.push(
-                Diagnostic::warning(Code::TypeNotProven, format!("the type of column `{}` of model `{}` cannot be proven from its SQL", column.name.value, model.name))
-                    .at(text.loc.clone(), format!("declared {}", text.value))
-                    .related(sql_loc(model, out, project), "this expression")
-                    .hint(format!("cast the expression (CAST(… AS {})) so that the type is certain", text.value)),
-            ),
+            None if !is_enum => diags.push(not_proven(project, model, column, out, text)),
             _ => {}
         }
     }
@@ -396,6 +421,28 @@ fn check_proven(
             );
         }
     }
+}
+
+fn not_proven(
+    project: &Project,
+    model: &Model,
+    column: &Column,
+    out: &OutColumn,
+    text: &Spanned<String>,
+) -> Diagnostic {
+    Diagnostic::warning(
+        Code::TypeNotProven,
+        format!(
+            "the type of column `{}` of model `{}` cannot be proven from its SQL",
+            column.name.value, model.name
+        ),
+    )
+    .at(text.loc.clone(), format!("declared {}", text.value))
+    .related(sql_loc(model, out, project), "this expression")
+    .hint(format!(
+        "cast the expression (CAST(… AS {})) so that the type is certain",
+        text.value
+    ))
 }
 
 fn sql_loc(model: &Model, out: &OutColumn, project: &Project) -> Loc {

@@ -156,6 +156,13 @@ pub const KNOWN_OPAQUE_TYPES: &[&str] = &[
     "sparsevec",
 ];
 
+/// Whether an opaque name is an engine or extension type (a type of its own, never another
+/// spelling of a modelled one), as opposed to a user-defined type or domain.
+pub fn is_builtin_named(name: &str) -> bool {
+    let name = name.strip_prefix("pg_catalog.").unwrap_or(name);
+    KNOWN_OPAQUE_TYPES.contains(&name)
+}
+
 /// Whether an opaque name needs no declaration: a known engine or extension type, or a
 /// schema-qualified user-defined type (`public.order_status`).
 pub fn is_recognized_named(name: &str) -> bool {
