@@ -467,3 +467,53 @@ fn many_files_are_written_and_recovered_alike() {
         transcript(&diff, tmp.path())
     );
 }
+
+/// Every type the test server's `pg_catalog` defines that a column can have, and the system
+/// catalog's own relations (`anyarray`, `"char"`, `aclitem[]`...): `generate --write` declares
+/// each column, its own recompile accepts them, and `diff` agrees.
+#[test]
+fn every_pg_catalog_type_round_trips() {
+    let Some(db) = TestDb::create("gen_catalog") else {
+        return;
+    };
+    pg_exec(
+        &db.url,
+        include_str!("../testdata/generate_catalog_types/warehouse.postgres.sql"),
+    );
+    let created = pg_strings(
+        &db.url,
+        "SELECT count(*)::text FROM information_schema.columns WHERE table_schema = 'raw'",
+    );
+    let created: usize = created[0].parse().unwrap();
+    assert!(created > 150, "only {created} columns could be created");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    copy_tree(&repo().join("testdata/generate_catalog_types"), root);
+    let cmd = |args: &[&str]| {
+        run(sqb()
+            .arg("--project-dir")
+            .arg(root)
+            .args(args)
+            .env("SQB_DATABASE_URL", &db.url))
+    };
+    let write = cmd(&["contract", "generate", "--from", "prod", "--write"]);
+    assert_eq!(write.status.code(), Some(0), "{}", transcript(&write, root));
+    let declared = std::fs::read_to_string(root.join("sources/raw.toml")).unwrap();
+    assert_eq!(
+        declared.matches("[every_type.columns.").count()
+            + declared.matches("[stats.columns.").count(),
+        created,
+        "{declared}"
+    );
+    let compile = cmd(&["compile"]);
+    assert_eq!(
+        compile.status.code(),
+        Some(0),
+        "{}",
+        transcript(&compile, root)
+    );
+    let diff = cmd(&["contract", "diff", "--from", "prod", "--json"]);
+    assert_eq!(diff.status.code(), Some(0), "{}", transcript(&diff, root));
+    let report: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
+    assert_eq!(report["summary"]["findings"], 0, "{report:#}");
+}

@@ -381,7 +381,7 @@ fn check_proven(
         let user_defined = |t: &DataType| {
             t.named_types()
                 .iter()
-                .any(|n| !crate::types::is_builtin_named(n))
+                .any(|n| !crate::types::is_builtin_named(n, engine))
         };
         let opaque = user_defined(declared) || out.ty.as_ref().is_some_and(user_defined);
         match &out.ty {

@@ -357,7 +357,8 @@ fn rewrite(project: &Project, ty: DataType, column: &PhysicalColumn) -> DataType
             {
                 return DataType::Named(found);
             }
-            let known = types::is_recognized_named(&name) || project.enum_named(&name).is_some();
+            let known = types::is_recognized_named(&name, project.engine())
+                || project.enum_named(&name).is_some();
             match column.type_schema() {
                 Some(schema) if !known => {
                     DataType::Named(format!("{}.{name}", crate::ident::quote_ident(schema)))

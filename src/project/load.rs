@@ -638,7 +638,9 @@ fn resolve_one(
         }
     };
     for name in ty.named_types() {
-        if types::is_recognized_named(name) || enums.iter().any(|e| e.eq_ignore_ascii_case(name)) {
+        if types::is_recognized_named(name, engine)
+            || enums.iter().any(|e| e.eq_ignore_ascii_case(name))
+        {
             continue;
         }
         // A name that is a built-in but for case was quoted (Postgres's one-byte `"char"` is

@@ -7,11 +7,14 @@
 
 mod equiv;
 mod parse;
+mod pg_catalog;
 
 pub use equiv::{equivalent, normalize, same_members};
 pub use parse::{parse, TypeParseError};
 
 use std::fmt;
+
+use crate::engine::Engine;
 
 /// A column type. Lengths, precisions and scales are `None` when the spelling leaves them out.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -157,16 +160,29 @@ pub const KNOWN_OPAQUE_TYPES: &[&str] = &[
 ];
 
 /// Whether an opaque name is an engine or extension type (a type of its own, never another
-/// spelling of a modelled one), as opposed to a user-defined type or domain.
-pub fn is_builtin_named(name: &str) -> bool {
+/// spelling of a modelled one), as opposed to a user-defined type or domain. On Postgres that is
+/// every type `pg_catalog` defines, unqualified, qualified (`pg_catalog.xid`) or quoted where
+/// its name needs it (`"char"`).
+pub fn is_builtin_named(name: &str, engine: Engine) -> bool {
+    if KNOWN_OPAQUE_TYPES.contains(&name) {
+        return true;
+    }
+    if engine != Engine::Postgres {
+        return false;
+    }
     let name = name.strip_prefix("pg_catalog.").unwrap_or(name);
-    KNOWN_OPAQUE_TYPES.contains(&name)
+    let bare = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+        Some(inner) if crate::ident::quote_ident(inner) == name => inner,
+        Some(_) => return false,
+        None => name,
+    };
+    pg_catalog::PG_CATALOG_TYPES.contains(&bare)
 }
 
-/// Whether an opaque name needs no declaration: a known engine or extension type, or a
+/// Whether an opaque name needs no declaration: a built-in engine or extension type, or a
 /// schema-qualified user-defined type (`public.order_status`).
-pub fn is_recognized_named(name: &str) -> bool {
-    name.contains('.') || KNOWN_OPAQUE_TYPES.contains(&name)
+pub fn is_recognized_named(name: &str, engine: Engine) -> bool {
+    name.contains('.') || is_builtin_named(name, engine)
 }
 
 impl fmt::Display for DataType {

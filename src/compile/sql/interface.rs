@@ -3,50 +3,11 @@
 //! filters, GROUP BY, HAVING, QUALIFY, windows, ORDER BY), and so is an unqualified reference that more
 //! than one relation has. Subqueries and lambdas have scopes of their own and are not looked into.
 
-use sqlparser::ast::{Expr, Ident, JoinConstraint, JoinOperator, Select};
+use sqlparser::ast::{Expr, Ident, Select};
 
 use super::lineage::own_level_columns;
-use super::{same_column, stored_name, Issue, Rel};
+use super::{same_column, stored_name, Issue, Merged, Rel};
 use crate::engine::Engine;
-
-/// The columns that `USING (..)` and `NATURAL` joins merge into one: an unqualified reference
-/// to one of them is not ambiguous.
-#[derive(Default)]
-pub(super) struct Merged {
-    names: Vec<String>,
-    /// A NATURAL join merges every column its sides share.
-    natural: bool,
-}
-
-impl Merged {
-    pub(super) fn add(&mut self, operator: &JoinOperator, engine: Engine) {
-        let constraint = match operator {
-            JoinOperator::Join(c)
-            | JoinOperator::Inner(c)
-            | JoinOperator::Left(c)
-            | JoinOperator::LeftOuter(c)
-            | JoinOperator::Right(c)
-            | JoinOperator::RightOuter(c)
-            | JoinOperator::FullOuter(c) => c,
-            _ => return,
-        };
-        match constraint {
-            JoinConstraint::Using(names) | JoinConstraint::UsingAlias(names, _) => {
-                self.names.extend(names.iter().filter_map(|n| {
-                    n.0.last()
-                        .and_then(|p| p.as_ident())
-                        .map(|i| stored_name(i, engine))
-                }))
-            }
-            JoinConstraint::Natural => self.natural = true,
-            _ => {}
-        }
-    }
-
-    pub(super) fn has(&self, name: &str, engine: Engine) -> bool {
-        self.natural || self.names.iter().any(|n| same_column(n, name, engine))
-    }
-}
 
 struct Checker<'a> {
     rels: &'a [Rel],

@@ -8,8 +8,9 @@ use sqlparser::ast::{
     Visitor, WindowType,
 };
 
-use super::interface::Merged;
-use super::{same_column, stored_name, ColumnRef, Lineage, OutColumn, Rel, Unattributed, Use};
+use super::{
+    same_column, stored_name, ColumnRef, Lineage, Merged, OutColumn, Rel, Unattributed, Use,
+};
 use crate::engine::Engine;
 
 /// Column references of an expression at its own level (not inside subqueries or lambdas).

@@ -13,7 +13,7 @@ pub mod shape;
 mod typing;
 
 use serde::Serialize;
-use sqlparser::ast::Ident;
+use sqlparser::ast::{Ident, JoinConstraint, JoinOperator};
 
 use crate::engine::Engine;
 use crate::types::DataType;
@@ -99,6 +99,45 @@ pub enum Interface {
     Model(String),
     /// A source whose declaration is marked `complete = true`.
     Source(String),
+}
+
+/// The columns that `USING (..)` and `NATURAL` joins merge into one: an unqualified reference
+/// to one of them is not ambiguous.
+#[derive(Default)]
+pub struct Merged {
+    names: Vec<String>,
+    /// A NATURAL join merges every column its sides share.
+    natural: bool,
+}
+
+impl Merged {
+    pub fn add(&mut self, operator: &JoinOperator, engine: Engine) {
+        let constraint = match operator {
+            JoinOperator::Join(c)
+            | JoinOperator::Inner(c)
+            | JoinOperator::Left(c)
+            | JoinOperator::LeftOuter(c)
+            | JoinOperator::Right(c)
+            | JoinOperator::RightOuter(c)
+            | JoinOperator::FullOuter(c) => c,
+            _ => return,
+        };
+        match constraint {
+            JoinConstraint::Using(names) | JoinConstraint::UsingAlias(names, _) => {
+                self.names.extend(names.iter().filter_map(|n| {
+                    n.0.last()
+                        .and_then(|p| p.as_ident())
+                        .map(|i| stored_name(i, engine))
+                }))
+            }
+            JoinConstraint::Natural => self.natural = true,
+            _ => {}
+        }
+    }
+
+    pub fn has(&self, name: &str, engine: Engine) -> bool {
+        self.natural || self.names.iter().any(|n| same_column(n, name, engine))
+    }
 }
 
 /// The name an unquoted or quoted identifier gets in the catalog: Postgres folds unquoted names

@@ -12,10 +12,9 @@ use sqlparser::ast::{
     TableAlias, TableFactor, TableWithJoins, WildcardAdditionalOptions,
 };
 
-use super::interface::Merged;
 use super::{grouping, interface, lineage, typing};
 use super::{
-    same_column, stored_name, ColumnRef, Interface, Issue, Lineage, OutColumn, Rel, Shape,
+    same_column, stored_name, ColumnRef, Interface, Issue, Lineage, Merged, OutColumn, Rel, Shape,
     Upstream, Use,
 };
 use crate::engine::Engine;

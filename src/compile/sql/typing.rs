@@ -6,8 +6,7 @@ use sqlparser::ast::{
     BinaryOperator, CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, Value,
 };
 
-use super::interface::Merged;
-use super::{grouping, same_column, stored_name, OutColumn, Rel};
+use super::{grouping, same_column, stored_name, Merged, OutColumn, Rel};
 use crate::engine::Engine;
 use crate::types::{self, DataType};
 
