@@ -8,7 +8,9 @@
 mod grouping;
 mod interface;
 pub mod lineage;
+pub mod names;
 pub mod parse;
+mod rules;
 pub mod shape;
 mod typing;
 

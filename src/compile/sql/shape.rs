@@ -12,7 +12,7 @@ use sqlparser::ast::{
     TableAlias, TableFactor, TableWithJoins, WildcardAdditionalOptions,
 };
 
-use super::{grouping, interface, lineage, typing};
+use super::{grouping, interface, lineage, names, typing};
 use super::{
     same_column, stored_name, ColumnRef, Interface, Issue, Lineage, Merged, OutColumn, Rel, Shape,
     Upstream, Use,
@@ -328,7 +328,7 @@ impl Env<'_> {
                     });
                 }
                 SelectItem::UnnamedExpr(expr) => {
-                    let name = implicit_name(expr, self.engine)?;
+                    let name = names::implicit_name(expr, self.engine)?;
                     let facts = scope.expr(expr);
                     columns.push(OutColumn {
                         name,
@@ -680,18 +680,6 @@ fn rename(shape: Shape, alias: &TableAlias, engine: Engine) -> Shape {
         column.name = stored_name(&new.name, engine);
     }
     Some(columns)
-}
-
-/// The name an unaliased expression gets: only plain column references are certain on both
-/// engines (Postgres and DuckDB name other expressions differently).
-fn implicit_name(expr: &Expr, engine: Engine) -> Option<String> {
-    match expr {
-        Expr::Identifier(ident) => Some(stored_name(ident, engine)),
-        Expr::CompoundIdentifier(parts) => parts.last().map(|i| stored_name(i, engine)),
-        // Postgres names `(a)` after `a`; DuckDB's naming of other expressions is its own.
-        Expr::Nested(inner) if engine == Engine::Postgres => implicit_name(inner, engine),
-        _ => None,
-    }
 }
 
 /// The aliases a SELECT gives its outputs (ORDER BY and GROUP BY may name them).

@@ -6,7 +6,7 @@ use sqlparser::ast::{
     BinaryOperator, CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, Value,
 };
 
-use super::{grouping, same_column, stored_name, Merged, OutColumn, Rel};
+use super::{grouping, rules, same_column, stored_name, Merged, OutColumn, Rel};
 use crate::engine::Engine;
 use crate::types::{self, DataType};
 
@@ -113,7 +113,7 @@ impl Scope<'_> {
                 &parts[parts.len() - 1],
             ),
             Expr::Nested(inner) => self.expr(inner),
-            Expr::Value(v) => literal(&v.value),
+            Expr::Value(v) => literal(&v.value, self.engine),
             Expr::Cast {
                 kind,
                 expr: inner,
@@ -138,6 +138,20 @@ impl Scope<'_> {
                 expr: inner,
             } => known(DataType::Boolean, self.expr(inner).nullable),
             Expr::Function(f) => self.function(f),
+            Expr::Case {
+                conditions,
+                else_result,
+                ..
+            } => {
+                let mut branches: Vec<&Expr> = conditions.iter().map(|c| &c.result).collect();
+                branches.extend(else_result.as_deref());
+                let facts = self.branches(&branches);
+                Facts {
+                    ty: facts.ty,
+                    // Without ELSE, a row no branch matches is NULL.
+                    nullable: facts.nullable.filter(|_| else_result.is_some()),
+                }
+            }
             _ => Facts::default(),
         }
     }
@@ -214,27 +228,83 @@ impl Scope<'_> {
             (Some(true), _) | (_, Some(true)) => Some(true),
             _ => None,
         };
+        // DuckDB sizes a literal in decimal arithmetic from its value: not modelled.
+        let literal = matches!(left, Expr::Value(_)) || matches!(right, Expr::Value(_));
+        let both = l.ty.as_ref().zip(r.ty.as_ref());
+        let arithmetic = |multiply: bool| {
+            both.and_then(|(a, b)| {
+                let exact_literal = self.engine == Engine::DuckDb
+                    && literal
+                    && !(rules::is_integer(a) && rules::is_integer(b));
+                match exact_literal {
+                    true => None,
+                    false => rules::arithmetic(a, b, multiply, self.engine),
+                }
+            })
+        };
         match op {
             Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or => known(DataType::Boolean, nullable),
-            Plus | Minus | Multiply => Facts {
-                ty: promote(l.ty.as_ref(), r.ty.as_ref()),
+            Plus | Minus => Facts {
+                ty: arithmetic(false),
                 nullable,
             },
-            Divide => {
-                let ty = promote(l.ty.as_ref(), r.ty.as_ref());
-                // DuckDB's `/` is floating-point division even between integers.
-                let ty = match (self.engine, &ty) {
-                    (Engine::DuckDb, Some(t)) if is_integer(t) => Some(DataType::Double),
-                    _ => ty,
-                };
-                Facts { ty, nullable: None }
-            }
+            Multiply => Facts {
+                ty: arithmetic(true),
+                nullable,
+            },
+            // DuckDB gives NULL for a division by zero; Postgres an error.
+            Divide => Facts {
+                ty: both.and_then(|(a, b)| rules::divide(a, b, self.engine)),
+                nullable: None,
+            },
+            Modulo => Facts {
+                ty: both.and_then(|(a, b)| rules::modulo(a, b)),
+                nullable: None,
+            },
             StringConcat => Facts {
                 ty: Some(text(self.engine)),
                 nullable,
             },
             _ => Facts::default(),
         }
+    }
+
+    /// What the branches of a CASE or the arguments of COALESCE resolve to: their common type,
+    /// where a string literal takes the string type of the others; non-null where all are.
+    fn branches(&self, exprs: &[&Expr]) -> Facts {
+        let is_string_literal = |e: &Expr| {
+            matches!(
+                e,
+                Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_))
+            )
+        };
+        let is_null = |e: &Expr| matches!(e, Expr::Value(v) if v.value == Value::Null);
+        let facts: Vec<Facts> = exprs.iter().map(|e| self.expr(e)).collect();
+        let typed: Vec<Option<DataType>> = exprs
+            .iter()
+            .zip(&facts)
+            .filter(|(e, _)| !is_null(e))
+            .map(|(_, f)| f.ty.clone())
+            .collect();
+        let others: Vec<Option<DataType>> = exprs
+            .iter()
+            .zip(&facts)
+            .filter(|(e, _)| !is_null(e) && !is_string_literal(e))
+            .map(|(_, f)| f.ty.clone())
+            .collect();
+        let ty = match rules::common(&others) {
+            Some(t) if t == text(self.engine) => Some(t),
+            Some(_) if others.len() < typed.len() => None,
+            Some(t) => Some(t),
+            // Only string literals (and NULLs): text.
+            None if others.is_empty() && !typed.is_empty() => Some(text(self.engine)),
+            None => None,
+        };
+        let nullable = facts
+            .iter()
+            .all(|f| f.nullable == Some(false))
+            .then_some(false);
+        Facts { ty, nullable }
     }
 
     fn function(&self, f: &sqlparser::ast::Function) -> Facts {
@@ -269,6 +339,11 @@ impl Scope<'_> {
             Some(FunctionArgExpr::Expr(e)) => rows.expr(e),
             _ => Facts::default(),
         };
+        let of = |rule: fn(&DataType, Engine) -> Option<DataType>| Facts {
+            ty: arg(0).ty.and_then(|t| rule(&t, self.engine)),
+            // An aggregate over no rows is NULL.
+            nullable: None,
+        };
         match (name.as_str(), args.len()) {
             ("count", 1) => known(DataType::BigInt, Some(false)),
             ("row_number" | "rank" | "dense_rank", 0) => known(DataType::BigInt, Some(false)),
@@ -280,10 +355,13 @@ impl Scope<'_> {
                 Some(false),
             ),
             ("current_date", 0) => known(DataType::Date, Some(false)),
-            ("min" | "max", 1) => Facts {
-                ty: arg(0).ty,
-                nullable: None,
-            },
+            ("sum", 1) => of(rules::sum),
+            (
+                "avg" | "stddev" | "stddev_samp" | "stddev_pop" | "variance" | "var_samp"
+                | "var_pop",
+                1,
+            ) => of(rules::mean),
+            ("min" | "max", 1) => of(rules::extreme),
             ("upper" | "lower" | "trim" | "ltrim" | "rtrim" | "initcap", 1) => Facts {
                 ty: Some(text(self.engine)),
                 nullable: arg(0).nullable,
@@ -293,16 +371,21 @@ impl Scope<'_> {
             }
             ("length" | "char_length", 1) => known(DataType::BigInt, arg(0).nullable),
             ("coalesce", n) if n > 0 => {
-                let facts: Vec<Facts> = (0..n).map(arg).collect();
-                let ty = facts[0]
-                    .ty
-                    .clone()
-                    .filter(|t| facts.iter().all(|f| f.ty.as_ref() == Some(t)));
-                let nullable = facts
+                let exprs: Vec<&Expr> = args
                     .iter()
-                    .any(|f| f.nullable == Some(false))
-                    .then_some(false);
-                Facts { ty, nullable }
+                    .filter_map(|a| match a {
+                        FunctionArgExpr::Expr(e) => Some(e),
+                        _ => None,
+                    })
+                    .collect();
+                let facts = rows.branches(&exprs);
+                Facts {
+                    ty: facts.ty.filter(|_| exprs.len() == n),
+                    // Non-null when any argument is.
+                    nullable: (0..n)
+                        .any(|i| arg(i).nullable == Some(false))
+                        .then_some(false),
+                }
             }
             ("date_trunc", 2) if self.engine == Engine::Postgres => match arg(1).ty {
                 Some(t @ DataType::Timestamp { .. }) => Facts {
@@ -333,7 +416,7 @@ fn text(engine: Engine) -> DataType {
     }
 }
 
-fn literal(value: &Value) -> Facts {
+fn literal(value: &Value, engine: Engine) -> Facts {
     match value {
         Value::Number(n, _) if !n.contains(['.', 'e', 'E']) => match n.parse::<i64>() {
             Ok(v) if i32::try_from(v).is_ok() => known(DataType::Integer, Some(false)),
@@ -343,6 +426,11 @@ fn literal(value: &Value) -> Facts {
                 nullable: Some(false),
             },
         },
+        // DuckDB sizes a decimal literal from its digits; Postgres's is a plain NUMERIC.
+        Value::Number(n, _) if engine == Engine::Postgres && !n.contains(['e', 'E']) => {
+            known(DataType::Numeric(None), Some(false))
+        }
+        Value::SingleQuotedString(_) => known(text(engine), Some(false)),
         Value::Boolean(_) => known(DataType::Boolean, Some(false)),
         Value::Null => Facts {
             ty: None,
@@ -353,21 +441,4 @@ fn literal(value: &Value) -> Facts {
             nullable: Some(false),
         },
     }
-}
-
-fn is_integer(t: &DataType) -> bool {
-    matches!(t, DataType::SmallInt | DataType::Integer | DataType::BigInt)
-}
-
-/// Arithmetic on two integer types yields the wider one; anything else is not modelled.
-fn promote(l: Option<&DataType>, r: Option<&DataType>) -> Option<DataType> {
-    let rank = |t: &DataType| match t {
-        DataType::SmallInt => Some(1),
-        DataType::Integer => Some(2),
-        DataType::BigInt => Some(3),
-        _ => None,
-    };
-    let (l, r) = (l?, r?);
-    let (a, b) = (rank(l)?, rank(r)?);
-    Some(if a >= b { l.clone() } else { r.clone() })
 }

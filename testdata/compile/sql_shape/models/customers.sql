@@ -1,1 +1,1 @@
-SELECT id, upper(name) FROM raw.customers
+SELECT id, extract(year FROM created_at) FROM raw.customers
