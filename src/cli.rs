@@ -72,6 +72,34 @@ pub enum Command {
     /// Exit status: 0 when the lineage is shown, 2 when the project does not compile, the model
     /// does not exist, or its output cannot be inferred.
     Lineage(LineageArgs),
+
+    /// Write the snapshot of the project's public models that other projects import.
+    ///
+    /// A model is published when its sidecar (or a `path_defaults` entry) says
+    /// `access = "public"`, or with --all. Each column's type comes from its declaration, else
+    /// from what the model's SQL proves. Offline. Exit status: 0 when written (or, with
+    /// --check, up to date), 1 when --check finds the file out of date, 2 when nothing can be
+    /// published (no public model, a column without a type, a project that does not compile).
+    Publish(PublishArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// Write the snapshot to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE", conflicts_with = "check")]
+    pub out: Option<PathBuf>,
+
+    /// The target whose namespace names the published relations. Default: `default_target`.
+    #[arg(long, value_name = "NAME")]
+    pub target: Option<String>,
+
+    /// Publish every model, whatever its `access`.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Write nothing: exit 1 when FILE differs from what publish would write.
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

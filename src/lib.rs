@@ -19,6 +19,7 @@ pub mod engine;
 pub mod error;
 pub mod exit;
 pub mod ident;
+pub mod imports;
 pub mod interrupt;
 pub mod logging;
 pub mod memory;

@@ -7,6 +7,7 @@ pub mod compile;
 pub mod contract_diff;
 pub mod contract_generate;
 pub mod lineage;
+pub mod publish;
 
 use std::path::PathBuf;
 
@@ -31,6 +32,7 @@ pub fn run(cli: &Cli) -> ExitStatus {
             contract_generate::run(&cli.global, args)
         }
         Command::Lineage(args) => lineage::run(&cli.global, args),
+        Command::Publish(args) => publish::run(&cli.global, args),
     };
     match result {
         Ok(status) => status,

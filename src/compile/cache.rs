@@ -58,6 +58,11 @@ pub fn key(project: &Project, options: Options) -> String {
     for d in &digests {
         h.update(d);
     }
+    // Vendored snapshots are read too, outside the project's source files.
+    for import in &project.imports {
+        h.update(import.decl.name.as_bytes());
+        h.update(import.fingerprint.as_bytes());
+    }
     h.finalize()
         .iter()
         .map(|b| format!("{b:02x}"))

@@ -10,6 +10,7 @@ use super::sql::shape::infer;
 use super::sql::{same_column, Interface, Issue, OutColumn, Shape, Upstream, Use};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;
+use crate::imports::snapshot::PublishedColumn;
 use crate::project::{Column, Model, Policy, Project, SourceTable};
 use crate::source::{Loc, Spanned};
 use crate::types::DataType;
@@ -21,6 +22,23 @@ pub struct Known<'a> {
     by_folded: HashMap<String, &'a Model>,
     sources: HashMap<String, &'a SourceTable>,
     tables: HashMap<(String, String), &'a SourceTable>,
+    imported: Vec<Imported>,
+    /// The imports some analysed model names (models are analysed in parallel).
+    pub used_imports: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+/// A model another project publishes, as the consumer reads it: the accepted baseline's columns
+/// in order, then those the current snapshot adds, each with what the snapshot says of it
+/// (what the baseline said, for a column the snapshot dropped).
+pub struct Imported {
+    /// `import.model`.
+    pub label: String,
+    pub import: String,
+    pub model: String,
+    pub database: Option<String>,
+    pub schema: String,
+    pub name: String,
+    pub columns: Vec<OutColumn>,
 }
 
 impl<'a> Known<'a> {
@@ -39,6 +57,8 @@ impl<'a> Known<'a> {
             }
         }
         Known {
+            imported: imported(project),
+            used_imports: Default::default(),
             project,
             shapes: HashMap::new(),
             by_name: project
@@ -65,6 +85,27 @@ impl<'a> Known<'a> {
                 Some(_) => None,
             })
             .copied()
+    }
+
+    /// The imported model a reference names by its published relation (`schema.name` or
+    /// `database.schema.name`), compared as the engine compares identifiers.
+    pub fn imported(&self, parts: &[Ident]) -> Option<&Imported> {
+        let engine = self.project.engine();
+        let same = |ident: &Ident, stored: &str| match (engine, ident.quote_style) {
+            (Engine::DuckDb, _) => ident.value.eq_ignore_ascii_case(stored),
+            (Engine::Postgres, None) => ident.value.to_lowercase() == stored,
+            (Engine::Postgres, Some(_)) => ident.value == stored,
+        };
+        let (database, schema, name) = match parts {
+            [schema, name] => (None, schema, name),
+            [database, schema, name] => (Some(database), schema, name),
+            _ => return None,
+        };
+        self.imported.iter().find(|i| {
+            same(name, &i.name)
+                && same(schema, &i.schema)
+                && database.is_none_or(|d| i.database.as_deref().is_some_and(|db| same(d, db)))
+        })
     }
 
     fn source(&self, parts: &[Ident]) -> Option<&'a SourceTable> {
@@ -109,7 +150,10 @@ impl Upstream for Known<'_> {
                 self.shapes.contains_key(model.name.as_str())
                     || self.project.policy(model) == Policy::Enforced
             }
-            None => self.source(parts).is_some_and(|s| s.complete),
+            None => {
+                self.source(parts).is_some_and(|s| s.complete)
+                    || (self.source(parts).is_none() && self.imported(parts).is_some())
+            }
         };
         complete.then(|| self.facts(parts))
     }
@@ -119,9 +163,13 @@ impl Upstream for Known<'_> {
             return (self.project.policy(model) == Policy::Enforced)
                 .then(|| Interface::Model(model.name.clone()));
         }
-        self.source(parts)
-            .filter(|s| s.complete)
-            .map(|s| Interface::Source(s.name.value.clone()))
+        if let Some(source) = self.source(parts) {
+            return source
+                .complete
+                .then(|| Interface::Source(source.name.value.clone()));
+        }
+        self.imported(parts)
+            .map(|i| Interface::Import(i.label.clone()))
     }
 
     fn origin(&self, parts: &[Ident]) -> (&'static str, String) {
@@ -130,6 +178,9 @@ impl Upstream for Known<'_> {
         }
         if let Some(source) = self.source(parts) {
             return ("source", source.name.value.clone());
+        }
+        if let Some(imported) = self.imported(parts) {
+            return ("import", imported.label.clone());
         }
         (
             "external",
@@ -166,11 +217,74 @@ impl Upstream for Known<'_> {
                 })
                 .collect();
         }
-        match self.source(parts) {
-            Some(source) => self.declared(&source.columns.iter().collect::<Vec<_>>(), true),
-            None => Vec::new(),
+        match (self.source(parts), self.imported(parts)) {
+            (Some(source), _) => self.declared(&source.columns.iter().collect::<Vec<_>>(), true),
+            (None, Some(imported)) => imported.columns.clone(),
+            (None, None) => Vec::new(),
         }
     }
+}
+
+/// Every model of every import that could be read, as the consumer sees it.
+fn imported(project: &Project) -> Vec<Imported> {
+    let engine = project.engine();
+    let mut out = Vec::new();
+    for import in &project.imports {
+        // With one of the two files unusable (reported), the other stands for both: the reads
+        // still resolve, and no change is reported from half the picture.
+        let (snapshot, baseline) = match (&import.snapshot, &import.baseline) {
+            (Some(s), Some(b)) => (s, b),
+            (Some(one), None) | (None, Some(one)) => (one, one),
+            (None, None) => continue,
+        };
+        let mut names: Vec<&str> = baseline.models.iter().map(|m| m.name.as_str()).collect();
+        names.extend(
+            snapshot
+                .models
+                .iter()
+                .map(|m| m.name.as_str())
+                .filter(|n| baseline.model(n).is_none()),
+        );
+        for name in names {
+            let (before, now) = (baseline.model(name), snapshot.model(name));
+            let Some(model) = now.or(before) else {
+                continue;
+            };
+            let mut columns: Vec<&PublishedColumn> = before.map_or_else(Vec::new, |b| {
+                b.columns
+                    .iter()
+                    .map(|c| {
+                        now.and_then(|n| n.columns.iter().find(|x| x.name == c.name))
+                            .unwrap_or(c)
+                    })
+                    .collect()
+            });
+            for c in now.map_or(&[][..], |n| n.columns.as_slice()) {
+                if !columns.iter().any(|x| x.name == c.name) {
+                    columns.push(c);
+                }
+            }
+            out.push(Imported {
+                label: format!("{}.{name}", import.decl.name),
+                import: import.decl.name.clone(),
+                model: name.to_string(),
+                database: model.relation.database.clone(),
+                schema: model.relation.schema.clone(),
+                name: model.relation.name.clone(),
+                columns: columns
+                    .iter()
+                    .map(|c| OutColumn {
+                        ty: crate::types::parse(&c.canonical_type, engine)
+                            .ok()
+                            .filter(|t| t.named_types().is_empty()),
+                        nullable: (!c.nullable).then_some(false),
+                        ..OutColumn::named(c.name.clone())
+                    })
+                    .collect(),
+            });
+        }
+    }
+    out
 }
 
 /// Models in an order where every model comes after the models it reads (cycles left out).
@@ -195,7 +309,7 @@ fn dependency_order(project: &Project, graph: &Graph) -> Vec<usize> {
     order
 }
 
-fn analysis_enabled(project: &Project, model: &Model) -> bool {
+pub fn analysis_enabled(project: &Project, model: &Model) -> bool {
     model
         .props
         .sql_analysis
@@ -226,8 +340,23 @@ pub fn analyze_one(
     if !analysis_enabled(project, model) {
         return None;
     }
-    let (shape, issues, uses) = infer(statement, project.engine(), known, lineage);
+    // The imports check reads each model's lineage: what it reads of them.
+    let imports = !project.imports.is_empty();
+    let (shape, issues, mut uses) = infer(statement, project.engine(), known, lineage || imports);
     report_issues(project, model, &issues, diags);
+    if imports {
+        super::imports::check(
+            project,
+            known,
+            model,
+            statement,
+            (shape.as_deref(), &uses),
+            diags,
+        );
+        if !lineage {
+            uses = Vec::new();
+        }
+    }
     let policy = project.policy(model);
     if matches!(policy, Policy::Enforced | Policy::Implicit) {
         match &shape {
@@ -460,6 +589,7 @@ fn bound_by(interfaces: &[Interface]) -> String {
     let one = |i: &Interface| match i {
         Interface::Model(name) => format!("the enforced contract of `{name}`"),
         Interface::Source(name) => format!("the complete declaration of source `{name}`"),
+        Interface::Import(name) => format!("the published snapshot of `{name}`"),
     };
     match interfaces {
         [single] => one(single),

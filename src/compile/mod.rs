@@ -5,6 +5,7 @@
 pub mod cache;
 pub mod contract_shape;
 pub mod deps;
+mod imports;
 pub mod sql;
 
 use crate::diagnostics::{self, did_you_mean, Code, Diagnostic};
@@ -177,12 +178,52 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
             )
         });
     }
+    if options.sql_analysis {
+        check_unused_imports(project, &known, &mut diags);
+    }
     diagnostics::sort(&mut diags, &project.sources);
     tracing::debug!(diagnostics = diags.len(), "compiled");
     Compiled {
         diagnostics: diags,
         graph,
         models,
+    }
+}
+
+/// An import that no model reads is a warning: it checks nothing. (A model without SQL
+/// analysis counts as reading it when its SQL names one of its relations.)
+fn check_unused_imports(
+    project: &Project,
+    known: &contract_shape::Known<'_>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let used = known
+        .used_imports
+        .lock()
+        .map(|u| u.clone())
+        .unwrap_or_default();
+    for import in &project.imports {
+        let Some(snapshot) = import.snapshot.as_ref().or(import.baseline.as_ref()) else {
+            continue;
+        };
+        let named_unanalysed = project.models.iter().any(|m| {
+            let text = project.sources.get(m.sql_file).text.to_lowercase();
+            !contract_shape::analysis_enabled(project, m)
+                && snapshot
+                    .models
+                    .iter()
+                    .any(|p| text.contains(&p.relation.name.to_lowercase()))
+        });
+        if !used.contains(&import.decl.name) && !named_unanalysed {
+            diags.push(
+                Diagnostic::warning(
+                    Code::ImportUnused,
+                    format!("no model reads import `{}`", import.decl.name),
+                )
+                .at(import.decl.loc.clone(), "imported here")
+                .hint("read its models by their published relations (`schema.name`), or remove the import"),
+            );
+        }
     }
 }
 

@@ -4,14 +4,22 @@
 use toml_edit::TableLike;
 
 use super::reader::Reader;
-use super::{Audit, Column, ColumnDocs, Contract, ModelProps};
+use super::{Access, Audit, Column, ColumnDocs, Contract, ModelProps};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::Spanned;
 
 pub(super) const MATERIALIZATIONS: &[&str] =
     &["view", "table", "incremental", "snapshot", "custom"];
-pub(super) const COLUMN_KEYS: &[&str] =
-    &["type", "nullable", "description", "audits", "tags", "meta"];
+pub(super) const COLUMN_KEYS: &[&str] = &[
+    "type",
+    "nullable",
+    "description",
+    "audits",
+    "tags",
+    "meta",
+    "deprecated",
+    "deprecation_date",
+];
 
 /// Reads the model-level keys present in `t` (the caller checks which keys are allowed).
 pub(super) fn read_model_props(r: &mut Reader<'_>, t: &dyn TableLike) -> ModelProps {
@@ -44,6 +52,16 @@ pub(super) fn read_model_props(r: &mut Reader<'_>, t: &dyn TableLike) -> ModelPr
         ),
         promotion: r.choice(t, "promotion", &["staged", "immediate"]),
         sql_analysis: r.boolean(t, "sql_analysis"),
+        access: r
+            .choice(t, "access", &["public", "protected", "private"])
+            .map(|a| {
+                let value = match a.value.as_str() {
+                    "public" => Access::Public,
+                    "private" => Access::Private,
+                    _ => Access::Protected,
+                };
+                Spanned::new(value, a.loc)
+            }),
     }
 }
 
@@ -91,8 +109,14 @@ fn read_column(r: &mut Reader<'_>, t: &dyn TableLike, name: Spanned<String>) -> 
             .strings(t, "tags", false)
             .map(|s| s.value)
             .unwrap_or_default(),
+        deprecated: r.string(t, "deprecated"),
+        deprecation_date: r.date(t, "deprecation_date"),
     };
-    let has_docs = docs.description.is_some() || !docs.audits.is_empty() || !docs.tags.is_empty();
+    let has_docs = docs.description.is_some()
+        || !docs.audits.is_empty()
+        || !docs.tags.is_empty()
+        || docs.deprecated.is_some()
+        || docs.deprecation_date.is_some();
     Column {
         file: r.file,
         type_text: r.string(t, "type"),

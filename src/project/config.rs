@@ -40,6 +40,21 @@ pub struct Target {
     pub schema: Option<Spanned<String>>,
 }
 
+/// `[imports.NAME]`: another project's published snapshot, vendored under `path`.
+#[derive(Debug, Clone)]
+pub struct ImportDecl {
+    pub name: String,
+    pub loc: Loc,
+    /// The directory holding the vendored files, relative to the project root.
+    pub path: Spanned<String>,
+    /// The producer's current snapshot (default `current.json`).
+    pub snapshot: Spanned<String>,
+    /// The reviewed and accepted before-image (default `baseline.json`).
+    pub baseline: Spanned<String>,
+    /// `*`, or the content hash the snapshot must have.
+    pub pin: Option<Spanned<String>>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     pub column_contract_mode: ContractMode,
@@ -56,6 +71,7 @@ pub struct Config {
     pub targets: BTreeMap<String, Target>,
     pub settings: Settings,
     pub path_defaults: Vec<(Spanned<String>, ModelProps)>,
+    pub imports: Vec<ImportDecl>,
     /// `sqb.toml` or `sqb.local.toml` is not valid TOML (reported): nothing else is read.
     pub unparsed: bool,
 }
@@ -73,6 +89,7 @@ pub(super) struct RawConfig {
     mode: Option<Spanned<String>>,
     sql_analysis: Option<Spanned<bool>>,
     path_defaults: Vec<(Spanned<String>, ModelProps)>,
+    imports: Vec<ImportDecl>,
     /// The file (or `sqb.local.toml`) is not valid TOML: no rule reads its content.
     unparsed: bool,
 }
@@ -93,7 +110,9 @@ const TOP_KEYS: &[&str] = &[
     "targets",
     "settings",
     "path_defaults",
+    "imports",
 ];
+const IMPORT_KEYS: &[&str] = &["path", "snapshot", "baseline", "pin"];
 const CONNECTION_KEYS: &[&str] = &["engine", "path", "url"];
 const TARGET_KEYS: &[&str] = &["database", "schema"];
 const SETTINGS_KEYS: &[&str] = &["column_contract_mode", "sql_analysis"];
@@ -104,6 +123,7 @@ pub(super) const PATH_DEFAULT_KEYS: &[&str] = &[
     "promotion",
     "snapshot_schema_change",
     "sql_analysis",
+    "access",
 ];
 
 pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
@@ -151,7 +171,44 @@ pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
             raw.path_defaults.push((key, props));
         }
     }
+    if let Some(imports) = r.table(root, "imports") {
+        for (name, _) in imports.iter() {
+            if let Some(decl) = read_import(r, imports, name) {
+                raw.imports.push(decl);
+            }
+        }
+    }
     raw
+}
+
+fn read_import(r: &mut Reader<'_>, imports: &dyn TableLike, name: &str) -> Option<ImportDecl> {
+    let t = r.table(imports, name)?;
+    let context = format!("import `{name}`");
+    r.check_keys(t, IMPORT_KEYS, &context);
+    let loc = r.key_loc(imports, name);
+    let file = |r: &mut Reader<'_>, key: &str, default: &str| {
+        r.string(t, key)
+            .unwrap_or_else(|| Spanned::new(default.to_string(), loc.clone()))
+    };
+    let Some(path) = r.string(t, "path") else {
+        if !t.contains_key("path") {
+            r.missing(
+                loc.clone(),
+                "path",
+                &context,
+                "name the directory holding the vendored snapshot: `path = \"vendor/orders\"`",
+            );
+        }
+        return None;
+    };
+    Some(ImportDecl {
+        name: name.to_string(),
+        snapshot: file(r, "snapshot", "current.json"),
+        baseline: file(r, "baseline", "baseline.json"),
+        pin: r.string(t, "pin"),
+        path,
+        loc,
+    })
 }
 
 /// Overrides `base` with what `local` sets, field by field.
@@ -178,7 +235,13 @@ pub(super) fn merge(base: RawConfig, local: RawConfig) -> RawConfig {
             None => path_defaults.push((path, props)),
         }
     }
+    let mut imports = base.imports;
+    for decl in local.imports {
+        imports.retain(|d| d.name != decl.name);
+        imports.push(decl);
+    }
     RawConfig {
+        imports,
         name: local.name.or(base.name),
         default_target: local.default_target.or(base.default_target),
         connection_loc: base.connection_loc.or(local.connection_loc),
@@ -263,6 +326,7 @@ fn config(file: FileId, raw: RawConfig, engine: Engine) -> Config {
             sql_analysis: raw.sql_analysis,
         },
         path_defaults: raw.path_defaults,
+        imports: raw.imports,
     }
 }
 

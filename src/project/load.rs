@@ -40,6 +40,7 @@ const SIDECAR_KEYS: &[&str] = &[
     "snapshot_schema_change",
     "promotion",
     "sql_analysis",
+    "access",
     "meta",
     "columns",
 ];
@@ -131,6 +132,7 @@ impl Project {
                 schemas: Default::default(),
                 enums: Default::default(),
                 source_tables: Default::default(),
+                imports: Vec::new(),
                 diagnostics: loader.diags,
             });
         }
@@ -140,6 +142,7 @@ impl Project {
         let source_tables = load_sources(&mut loader);
         check_path_defaults(&mut loader, &config.path_defaults);
         let models = load_models(&mut loader, &config.path_defaults);
+        let imports = load_imports(&mut loader, &config.imports);
         tracing::debug!(
             models = models.len(),
             files = loader.sources.len(),
@@ -153,6 +156,7 @@ impl Project {
             schemas,
             enums,
             source_tables,
+            imports,
             diagnostics: loader.diags,
         };
         tracing::debug_span!("declared types resolved")
@@ -721,3 +725,82 @@ const BUILTIN_NAMES: &[&str] = &[
     "UNION",
     "ENUM",
 ];
+
+/// Reads each import's snapshot and baseline. A file that is missing, unreadable, not a
+/// snapshot, edited, or too new is an error at the import's key (never a silent skip), as is a
+/// snapshot that does not match a concrete `pin`.
+fn load_imports(loader: &mut Loader, decls: &[super::ImportDecl]) -> Vec<super::Import> {
+    decls
+        .iter()
+        .map(|decl| {
+            let dir = loader.root.join(&decl.path.value);
+            let mut fingerprint = String::new();
+            let mut read = |file: &Spanned<String>, role: &str| {
+                let path = dir.join(&file.value);
+                let shown = super::rel_path(&loader.root, &path);
+                fingerprint.push_str(&match std::fs::read(&path) {
+                    Ok(bytes) => format!("{}:{};", bytes.len(), crate::imports::snapshot::digest(&bytes)),
+                    Err(e) => format!("{e};"),
+                });
+                let failed = |code, message: String, hint: &str| {
+                    Diagnostic::error(code, message)
+                        .at(file.loc.clone(), format!("the {role} of import `{}`", decl.name))
+                        .hint(hint.to_string())
+                };
+                let bytes = match std::fs::read(&path) {
+                    Ok(bytes) => bytes,
+                    Err(e) => {
+                        loader.diags.push(failed(
+                            Code::ImportUnreadable,
+                            format!("cannot read {shown}, the {role} of import `{}`: {e}", decl.name),
+                            "vendor the producer's `sqb publish` output there",
+                        ));
+                        return None;
+                    }
+                };
+                match crate::imports::snapshot::parse(&bytes) {
+                    Ok(snapshot) => Some(snapshot),
+                    Err(crate::imports::snapshot::SnapshotError::TooNew { needed }) => {
+                        loader.diags.push(failed(
+                            Code::ImportTooNew,
+                            format!("{shown}, the {role} of import `{}`, needs snapshot reader version {needed}", decl.name),
+                            "upgrade sqb to read it",
+                        ));
+                        None
+                    }
+                    Err(e) => {
+                        loader.diags.push(failed(
+                            Code::ImportUnreadable,
+                            format!("{shown}, the {role} of import `{}`, is unusable: {e}", decl.name),
+                            "vendor the producer's `sqb publish` output again, unedited",
+                        ));
+                        None
+                    }
+                }
+            };
+            let snapshot = read(&decl.snapshot, "snapshot");
+            let baseline = read(&decl.baseline, "baseline");
+            if let (Some(pin), Some(snapshot)) = (&decl.pin, &snapshot) {
+                if pin.value != "*" && pin.value != snapshot.content_hash {
+                    loader.diags.push(
+                        Diagnostic::error(
+                            Code::ImportPinMismatch,
+                            format!(
+                                "the snapshot of import `{}` is {}, not the pinned {}",
+                                decl.name, snapshot.content_hash, pin.value
+                            ),
+                        )
+                        .at(pin.loc.clone(), "pinned here")
+                        .hint("review the change (`sqb compile` lists what it breaks), then update the pin"),
+                    );
+                }
+            }
+            super::Import {
+                decl: decl.clone(),
+                snapshot,
+                baseline,
+                fingerprint,
+            }
+        })
+        .collect()
+}

@@ -11,7 +11,7 @@ mod load;
 mod reader;
 mod resource;
 
-pub use config::{Config, Connection, ContractMode, Settings, Target};
+pub use config::{Config, Connection, ContractMode, ImportDecl, Settings, Target};
 pub use discover::{find_root, model_stems, rel_path, LOCAL_FILE, PROJECT_FILE};
 pub use load::LoadError;
 pub use resource::{all_resources, Home, Resource};
@@ -34,7 +34,18 @@ pub struct Project {
     pub schemas: BTreeMap<String, ColumnSet>,
     pub enums: BTreeMap<String, EnumDef>,
     pub source_tables: Vec<SourceTable>,
+    pub imports: Vec<Import>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// An import and its vendored files, where they could be read (reported otherwise).
+#[derive(Debug)]
+pub struct Import {
+    pub decl: ImportDecl,
+    pub snapshot: Option<crate::imports::snapshot::Snapshot>,
+    pub baseline: Option<crate::imports::snapshot::Snapshot>,
+    /// What was read (each file's bytes, or why it could not be), for the compile cache's key.
+    pub fingerprint: String,
 }
 
 impl Project {
@@ -154,6 +165,16 @@ pub struct ModelProps {
     pub snapshot_schema_change: Option<Spanned<String>>,
     pub promotion: Option<Spanned<String>>,
     pub sql_analysis: Option<Spanned<bool>>,
+    pub access: Option<Spanned<Access>>,
+}
+
+/// Who may read a model from another project: `public` models are published by `sqb publish`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Access {
+    Public,
+    #[default]
+    Protected,
+    Private,
 }
 
 impl ModelProps {
@@ -177,7 +198,8 @@ impl ModelProps {
             check_columns,
             snapshot_schema_change,
             promotion,
-            sql_analysis
+            sql_analysis,
+            access
         )
     }
 
@@ -217,6 +239,10 @@ pub struct ColumnDocs {
     pub description: Option<Spanned<String>>,
     pub audits: Vec<Audit>,
     pub tags: Vec<Spanned<String>>,
+    /// `deprecated = "reason"`: readers should stop relying on the column.
+    pub deprecated: Option<Spanned<String>>,
+    /// `deprecation_date`, a `YYYY-MM-DD` date.
+    pub deprecation_date: Option<Spanned<String>>,
 }
 
 impl Column {

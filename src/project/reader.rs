@@ -122,6 +122,33 @@ impl<'d> Reader<'d> {
         }
     }
 
+    /// A calendar date, `YYYY-MM-DD`: a TOML date or a string.
+    pub fn date(&mut self, table: &dyn TableLike, key: &str) -> Option<Spanned<String>> {
+        let item = table.get(key)?;
+        let text = match (item.as_str(), item.as_datetime()) {
+            (Some(s), _) => s.to_string(),
+            (None, Some(d)) if d.time.is_none() && d.offset.is_none() => d.to_string(),
+            _ => {
+                let hint = Some(format!("write `{key} = 2027-01-31`"));
+                self.wrong_type(table, key, "a date", hint);
+                return None;
+            }
+        };
+        let loc = self.value_loc(table, key);
+        if !is_date(&text) {
+            self.diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("invalid date \"{text}\" for `{key}`"),
+                )
+                .at(loc, "expected YYYY-MM-DD")
+                .hint(format!("write `{key} = 2027-01-31`")),
+            );
+            return None;
+        }
+        Some(Spanned::new(text, loc))
+    }
+
     /// A string that must be one of `choices`.
     pub fn choice(
         &mut self,
@@ -230,4 +257,26 @@ pub fn item_span(item: &Item) -> Option<Range<usize>> {
         Item::Table(t) => t.span(),
         _ => item.span(),
     }
+}
+
+/// Whether `text` is a `YYYY-MM-DD` date with a month and a day that exist.
+fn is_date(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('-').collect();
+    let [y, m, d] = parts.as_slice() else {
+        return false;
+    };
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    if !(digits(y, 4) && digits(m, 2) && digits(d, 2)) {
+        return false;
+    }
+    let (y, m, d): (u32, u32, u32) = (y.parse().unwrap(), m.parse().unwrap(), d.parse().unwrap());
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
 }

@@ -59,7 +59,7 @@ pub trait Upstream {
     /// The authoritative interface the reference is bound by, if any (a model's enforced
     /// contract, a source declared complete): its undeclared columns cannot be referenced.
     fn interface(&self, parts: &[Ident]) -> Option<Interface>;
-    /// What a reference is: ("model" | "source" | "external", its name).
+    /// What a reference is: ("model" | "source" | "import" | "external", its name).
     fn origin(&self, parts: &[Ident]) -> (&'static str, String);
 }
 
@@ -101,6 +101,8 @@ pub enum Interface {
     Model(String),
     /// A source whose declaration is marked `complete = true`.
     Source(String),
+    /// A model another project publishes, `import.model`: its current snapshot's columns.
+    Import(String),
 }
 
 /// The columns that `USING (..)` and `NATURAL` joins merge into one: an unqualified reference

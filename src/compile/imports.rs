@@ -1,0 +1,369 @@
+//! The consumer's side of cross-team contracts: for each model that reads an imported model,
+//! what the producer changed between the accepted baseline and the current snapshot in the
+//! columns this model reads (its lineage and its uses, through CTEs, subqueries, aliases and
+//! `USING`), each reported at the SQL that reads it (docs/imports.md). A change to a column no
+//! model reads reports nothing. A model whose output cannot be inferred reads, for this check,
+//! every column of the imports it names: the check fails closed.
+
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    visit_expressions, visit_relations, Expr, Ident, SelectItem, Statement, Visit, Visitor,
+};
+use sqlparser::tokenizer::Span;
+
+use super::contract_shape::{Imported, Known};
+use super::sql::{same_column, OutColumn, Use};
+use crate::diagnostics::{Code, Diagnostic};
+use crate::imports::changes::{self, Change};
+use crate::imports::snapshot::{PublishedColumn, PublishedModel};
+use crate::project::{Import, Model, Project};
+use crate::source::Loc;
+
+/// Checks what `model` reads of its imports against what changed in them.
+pub fn check(
+    project: &Project,
+    known: &Known<'_>,
+    model: &Model,
+    statement: &Statement,
+    (shape, uses): (Option<&[OutColumn]>, &[Use]),
+    diags: &mut Vec<Diagnostic>,
+) {
+    let referenced = referenced(known, statement);
+    if referenced.is_empty() {
+        return;
+    }
+    if let Ok(mut used) = known.used_imports.lock() {
+        used.extend(referenced.iter().map(|(i, _)| i.import.clone()));
+    }
+    let reads = reads(&referenced, shape, uses);
+    let places = Places::of(statement);
+    let starred = has_star(statement);
+    let at = |span: Span| loc(project, model, span);
+    for (imported, span) in &referenced {
+        let Some(import) = project
+            .imports
+            .iter()
+            .find(|i| i.decl.name == imported.import)
+        else {
+            continue;
+        };
+        let (Some(baseline), Some(snapshot)) = (&import.baseline, &import.snapshot) else {
+            continue;
+        };
+        let before = baseline.model(&imported.model);
+        let now = snapshot.model(&imported.model);
+        let ctx = Context {
+            project,
+            model,
+            import,
+            imported,
+        };
+        if before.is_some() && now.is_none() {
+            diags.push(ctx.removed(at(*span)));
+            continue;
+        }
+        for column in &imported.columns {
+            if !reads.contains(&(imported.label.clone(), column.name.clone())) {
+                continue;
+            }
+            let read_at = at(places.first(&column.name, project).unwrap_or(*span));
+            let was = before.and_then(|m| find(m, &column.name));
+            let is = now.and_then(|m| find(m, &column.name));
+            if let Some(was) = was {
+                for change in changes::column(was, is, project.engine()) {
+                    let relied = relied_on(project, model, imported, &column.name, shape, uses);
+                    if let Some(diag) = ctx.change(&column.name, &change, relied, read_at.clone()) {
+                        diags.push(diag);
+                    }
+                }
+            } else if starred && before.is_some() {
+                diags.push(ctx.added(&column.name, at(*span)));
+            }
+            if let Some(reason) = is.and_then(|c| c.deprecated.clone()) {
+                diags.push(ctx.deprecated(
+                    &column.name,
+                    &reason,
+                    is.and_then(|c| c.deprecation_date.as_deref()),
+                    read_at,
+                ));
+            }
+        }
+    }
+}
+
+fn find<'a>(model: &'a PublishedModel, column: &str) -> Option<&'a PublishedColumn> {
+    model.columns.iter().find(|c| c.name == column)
+}
+
+fn loc(project: &Project, model: &Model, span: Span) -> Loc {
+    if span.start.line == 0 {
+        return Loc::file_start(model.sql_file);
+    }
+    let file = project.sources.get(model.sql_file);
+    let start = file.offset_of(span.start.line as usize, span.start.column as usize);
+    let end = match span.end.line {
+        0 => start,
+        _ => file.offset_of(span.end.line as usize, span.end.column as usize),
+    };
+    Loc::new(model.sql_file, start..end.max(start))
+}
+
+/// The imported models a statement names, each with where it first names it.
+fn referenced<'k>(known: &'k Known<'_>, statement: &Statement) -> Vec<(&'k Imported, Span)> {
+    let mut out: Vec<(&Imported, Span)> = Vec::new();
+    let _ = visit_relations(statement, |name| {
+        let parts: Vec<Ident> = name
+            .0
+            .iter()
+            .filter_map(|p| p.as_ident().cloned())
+            .collect();
+        if let Some(imported) = known.imported(&parts) {
+            if !out.iter().any(|(i, _)| std::ptr::eq(*i, imported)) {
+                let span = parts
+                    .first()
+                    .map_or(Span::empty(), |p| p.span)
+                    .union(&parts.last().map_or(Span::empty(), |p| p.span));
+                out.push((imported, span));
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    out
+}
+
+/// The `(import.model, column)` pairs a model reads: its output columns' lineage and its uses,
+/// or, when its output cannot be inferred, every column of what it names.
+fn reads(
+    referenced: &[(&Imported, Span)],
+    shape: Option<&[OutColumn]>,
+    uses: &[Use],
+) -> BTreeSet<(String, String)> {
+    let Some(shape) = shape else {
+        return referenced
+            .iter()
+            .flat_map(|(i, _)| i.columns.iter().map(|c| (i.label.clone(), c.name.clone())))
+            .collect();
+    };
+    let mut out = BTreeSet::new();
+    let imported = |resource: &str| referenced.iter().any(|(i, _)| i.label == resource);
+    for column in shape {
+        for r in &column.lineage.columns {
+            if r.resource_type == "import" {
+                out.insert((r.resource.clone(), r.column.clone()));
+            }
+        }
+        // A column that may come from an import is read, for this check.
+        for u in &column.lineage.unattributed {
+            for c in u.candidates.iter().filter(|c| imported(c)) {
+                out.insert((c.clone(), u.column.clone()));
+            }
+        }
+    }
+    for u in uses.iter().filter(|u| u.column.resource_type == "import") {
+        out.insert((u.column.resource.clone(), u.column.column.clone()));
+    }
+    out
+}
+
+/// Whether the model relies on an imported column being NOT NULL: a column it declares
+/// `nullable = false` comes from it, or it joins on it.
+fn relied_on(
+    project: &Project,
+    model: &Model,
+    imported: &Imported,
+    column: &str,
+    shape: Option<&[OutColumn]>,
+    uses: &[Use],
+) -> bool {
+    let is_it = |r: &super::sql::ColumnRef| {
+        r.resource_type == "import" && r.resource == imported.label && r.column == column
+    };
+    let joined = uses
+        .iter()
+        .any(|u| u.context == "join_on" && is_it(&u.column));
+    let engine = project.engine();
+    let declared_not_null = project.effective_columns(model).iter().any(|c| {
+        !c.is_nullable()
+            && shape.is_some_and(|s| {
+                s.iter().any(|o| {
+                    same_column(&o.name, &c.name.value, engine)
+                        && o.lineage.columns.iter().any(is_it)
+                })
+            })
+    });
+    joined || declared_not_null
+}
+
+/// Where each column name is first mentioned in a statement.
+struct Places(Vec<(String, Span)>);
+
+impl Places {
+    fn of(statement: &Statement) -> Self {
+        let mut out = Vec::new();
+        let _ = visit_expressions(statement, |expr| {
+            match expr {
+                Expr::Identifier(i) => out.push((i.value.clone(), i.span)),
+                Expr::CompoundIdentifier(parts) => {
+                    if let Some(last) = parts.last() {
+                        out.push((last.value.clone(), last.span))
+                    }
+                }
+                _ => {}
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        out.sort_by_key(|(_, s)| (s.start.line, s.start.column));
+        Places(out)
+    }
+
+    fn first(&self, column: &str, project: &Project) -> Option<Span> {
+        self.0
+            .iter()
+            .find(|(name, _)| {
+                same_column(name, column, project.engine()) || name.eq_ignore_ascii_case(column)
+            })
+            .map(|(_, s)| *s)
+    }
+}
+
+fn has_star(statement: &Statement) -> bool {
+    struct Stars(bool);
+    impl Visitor for Stars {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &sqlparser::ast::Query) -> ControlFlow<()> {
+            if let sqlparser::ast::SetExpr::Select(select) = query.body.as_ref() {
+                self.0 |= select.projection.iter().any(|i| {
+                    matches!(
+                        i,
+                        SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)
+                    )
+                });
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut stars = Stars(false);
+    let _ = statement.visit(&mut stars);
+    stars.0
+}
+
+struct Context<'a> {
+    project: &'a Project,
+    model: &'a Model,
+    import: &'a Import,
+    imported: &'a Imported,
+}
+
+impl Context<'_> {
+    fn finish(&self, diag: Diagnostic) -> Diagnostic {
+        diag.related(
+            self.import.decl.loc.clone(),
+            format!("imported here, from {}", self.import.decl.path.value),
+        )
+    }
+
+    fn removed(&self, at: Loc) -> Diagnostic {
+        self.finish(
+            Diagnostic::error(
+                Code::ImportedModelRemoved,
+                format!(
+                    "model `{}` reads `{}`, which import `{}` no longer publishes (removed or renamed)",
+                    self.model.name, self.imported.model, self.import.decl.name
+                ),
+            )
+            .at(at, "read here")
+            .hint("stop reading it, or ask its producer to publish it again"),
+        )
+    }
+
+    fn added(&self, column: &str, at: Loc) -> Diagnostic {
+        self.finish(
+            Diagnostic::info(
+                Code::ImportedColumnAdded,
+                format!(
+                    "`{}` now publishes `{column}`, which `*` in model `{}` reads",
+                    self.imported.label, self.model.name
+                ),
+            )
+            .at(at, "read with *")
+            .hint("name the columns the model needs, or accept the new one into its output"),
+        )
+    }
+
+    fn deprecated(&self, column: &str, reason: &str, date: Option<&str>, at: Loc) -> Diagnostic {
+        let past = date.is_some_and(|d| d < today().as_str());
+        let when = date.map_or_else(String::new, |d| format!(" (from {d})"));
+        let message = format!(
+            "model `{}` reads `{}.{column}`, which its producer deprecates{when}: {reason}",
+            self.model.name, self.imported.label
+        );
+        let diag = match past {
+            true => Diagnostic::error(Code::ImportedColumnPastDeprecation, message),
+            false => Diagnostic::warning(Code::ImportedColumnDeprecated, message),
+        };
+        self.finish(
+            diag.at(at, "read here")
+                .hint("read what the deprecation names instead, before the date"),
+        )
+    }
+
+    fn change(&self, column: &str, change: &Change, relied: bool, at: Loc) -> Option<Diagnostic> {
+        let name = format!("`{}.{column}`", self.imported.label);
+        let reader = &self.model.name;
+        let (diag, hint) = match change {
+            Change::Dropped => (
+                Diagnostic::error(Code::ImportedColumnDropped, format!("model `{reader}` reads {name}, which its producer dropped")),
+                "stop reading it, or ask its producer to publish it again",
+            ),
+            Change::Narrowed { from, to } => (
+                Diagnostic::error(Code::ImportedTypeNarrowed, format!("model `{reader}` reads {name}, whose type changed from {from} to {to}: values it held may no longer fit")),
+                "check the model against the new type, then accept the snapshot as the baseline",
+            ),
+            Change::Widened { from, to } => (
+                Diagnostic::warning(Code::ImportedTypeWidened, format!("model `{reader}` reads {name}, whose type widened from {from} to {to}")),
+                "check that the model's own columns hold the wider values, then accept the snapshot as the baseline",
+            ),
+            Change::BecameNotNull => (
+                Diagnostic::error(Code::ImportedColumnNotNull, format!("model `{reader}` reads {name}, which went from nullable to NOT NULL")),
+                "review what the model does with its NULLs, then accept the snapshot as the baseline",
+            ),
+            Change::BecameNullable if relied => (
+                Diagnostic::error(Code::ImportedColumnNullable, format!("model `{reader}` relies on {name} being NOT NULL (a NOT NULL column or a join key), and it is now nullable")),
+                "handle its NULLs (coalesce, a filter), then accept the snapshot as the baseline",
+            ),
+            Change::BecameNullable => return None,
+        };
+        let _ = self.project;
+        Some(self.finish(diag.at(at, "read here").hint(hint)))
+    }
+}
+
+/// Today's date, `YYYY-MM-DD`, in UTC.
+fn today() -> String {
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn today_is_a_date() {
+        let t = super::today();
+        assert_eq!(t.len(), 10);
+        assert!(t.as_str() > "2026-01-01", "{t}");
+    }
+}

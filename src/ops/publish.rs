@@ -1,0 +1,196 @@
+//! `sqb publish`: the snapshot of a project's public models, from their declarations (or, for
+//! an undeclared type, the SQL analysis' proof). It refuses to publish what checks nothing.
+
+use std::path::Path;
+
+use crate::compile::sql::OutColumn;
+use crate::compile::{analyze, Options};
+use crate::error::UserError;
+use crate::imports::snapshot::{PublishedColumn, PublishedModel, Relation, Snapshot};
+use crate::project::{Access, Column, Model, Project, Target};
+
+pub struct PublishOptions {
+    /// The target whose namespace the relations are named in; default: the default target.
+    pub target: Option<String>,
+    /// Publish every model, whatever its `access`.
+    pub all: bool,
+}
+
+pub fn publish(root: &Path, options: &PublishOptions) -> anyhow::Result<Snapshot> {
+    let project = Project::load(root)?;
+    let compiled = analyze(&project, Options::default());
+    super::ensure_compiles(&project, &compiled.diagnostics)?;
+    let target = target(&project, options.target.as_deref())?;
+    let mut models = Vec::new();
+    let mut unresolved = Vec::new();
+    for model in &project.models {
+        let access = model.props.access.as_ref().map(|a| a.value);
+        if !options.all && access != Some(Access::Public) {
+            continue;
+        }
+        let shape = compiled
+            .models
+            .get(&model.name)
+            .and_then(|a| a.shape.as_deref());
+        let columns = columns(&project, model, shape, &mut unresolved);
+        models.push(PublishedModel {
+            name: model.name.clone(),
+            relation: relation(&project, model, target),
+            contract: project.policy(model).as_str().to_string(),
+            shape_hash: String::new(),
+            columns,
+        });
+    }
+    if !unresolved.is_empty() {
+        return Err(UserError::new(format!(
+            "cannot publish: the type of {} is neither declared nor proven by its SQL: {}",
+            crate::report::count(unresolved.len(), "column", "columns"),
+            unresolved.join(", ")
+        ))
+        .with_hint("declare a `type` for each, or cast the expression in the model's SQL")
+        .into());
+    }
+    if !models.iter().any(|m| !m.columns.is_empty()) {
+        let why = match models.is_empty() {
+            true => "no model is public",
+            false => "no published model has a typed column",
+        };
+        return Err(UserError::new(format!("cannot publish: {why}; a snapshot that checks nothing is worse than none"))
+            .with_hint("mark the models other projects read with `access = \"public\"` and declare their columns, or pass --all")
+            .into());
+    }
+    let name = project
+        .config
+        .name
+        .as_ref()
+        .map_or_else(|| dir_name(root), |n| n.value.clone());
+    Ok(Snapshot::new(name, models))
+}
+
+fn dir_name(root: &Path) -> String {
+    root.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+fn target<'p>(project: &'p Project, name: Option<&str>) -> Result<&'p Target, UserError> {
+    let name = match name.or(project
+        .config
+        .default_target
+        .as_ref()
+        .map(|t| t.value.as_str()))
+    {
+        Some(name) => name,
+        None => {
+            return Err(UserError::new("no target to publish: pass --target NAME")
+                .with_hint("or set `default_target` in sqb.toml"))
+        }
+    };
+    project.config.targets.get(name).ok_or_else(|| {
+        let names: Vec<&str> = project.config.targets.keys().map(String::as_str).collect();
+        UserError::new(format!("unknown target `{name}`"))
+            .with_hint(format!("targets: {}", names.join(", ")))
+    })
+}
+
+fn relation(project: &Project, model: &Model, target: &Target) -> Relation {
+    Relation {
+        engine: project.engine().to_string(),
+        database: target.database.as_ref().map(|d| d.value.clone()),
+        schema: target
+            .schema
+            .as_ref()
+            .map_or_else(String::new, |s| s.value.clone()),
+        name: model.relation_name().to_string(),
+    }
+}
+
+/// A model's published columns: its declaration in order, typed from the declaration or the
+/// SQL's proof; a model that declares none publishes its inferred output, where known.
+fn columns(
+    project: &Project,
+    model: &Model,
+    shape: Option<&[OutColumn]>,
+    unresolved: &mut Vec<String>,
+) -> Vec<PublishedColumn> {
+    let declared = project.effective_columns(model);
+    let proven = |name: &str| shape.and_then(|s| s.iter().find(|c| c.name == name));
+    if declared.is_empty() {
+        let Some(shape) = shape else {
+            return Vec::new();
+        };
+        return shape
+            .iter()
+            .filter_map(|c| match &c.ty {
+                Some(ty) => Some(inferred(c, ty)),
+                None => {
+                    unresolved.push(format!("{}.{}", model.name, c.name));
+                    None
+                }
+            })
+            .collect();
+    }
+    declared
+        .iter()
+        .filter_map(|column| {
+            let out = declared_column(project, column, proven(&column.name.value));
+            if out.is_none() {
+                unresolved.push(format!("{}.{}", model.name, column.name.value));
+            }
+            out
+        })
+        .collect()
+}
+
+fn inferred(c: &OutColumn, ty: &crate::types::DataType) -> PublishedColumn {
+    PublishedColumn {
+        name: c.name.clone(),
+        ty: ty.to_string(),
+        canonical_type: ty.to_string(),
+        nullable: c.nullable != Some(false),
+        enum_members: None,
+        deprecated: None,
+        deprecation_date: None,
+    }
+}
+
+fn declared_column(
+    project: &Project,
+    column: &Column,
+    proven: Option<&OutColumn>,
+) -> Option<PublishedColumn> {
+    let (ty, canonical, members) = match (&column.type_text, &column.ty) {
+        (Some(text), Some(ty)) => {
+            let members = ty
+                .named_types()
+                .first()
+                .and_then(|n| project.enum_named(n))
+                .map(|e| e.values());
+            let canonical = match (&members, ty.named_types().first()) {
+                (Some(_), Some(name)) => project
+                    .enum_named(name)
+                    .map_or_else(|| ty.to_string(), |e| e.base_type().to_string()),
+                _ => ty.to_string(),
+            };
+            (text.value.clone(), canonical, members)
+        }
+        _ => {
+            let ty = proven?.ty.as_ref()?;
+            (ty.to_string(), ty.to_string(), None)
+        }
+    };
+    let docs = column.docs.as_deref();
+    Some(PublishedColumn {
+        name: column.name.value.clone(),
+        ty,
+        canonical_type: canonical,
+        // What the declaration promises: a proof is not a promise the producer keeps.
+        nullable: column.is_nullable(),
+        enum_members: members,
+        deprecated: docs
+            .and_then(|d| d.deprecated.as_ref())
+            .map(|d| d.value.clone()),
+        deprecation_date: docs
+            .and_then(|d| d.deprecation_date.as_ref())
+            .map(|d| d.value.clone()),
+    })
+}

@@ -1,0 +1,283 @@
+//! Cross-team contracts end to end, on both dialects: the producer of `testdata/imports`
+//! publishes, the consumer vendors the snapshot as its baseline and compiles clean; then each
+//! case of `testdata/imports/cases.toml` changes the producer (or the vendored file, or the
+//! consumer) and the consumer's compile must say exactly the expected codes, rendered as the
+//! snapshot pins.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+#[derive(serde::Deserialize)]
+struct Cases {
+    case: Vec<Case>,
+}
+
+#[derive(serde::Deserialize)]
+struct Case {
+    name: String,
+    #[serde(default)]
+    producer: Vec<[String; 3]>,
+    #[serde(default)]
+    consumer: Vec<[String; 3]>,
+    #[serde(default)]
+    snapshot: Vec<[String; 2]>,
+    #[serde(default)]
+    delete_snapshot: bool,
+    codes: Vec<String>,
+}
+
+fn cases() -> Vec<Case> {
+    let path = repo().join("testdata/imports/cases.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let cases: Cases =
+        toml_edit::de::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    cases.case
+}
+
+fn edit(root: &Path, [file, from, to]: &[String; 3]) {
+    let path = root.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from.as_str()), "{file} has no {from:?}");
+    std::fs::write(&path, text.replacen(from.as_str(), to, 1)).unwrap();
+}
+
+/// The fixture, its two projects switched to `engine`.
+fn projects(engine: &str, root: &Path) {
+    copy_tree(&repo().join("testdata/imports"), root);
+    if engine == "postgres" {
+        for project in ["producer", "consumer"] {
+            let path = root.join(project).join("sqb.toml");
+            let text = std::fs::read_to_string(&path).unwrap();
+            let switched = text.replace(
+                "engine = \"duckdb\"\npath = \"w.duckdb\"",
+                "engine = \"postgres\"\nurl = \"postgres://analyst@db.invalid/shop\"",
+            );
+            assert_ne!(text, switched);
+            std::fs::write(path, switched).unwrap();
+        }
+    }
+}
+
+fn publish(root: &Path, out: &Path) {
+    let done = run(sqb()
+        .arg("--project-dir")
+        .arg(root.join("producer"))
+        .arg("publish")
+        .arg("--out")
+        .arg(out));
+    assert_eq!(done.status.code(), Some(0), "{}", transcript(&done, root));
+}
+
+fn compile(root: &Path, format: &str) -> std::process::Output {
+    run(sqb().arg("--project-dir").arg(root.join("consumer")).args([
+        "--no-cache",
+        "compile",
+        "--format",
+        format,
+    ]))
+}
+
+fn codes(out: &std::process::Output) -> Vec<String> {
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// One case on one engine: its codes, and its rendered text.
+fn run_case(engine: &str, case: &Case) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    projects(engine, root);
+    let vendor = root.join("consumer/vendor/shop");
+    publish(root, &vendor.join("baseline.json"));
+    std::fs::copy(vendor.join("baseline.json"), vendor.join("current.json")).unwrap();
+    let clean = compile(root, "json");
+    assert_eq!(
+        codes(&clean),
+        Vec::<String>::new(),
+        "{engine}: {}",
+        transcript(&clean, root)
+    );
+    for e in &case.producer {
+        edit(&root.join("producer"), e);
+    }
+    if !case.producer.is_empty() {
+        publish(root, &vendor.join("current.json"));
+    }
+    for [from, to] in &case.snapshot {
+        edit(&vendor, &["current.json".into(), from.clone(), to.clone()]);
+    }
+    if case.delete_snapshot {
+        std::fs::remove_file(vendor.join("current.json")).unwrap();
+    }
+    for e in &case.consumer {
+        edit(&root.join("consumer"), e);
+    }
+    let json = compile(root, "json");
+    let mut found = codes(&json);
+    found.sort();
+    let mut expected = case.codes.clone();
+    expected.sort();
+    let text = compile(root, "text");
+    assert_eq!(
+        found,
+        expected,
+        "{engine}: {}\n{}",
+        case.name,
+        transcript(&text, root)
+    );
+    without_hashes(&transcript(&text, &root.join("consumer")))
+}
+
+/// `text` with each SHA-256 (64 hex digits) as `<hash>`: a snapshot's hash names its engine.
+fn without_hashes(text: &str) -> String {
+    let mut out = String::new();
+    let mut run = String::new();
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_hexdigit() {
+            run.push(c);
+            continue;
+        }
+        match run.len() {
+            64 if run != "0".repeat(64) => out.push_str("<hash>"),
+            _ => out.push_str(&run),
+        }
+        run.clear();
+        out.push(c);
+    }
+    out.pop();
+    out
+}
+
+#[test]
+fn producer_changes_reach_the_consumers_compile() {
+    for case in cases() {
+        let duckdb = run_case("duckdb", &case);
+        let postgres = run_case("postgres", &case);
+        assert_eq!(duckdb, postgres, "{}: the dialects disagree", case.name);
+        insta::assert_snapshot!(case.name.clone(), duckdb);
+    }
+}
+
+/// `publish` writes the same bytes every time, whatever order the files are found in, and
+/// `--check` says whether a committed snapshot is current.
+#[test]
+fn publish_is_canonical_and_checkable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    projects("duckdb", root);
+    let (a, b) = (root.join("a.json"), root.join("b.json"));
+    publish(root, &a);
+    // The same project with its files written in another order (and so found in another).
+    let producer = root.join("producer");
+    let again = root.join("again");
+    std::fs::create_dir_all(again.join("models")).unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(producer.join("models"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files.reverse();
+    for f in files {
+        std::fs::copy(&f, again.join("models").join(f.file_name().unwrap())).unwrap();
+    }
+    std::fs::copy(producer.join("sqb.toml"), again.join("sqb.toml")).unwrap();
+    let done = run(sqb()
+        .arg("--project-dir")
+        .arg(&again)
+        .arg("publish")
+        .arg("--out")
+        .arg(&b));
+    assert_eq!(done.status.code(), Some(0), "{}", transcript(&done, root));
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    let stdout = run(sqb().arg("--project-dir").arg(&producer).arg("publish"));
+    assert_eq!(stdout.stdout, std::fs::read(&a).unwrap());
+
+    let check = |file: &Path| {
+        run(sqb()
+            .arg("--project-dir")
+            .arg(&producer)
+            .arg("publish")
+            .arg("--check")
+            .arg(file))
+    };
+    assert_eq!(check(&a).status.code(), Some(0));
+    edit(
+        &producer,
+        &[
+            "models/fct_orders.toml".into(),
+            "[columns.quantity]\ntype = \"INTEGER\"".into(),
+            "[columns.quantity]\ntype = \"BIGINT\"".into(),
+        ],
+    );
+    edit(
+        &producer,
+        &[
+            "models/fct_orders.sql".into(),
+            "CAST(1 AS INTEGER) AS quantity".into(),
+            "CAST(1 AS BIGINT) AS quantity".into(),
+        ],
+    );
+    let stale = check(&a);
+    assert_eq!(stale.status.code(), Some(1), "{}", transcript(&stale, root));
+    assert_eq!(
+        std::fs::read(&a).unwrap(),
+        std::fs::read(&b).unwrap(),
+        "--check writes nothing"
+    );
+}
+
+/// Publishing what checks nothing is refused, naming every offender.
+#[test]
+fn publish_refuses_a_snapshot_that_checks_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    projects("duckdb", root);
+    let producer = root.join("producer");
+    for file in ["models/fct_orders.toml", "models/dim_customers.toml"] {
+        edit(
+            &producer,
+            &[
+                file.into(),
+                "access = \"public\"".into(),
+                "access = \"private\"".into(),
+            ],
+        );
+    }
+    let none = run(sqb().arg("--project-dir").arg(&producer).arg("publish"));
+    insta::assert_snapshot!(
+        "publish_no_public_model",
+        expect_exit(&none, 2, "publish", root)
+    );
+    let untyped = run(sqb()
+        .arg("--project-dir")
+        .arg(&producer)
+        .args(["publish", "--all"]));
+    // stg_internal's `id` is proven; make a column neither declared nor proven.
+    assert_eq!(
+        untyped.status.code(),
+        Some(0),
+        "{}",
+        transcript(&untyped, root)
+    );
+    std::fs::write(
+        producer.join("models/stg_internal.sql"),
+        "SELECT id FROM raw.unknown_table\n",
+    )
+    .unwrap();
+    let unresolved = run(sqb()
+        .arg("--project-dir")
+        .arg(&producer)
+        .args(["publish", "--all"]));
+    insta::assert_snapshot!(
+        "publish_unresolved_type",
+        expect_exit(&unresolved, 2, "publish --all", root)
+    );
+}
