@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use sqlparser::ast::{Ident, Statement};
 
 use super::deps::Graph;
+use super::imported::{Imported, Imports};
 use super::sql::shape::infer;
 use super::sql::{same_column, Interface, Issue, OutColumn, Shape, Upstream, Use};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;
-use crate::imports::snapshot::PublishedColumn;
 use crate::project::{Column, Model, Policy, Project, SourceTable};
 use crate::source::{Loc, Spanned};
 use crate::types::DataType;
@@ -22,23 +22,7 @@ pub struct Known<'a> {
     by_folded: HashMap<String, &'a Model>,
     sources: HashMap<String, &'a SourceTable>,
     tables: HashMap<(String, String), &'a SourceTable>,
-    imported: Vec<Imported>,
-    /// The imports some analysed model names (models are analysed in parallel).
-    pub used_imports: std::sync::Mutex<std::collections::BTreeSet<String>>,
-}
-
-/// A model another project publishes, as the consumer reads it: the accepted baseline's columns
-/// in order, then those the current snapshot adds, each with what the snapshot says of it
-/// (what the baseline said, for a column the snapshot dropped).
-pub struct Imported {
-    /// `import.model`.
-    pub label: String,
-    pub import: String,
-    pub model: String,
-    pub database: Option<String>,
-    pub schema: String,
-    pub name: String,
-    pub columns: Vec<OutColumn>,
+    pub imports: Imports,
 }
 
 impl<'a> Known<'a> {
@@ -57,8 +41,7 @@ impl<'a> Known<'a> {
             }
         }
         Known {
-            imported: imported(project),
-            used_imports: Default::default(),
+            imports: Imports::new(project),
             project,
             shapes: HashMap::new(),
             by_name: project
@@ -87,25 +70,9 @@ impl<'a> Known<'a> {
             .copied()
     }
 
-    /// The imported model a reference names by its published relation (`schema.name` or
-    /// `database.schema.name`), compared as the engine compares identifiers.
+    /// The imported model a reference names by its published relation.
     pub fn imported(&self, parts: &[Ident]) -> Option<&Imported> {
-        let engine = self.project.engine();
-        let same = |ident: &Ident, stored: &str| match (engine, ident.quote_style) {
-            (Engine::DuckDb, _) => ident.value.eq_ignore_ascii_case(stored),
-            (Engine::Postgres, None) => ident.value.to_lowercase() == stored,
-            (Engine::Postgres, Some(_)) => ident.value == stored,
-        };
-        let (database, schema, name) = match parts {
-            [schema, name] => (None, schema, name),
-            [database, schema, name] => (Some(database), schema, name),
-            _ => return None,
-        };
-        self.imported.iter().find(|i| {
-            same(name, &i.name)
-                && same(schema, &i.schema)
-                && database.is_none_or(|d| i.database.as_deref().is_some_and(|db| same(d, db)))
-        })
+        self.imports.find(parts, self.project.engine())
     }
 
     fn source(&self, parts: &[Ident]) -> Option<&'a SourceTable> {
@@ -225,68 +192,6 @@ impl Upstream for Known<'_> {
     }
 }
 
-/// Every model of every import that could be read, as the consumer sees it.
-fn imported(project: &Project) -> Vec<Imported> {
-    let engine = project.engine();
-    let mut out = Vec::new();
-    for import in &project.imports {
-        // With one of the two files unusable (reported), the other stands for both: the reads
-        // still resolve, and no change is reported from half the picture.
-        let (snapshot, baseline) = match (&import.snapshot, &import.baseline) {
-            (Some(s), Some(b)) => (s, b),
-            (Some(one), None) | (None, Some(one)) => (one, one),
-            (None, None) => continue,
-        };
-        let mut names: Vec<&str> = baseline.models.iter().map(|m| m.name.as_str()).collect();
-        names.extend(
-            snapshot
-                .models
-                .iter()
-                .map(|m| m.name.as_str())
-                .filter(|n| baseline.model(n).is_none()),
-        );
-        for name in names {
-            let (before, now) = (baseline.model(name), snapshot.model(name));
-            let Some(model) = now.or(before) else {
-                continue;
-            };
-            let mut columns: Vec<&PublishedColumn> = before.map_or_else(Vec::new, |b| {
-                b.columns
-                    .iter()
-                    .map(|c| {
-                        now.and_then(|n| n.columns.iter().find(|x| x.name == c.name))
-                            .unwrap_or(c)
-                    })
-                    .collect()
-            });
-            for c in now.map_or(&[][..], |n| n.columns.as_slice()) {
-                if !columns.iter().any(|x| x.name == c.name) {
-                    columns.push(c);
-                }
-            }
-            out.push(Imported {
-                label: format!("{}.{name}", import.decl.name),
-                import: import.decl.name.clone(),
-                model: name.to_string(),
-                database: model.relation.database.clone(),
-                schema: model.relation.schema.clone(),
-                name: model.relation.name.clone(),
-                columns: columns
-                    .iter()
-                    .map(|c| OutColumn {
-                        ty: crate::types::parse(&c.canonical_type, engine)
-                            .ok()
-                            .filter(|t| t.named_types().is_empty()),
-                        nullable: (!c.nullable).then_some(false),
-                        ..OutColumn::named(c.name.clone())
-                    })
-                    .collect(),
-            });
-        }
-    }
-    out
-}
-
 /// Models in an order where every model comes after the models it reads (cycles left out).
 fn dependency_order(project: &Project, graph: &Graph) -> Vec<usize> {
     let n = project.models.len();
@@ -347,7 +252,7 @@ pub fn analyze_one(
     if imports {
         super::imports::check(
             project,
-            known,
+            &known.imports,
             model,
             statement,
             (shape.as_deref(), &uses),
@@ -373,7 +278,7 @@ pub fn analyze_one(
 
 /// Analyses the models that read other models, in dependency order, after `analyses` holds
 /// those of the models that read none. Each statement is dropped once analysed; lineage is
-/// computed only with `keep_lineage`.
+/// computed only with `keep_lineage`. Returns the imports these models name.
 pub fn check_dependents(
     project: &Project,
     mut statements: Vec<Option<Box<Statement>>>,
@@ -381,7 +286,7 @@ pub fn check_dependents(
     analyses: &mut HashMap<String, ModelAnalysis>,
     diags: &mut Vec<Diagnostic>,
     keep_lineage: bool,
-) {
+) -> std::collections::BTreeSet<String> {
     let n = project.models.len();
     // Only the shapes of models that other models read are needed here; copying every
     // model's shape would double the analyses' memory on a large project.
@@ -409,6 +314,8 @@ pub fn check_dependents(
         }
         analyses.insert(model.name.clone(), analysis);
     }
+    // The imports these models name.
+    known.imports.used.into_inner().unwrap_or_default()
 }
 
 fn compare(

@@ -9,11 +9,11 @@ use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    visit_expressions, visit_relations, Expr, Ident, SelectItem, Statement, Visit, Visitor,
+    visit_expressions, Expr, Ident, SelectItem, Statement, TableFactor, Visit, Visitor,
 };
 use sqlparser::tokenizer::Span;
 
-use super::contract_shape::{Imported, Known};
+use super::imported::{Imported, Imports};
 use super::sql::{same_column, OutColumn, Use};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::imports::changes::{self, Change};
@@ -24,24 +24,25 @@ use crate::source::Loc;
 /// Checks what `model` reads of its imports against what changed in them.
 pub fn check(
     project: &Project,
-    known: &Known<'_>,
+    known: &Imports,
     model: &Model,
     statement: &Statement,
     (shape, uses): (Option<&[OutColumn]>, &[Use]),
     diags: &mut Vec<Diagnostic>,
 ) {
-    let referenced = referenced(known, statement);
+    let referenced = referenced(known, project.engine(), statement);
     if referenced.is_empty() {
         return;
     }
-    if let Ok(mut used) = known.used_imports.lock() {
-        used.extend(referenced.iter().map(|(i, _)| i.import.clone()));
+    if let Ok(mut used) = known.used.lock() {
+        used.extend(referenced.iter().map(|n| n.imported.import.clone()));
     }
     let reads = reads(&referenced, shape, uses);
     let places = Places::of(statement);
     let starred = has_star(statement);
     let at = |span: Span| loc(project, model, span);
-    for (imported, span) in &referenced {
+    for named in &referenced {
+        let (imported, span) = (named.imported, &named.span);
         let Some(import) = project
             .imports
             .iter()
@@ -68,7 +69,9 @@ pub fn check(
             if !reads.contains(&(imported.label.clone(), column.name.clone())) {
                 continue;
             }
-            let read_at = at(places.first(&column.name, project).unwrap_or(*span));
+            let read_at = at(places
+                .first(&column.name, &named.qualifiers, project)
+                .unwrap_or(*span));
             let was = before.and_then(|m| find(m, &column.name));
             let is = now.and_then(|m| find(m, &column.name));
             if let Some(was) = was {
@@ -110,25 +113,69 @@ fn loc(project: &Project, model: &Model, span: Span) -> Loc {
     Loc::new(model.sql_file, start..end.max(start))
 }
 
-/// The imported models a statement names, each with where it first names it.
-fn referenced<'k>(known: &'k Known<'_>, statement: &Statement) -> Vec<(&'k Imported, Span)> {
-    let mut out: Vec<(&Imported, Span)> = Vec::new();
-    let _ = visit_relations(statement, |name| {
-        let parts: Vec<Ident> = name
-            .0
-            .iter()
-            .filter_map(|p| p.as_ident().cloned())
-            .collect();
-        if let Some(imported) = known.imported(&parts) {
-            if !out.iter().any(|(i, _)| std::ptr::eq(*i, imported)) {
-                let span = parts
-                    .first()
-                    .map_or(Span::empty(), |p| p.span)
-                    .union(&parts.last().map_or(Span::empty(), |p| p.span));
-                out.push((imported, span));
+/// An imported model a statement names: where it first names it, and the names the statement
+/// qualifies its columns with (its aliases, or its own name).
+struct Named<'k> {
+    imported: &'k Imported,
+    span: Span,
+    qualifiers: Vec<String>,
+}
+
+/// The imported models a statement names.
+fn referenced<'k>(
+    known: &'k Imports,
+    engine: crate::engine::Engine,
+    statement: &Statement,
+) -> Vec<Named<'k>> {
+    struct Tables<'k, 'a> {
+        known: &'k Imports,
+        engine: crate::engine::Engine,
+        out: &'a mut Vec<Named<'k>>,
+    }
+    impl<'k> Visitor for Tables<'k, '_> {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<()> {
+            let TableFactor::Table { name, alias, .. } = factor else {
+                return ControlFlow::Continue(());
+            };
+            let parts: Vec<Ident> = name
+                .0
+                .iter()
+                .filter_map(|p| p.as_ident().cloned())
+                .collect();
+            let Some(imported) = self.known.find(&parts, self.engine) else {
+                return ControlFlow::Continue(());
+            };
+            let qualifier = match alias {
+                Some(a) => a.name.value.to_lowercase(),
+                None => parts
+                    .last()
+                    .map_or(String::new(), |p| p.value.to_lowercase()),
+            };
+            match self
+                .out
+                .iter_mut()
+                .find(|n| std::ptr::eq(n.imported, imported))
+            {
+                Some(named) => named.qualifiers.push(qualifier),
+                None => {
+                    let first = parts.first().map_or(Span::empty(), |p| p.span);
+                    let last = parts.last().map_or(Span::empty(), |p| p.span);
+                    self.out.push(Named {
+                        imported,
+                        span: first.union(&last),
+                        qualifiers: vec![qualifier],
+                    });
+                }
             }
+            ControlFlow::Continue(())
         }
-        ControlFlow::<()>::Continue(())
+    }
+    let mut out = Vec::new();
+    let _ = statement.visit(&mut Tables {
+        known,
+        engine,
+        out: &mut out,
     });
     out
 }
@@ -136,18 +183,23 @@ fn referenced<'k>(known: &'k Known<'_>, statement: &Statement) -> Vec<(&'k Impor
 /// The `(import.model, column)` pairs a model reads: its output columns' lineage and its uses,
 /// or, when its output cannot be inferred, every column of what it names.
 fn reads(
-    referenced: &[(&Imported, Span)],
+    referenced: &[Named<'_>],
     shape: Option<&[OutColumn]>,
     uses: &[Use],
 ) -> BTreeSet<(String, String)> {
     let Some(shape) = shape else {
         return referenced
             .iter()
-            .flat_map(|(i, _)| i.columns.iter().map(|c| (i.label.clone(), c.name.clone())))
+            .flat_map(|n| {
+                n.imported
+                    .columns
+                    .iter()
+                    .map(|c| (n.imported.label.clone(), c.name.clone()))
+            })
             .collect();
     };
     let mut out = BTreeSet::new();
-    let imported = |resource: &str| referenced.iter().any(|(i, _)| i.label == resource);
+    let imported = |resource: &str| referenced.iter().any(|n| n.imported.label == resource);
     for column in shape {
         for r in &column.lineage.columns {
             if r.resource_type == "import" {
@@ -196,35 +248,43 @@ fn relied_on(
     joined || declared_not_null
 }
 
-/// Where each column name is first mentioned in a statement.
-struct Places(Vec<(String, Span)>);
+/// Where each column name is mentioned in a statement, with its qualifier, in order.
+struct Places(Vec<(Option<String>, String, Span)>);
 
 impl Places {
     fn of(statement: &Statement) -> Self {
         let mut out = Vec::new();
         let _ = visit_expressions(statement, |expr| {
             match expr {
-                Expr::Identifier(i) => out.push((i.value.clone(), i.span)),
-                Expr::CompoundIdentifier(parts) => {
-                    if let Some(last) = parts.last() {
-                        out.push((last.value.clone(), last.span))
-                    }
+                Expr::Identifier(i) => out.push((None, i.value.clone(), i.span)),
+                Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+                    let qualifier = parts[parts.len() - 2].value.to_lowercase();
+                    let last = &parts[parts.len() - 1];
+                    out.push((Some(qualifier), last.value.clone(), last.span))
                 }
                 _ => {}
             }
             ControlFlow::<()>::Continue(())
         });
-        out.sort_by_key(|(_, s)| (s.start.line, s.start.column));
+        out.sort_by_key(|(_, _, s)| (s.start.line, s.start.column));
         Places(out)
     }
 
-    fn first(&self, column: &str, project: &Project) -> Option<Span> {
-        self.0
-            .iter()
-            .find(|(name, _)| {
-                same_column(name, column, project.engine()) || name.eq_ignore_ascii_case(column)
-            })
-            .map(|(_, s)| *s)
+    /// The first mention of `column` qualified by one of `qualifiers`, else the first
+    /// unqualified one, else any.
+    fn first(&self, column: &str, qualifiers: &[String], project: &Project) -> Option<Span> {
+        let named = |name: &str| {
+            same_column(name, column, project.engine()) || name.eq_ignore_ascii_case(column)
+        };
+        let pick = |keep: &dyn Fn(&Option<String>) -> bool| {
+            self.0
+                .iter()
+                .find(|(q, name, _)| named(name) && keep(q))
+                .map(|(_, _, s)| *s)
+        };
+        pick(&|q| q.as_ref().is_some_and(|q| qualifiers.contains(q)))
+            .or_else(|| pick(&|q| q.is_none()))
+            .or_else(|| pick(&|_| true))
     }
 }
 

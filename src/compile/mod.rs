@@ -5,6 +5,7 @@
 pub mod cache;
 pub mod contract_shape;
 pub mod deps;
+mod imported;
 mod imports;
 pub mod sql;
 
@@ -167,16 +168,20 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
     check_numeric_precision(project, &mut diags);
     let graph = deps::build(project, parents, &mut diags);
     if options.sql_analysis {
-        tracing::debug_span!("second pass: models reading models analysed").in_scope(|| {
-            contract_shape::check_dependents(
-                project,
-                statements,
-                &graph,
-                &mut models,
-                &mut diags,
-                keep == Keep::Everything,
-            )
-        });
+        let used =
+            tracing::debug_span!("second pass: models reading models analysed").in_scope(|| {
+                contract_shape::check_dependents(
+                    project,
+                    statements,
+                    &graph,
+                    &mut models,
+                    &mut diags,
+                    keep == Keep::Everything,
+                )
+            });
+        if let Ok(mut all) = known.imports.used.lock() {
+            all.extend(used);
+        }
     }
     if options.sql_analysis {
         check_unused_imports(project, &known, &mut diags);
@@ -198,7 +203,8 @@ fn check_unused_imports(
     diags: &mut Vec<Diagnostic>,
 ) {
     let used = known
-        .used_imports
+        .imports
+        .used
         .lock()
         .map(|u| u.clone())
         .unwrap_or_default();

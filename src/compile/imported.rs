@@ -1,0 +1,124 @@
+//! Imported models as a consumer's SQL sees them: each published model of each `[imports]`
+//! entry, found by its published relation, with its columns as facts.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use sqlparser::ast::Ident;
+
+use super::sql::OutColumn;
+use crate::engine::Engine;
+use crate::imports::snapshot::PublishedColumn;
+use crate::project::Project;
+
+/// A model another project publishes, as the consumer reads it: the accepted baseline's columns
+/// in order, then those the current snapshot adds, each with what the snapshot says of it
+/// (what the baseline said, for a column the snapshot dropped).
+pub struct Imported {
+    /// `import.model`.
+    pub label: String,
+    pub import: String,
+    pub model: String,
+    pub database: Option<String>,
+    pub schema: String,
+    pub name: String,
+    pub columns: Vec<OutColumn>,
+}
+
+/// Every imported model, and which imports the analysed models name.
+pub struct Imports {
+    list: Vec<Imported>,
+    /// The imports some analysed model names (models are analysed in parallel).
+    pub used: Mutex<BTreeSet<String>>,
+}
+
+impl Imports {
+    pub fn new(project: &Project) -> Self {
+        Imports {
+            list: imported(project),
+            used: Mutex::default(),
+        }
+    }
+
+    /// The imported model a reference names by its published relation (`schema.name` or
+    /// `database.schema.name`), compared as the engine compares identifiers.
+    pub fn find(&self, parts: &[Ident], engine: Engine) -> Option<&Imported> {
+        let same = |ident: &Ident, stored: &str| match (engine, ident.quote_style) {
+            (Engine::DuckDb, _) => ident.value.eq_ignore_ascii_case(stored),
+            (Engine::Postgres, None) => ident.value.to_lowercase() == stored,
+            (Engine::Postgres, Some(_)) => ident.value == stored,
+        };
+        let (database, schema, name) = match parts {
+            [schema, name] => (None, schema, name),
+            [database, schema, name] => (Some(database), schema, name),
+            _ => return None,
+        };
+        self.list.iter().find(|i| {
+            same(name, &i.name)
+                && same(schema, &i.schema)
+                && database.is_none_or(|d| i.database.as_deref().is_some_and(|db| same(d, db)))
+        })
+    }
+}
+
+/// Every model of every import that could be read, as the consumer sees it.
+fn imported(project: &Project) -> Vec<Imported> {
+    let engine = project.engine();
+    let mut out = Vec::new();
+    for import in &project.imports {
+        // With one of the two files unusable (reported), the other stands for both: the reads
+        // still resolve, and no change is reported from half the picture.
+        let (snapshot, baseline) = match (&import.snapshot, &import.baseline) {
+            (Some(s), Some(b)) => (s, b),
+            (Some(one), None) | (None, Some(one)) => (one, one),
+            (None, None) => continue,
+        };
+        let mut names: Vec<&str> = baseline.models.iter().map(|m| m.name.as_str()).collect();
+        names.extend(
+            snapshot
+                .models
+                .iter()
+                .map(|m| m.name.as_str())
+                .filter(|n| baseline.model(n).is_none()),
+        );
+        for name in names {
+            let (before, now) = (baseline.model(name), snapshot.model(name));
+            let Some(model) = now.or(before) else {
+                continue;
+            };
+            let mut columns: Vec<&PublishedColumn> = before.map_or_else(Vec::new, |b| {
+                b.columns
+                    .iter()
+                    .map(|c| {
+                        now.and_then(|n| n.columns.iter().find(|x| x.name == c.name))
+                            .unwrap_or(c)
+                    })
+                    .collect()
+            });
+            for c in now.map_or(&[][..], |n| n.columns.as_slice()) {
+                if !columns.iter().any(|x| x.name == c.name) {
+                    columns.push(c);
+                }
+            }
+            out.push(Imported {
+                label: format!("{}.{name}", import.decl.name),
+                import: import.decl.name.clone(),
+                model: name.to_string(),
+                database: model.relation.database.clone(),
+                schema: model.relation.schema.clone(),
+                name: model.relation.name.clone(),
+                columns: columns
+                    .iter()
+                    .map(|c| OutColumn {
+                        ty: crate::types::parse(&c.canonical_type, engine)
+                            .ok()
+                            .filter(|t| t.named_types().is_empty()),
+                        nullable: (!c.nullable).then_some(false),
+                        ..OutColumn::named(c.name.clone())
+                    })
+                    .collect(),
+            });
+        }
+    }
+    out
+}
