@@ -281,3 +281,37 @@ fn publish_refuses_a_snapshot_that_checks_nothing() {
         expect_exit(&unresolved, 2, "publish --all", root)
     );
 }
+
+/// The bundled examples: the shop publishes its marts, and examples/reports, which vendors
+/// that snapshot, is current with it and compiles clean against it.
+#[test]
+fn the_examples_publish_and_import() {
+    let shop = repo().join("examples/shop");
+    let vendored = repo().join("examples/reports/vendor/shop");
+    for file in ["current.json", "baseline.json"] {
+        let check = run(sqb()
+            .arg("--project-dir")
+            .arg(&shop)
+            .args(["publish", "--target", "prod", "--check"])
+            .arg(vendored.join(file)));
+        assert_eq!(
+            check.status.code(),
+            Some(0),
+            "regenerate with `sqb publish --target prod --out ../reports/vendor/shop/{file}` in examples/shop: {}",
+            transcript(&check, &shop)
+        );
+    }
+    let reports = repo().join("examples/reports");
+    let compile = run(sqb().arg("--project-dir").arg(&reports).args([
+        "--no-cache",
+        "compile",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(
+        codes(&compile),
+        Vec::<String>::new(),
+        "{}",
+        transcript(&compile, &reports)
+    );
+}
