@@ -92,3 +92,16 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value 'yaml'"));
 }
+
+/// Diagnostic codes are a public interface: each one has its row in docs/diagnostics.md.
+#[test]
+fn every_code_is_documented() {
+    let docs = std::fs::read_to_string(repo().join("docs/diagnostics.md")).unwrap();
+    for code in sqb::diagnostics::Code::ALL {
+        let row = format!("| {} | {} |", code.as_str(), code.name());
+        assert!(
+            docs.contains(&row),
+            "docs/diagnostics.md has no row `{row}`"
+        );
+    }
+}
