@@ -81,6 +81,39 @@ pub enum Command {
     /// --check, up to date), 1 when --check finds the file out of date, 2 when nothing can be
     /// published (no public model, a column without a type, a project that does not compile).
     Publish(PublishArgs),
+
+    /// Work with the project's imports (`[imports.NAME]` in sqb.toml).
+    #[command(subcommand)]
+    Imports(ImportsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportsCommand {
+    /// Accept each import's current snapshot as its baseline, listing every change accepted.
+    ///
+    /// Refuses while `sqb compile` reports errors about the import's changes (a model reads a
+    /// dropped or narrowed column…), unless --force. Exit status: 0 when updated (or, with
+    /// --check, every baseline current), 1 when --check finds a baseline behind or a concrete
+    /// pin stale, 2 when it refused or failed.
+    Update(ImportsUpdateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImportsUpdateArgs {
+    /// The imports to update. Default: every one.
+    pub names: Vec<String>,
+
+    /// Write nothing: exit 1 when a baseline is behind its snapshot or a concrete pin is stale.
+    #[arg(long, conflicts_with_all = ["dry_run", "force"])]
+    pub check: bool,
+
+    /// Write nothing: print what would be accepted.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Accept the changes even while models break on them.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

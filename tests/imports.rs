@@ -315,3 +315,97 @@ fn the_examples_publish_and_import() {
         transcript(&compile, &reports)
     );
 }
+
+/// `sqb imports update`: `--check` fails while a baseline is behind, `--dry-run` and a refusal
+/// write nothing, and an update makes the baseline the snapshot.
+#[test]
+fn imports_update_accepts_what_no_model_breaks_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    projects("duckdb", root);
+    let vendor = root.join("consumer/vendor/shop");
+    publish(root, &vendor.join("baseline.json"));
+    std::fs::copy(vendor.join("baseline.json"), vendor.join("current.json")).unwrap();
+    let update = |args: &[&str]| {
+        run(sqb()
+            .arg("--project-dir")
+            .arg(root.join("consumer"))
+            .args(["imports", "update"])
+            .args(args))
+    };
+    let baseline = || std::fs::read(vendor.join("baseline.json")).unwrap();
+    assert_eq!(update(&["--check"]).status.code(), Some(0));
+    // An unread column dropped: nothing breaks, the update goes through.
+    for e in [
+        [
+            "models/fct_orders.sql",
+            ",\n    CAST(1 AS INTEGER) AS quantity",
+            "",
+        ],
+        [
+            "models/fct_orders.toml",
+            "\n[columns.quantity]\ntype = \"INTEGER\"\n",
+            "",
+        ],
+    ] {
+        edit(&root.join("producer"), &e.map(String::from));
+    }
+    publish(root, &vendor.join("current.json"));
+    let before = baseline();
+    let check = update(&["--check"]);
+    let mut text = expect_exit(&check, 1, "imports update --check", root);
+    text.push_str(&expect_exit(
+        &update(&["--dry-run"]),
+        0,
+        "imports update --dry-run",
+        root,
+    ));
+    assert_eq!(baseline(), before, "--check and --dry-run write nothing");
+    text.push_str(&expect_exit(&update(&[]), 0, "imports update", root));
+    assert_eq!(
+        baseline(),
+        std::fs::read(vendor.join("current.json")).unwrap()
+    );
+    assert_eq!(update(&["--check"]).status.code(), Some(0));
+    // A read column dropped: refused until the models are fixed, or forced.
+    for e in [
+        [
+            "models/fct_orders.sql",
+            "    CAST(9.99 AS DECIMAL(10,2)) AS amount,\n",
+            "",
+        ],
+        [
+            "models/fct_orders.toml",
+            "[columns.amount]\ntype = \"NUMERIC(10,2)\"\n\n",
+            "",
+        ],
+    ] {
+        edit(&root.join("producer"), &e.map(String::from));
+    }
+    publish(root, &vendor.join("current.json"));
+    let before = baseline();
+    text.push_str(&expect_exit(
+        &update(&["shop"]),
+        2,
+        "imports update shop",
+        root,
+    ));
+    assert_eq!(baseline(), before, "a refused update writes nothing");
+    text.push_str(&expect_exit(
+        &update(&["shop", "--force"]),
+        0,
+        "imports update shop --force",
+        root,
+    ));
+    assert_eq!(
+        baseline(),
+        std::fs::read(vendor.join("current.json")).unwrap()
+    );
+    text.push_str(&expect_exit(
+        &update(&["shoop"]),
+        2,
+        "imports update shoop",
+        root,
+    ));
+    insta::assert_snapshot!("imports_update", without_hashes(&text));
+}

@@ -6,6 +6,7 @@
 pub mod compile;
 pub mod contract_diff;
 pub mod contract_generate;
+pub mod imports_update;
 pub mod lineage;
 pub mod publish;
 
@@ -14,7 +15,9 @@ use std::path::PathBuf;
 use anstream::eprintln;
 use anstyle::{AnsiColor, Style};
 
-use crate::cli::{Cli, ColorChoice, Command, ConnectArgs, ContractCommand, GlobalArgs, SelectArgs};
+use crate::cli::{
+    Cli, ColorChoice, Command, ConnectArgs, ContractCommand, GlobalArgs, ImportsCommand, SelectArgs,
+};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::ops::inspect::{InspectOptions, SelectOptions};
@@ -33,6 +36,7 @@ pub fn run(cli: &Cli) -> ExitStatus {
         }
         Command::Lineage(args) => lineage::run(&cli.global, args),
         Command::Publish(args) => publish::run(&cli.global, args),
+        Command::Imports(ImportsCommand::Update(args)) => imports_update::run(&cli.global, args),
     };
     match result {
         Ok(status) => status,

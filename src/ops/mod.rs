@@ -9,6 +9,7 @@
 pub mod compile;
 pub mod diff;
 pub mod generate;
+pub mod imports;
 pub mod inspect;
 pub mod lineage;
 pub mod publish;
