@@ -196,8 +196,10 @@ fn a_backend_terminated_mid_introspection_is_a_clear_error() {
     let url = through_proxy(&db.url, Fault::Pause(Arc::clone(&gate)));
     let admin = db.url.clone();
     let killer = std::thread::spawn(move || {
-        // Wait for sqb's session to be in its transaction, then terminate it server-side.
-        for _ in 0..100 {
+        // Wait for sqb's session to be in its transaction, then terminate it server-side. The
+        // proxy holds the session's reply until then: a busy machine only makes this wait
+        // longer (up to 30 s), never lets the query through unkilled.
+        for _ in 0..600 {
             let killed = pg_strings(
                 &admin,
                 "SELECT pg_terminate_backend(pid)::text FROM pg_stat_activity
