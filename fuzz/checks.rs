@@ -220,8 +220,9 @@ pub fn toml_editor(data: &[u8]) {
         let mut after = out.lines();
         for line in text.lines() {
             // The line holding a changed column's `type` (in table form its `type = ..` line,
-            // in inline form the column's line) is the one allowed to change.
-            if retyped && (line.contains("type") || line.contains('{')) {
+            // in inline form the column's line, or under TOML 1.1 the line that closes an
+            // inline table spread over several) is the one allowed to change.
+            if retyped && (line.contains("type") || line.contains('{') || line.contains('}')) {
                 continue;
             }
             assert!(
