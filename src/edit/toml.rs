@@ -4,7 +4,10 @@
 //! key order and quoting. New columns follow the file's own style: `[columns.x]` tables where the
 //! file uses them (placed right after the resource's last table), inline tables otherwise.
 
-use toml_edit::{value, DocumentMut, InlineTable, Item, Key, Table, TableLike, Value};
+use std::collections::HashMap;
+use std::ops::Range;
+
+use toml_edit::{value, Document, DocumentMut, InlineTable, Item, Key, Table, TableLike, Value};
 
 pub use crate::project::Home;
 
@@ -15,7 +18,14 @@ pub struct Editor {
     crlf: bool,
     /// toml_edit drops a leading byte-order mark; a file that had one gets it back.
     bom: bool,
+    /// toml_edit keeps one key per array of tables, so every `[[x]]` header would render with
+    /// the first one's spelling (`[[x ]]`, `[["x"]]`): each header's own text, by position.
+    aot_headers: HashMap<HeaderAt, String>,
 }
+
+/// One `[[..]]` header: its key path, each step with the table's index where the step is an
+/// array of tables (nested arrays restart their count under each parent).
+type HeaderAt = Vec<(String, Option<usize>)>;
 
 /// An edit that could not be applied because the file does not have the expected shape.
 #[derive(Debug, thiserror::Error)]
@@ -26,9 +36,19 @@ impl Editor {
     pub fn parse(text: &str) -> Result<Self, EditError> {
         let crlf = text.contains("\r\n");
         let bom = text.starts_with('\u{feff}');
-        text.parse::<DocumentMut>()
-            .map(|doc| Self { doc, crlf, bom })
-            .map_err(|e| EditError(e.to_string()))
+        let doc = text
+            .parse::<DocumentMut>()
+            .map_err(|e| EditError(e.to_string()))?;
+        let aot_headers = header_spans(text)
+            .into_iter()
+            .filter_map(|(at, span)| Some((at, text.get(span)?.to_string())))
+            .collect();
+        Ok(Self {
+            doc,
+            crlf,
+            bom,
+            aot_headers,
+        })
     }
 
     /// A new, empty document starting with `header` comment lines.
@@ -39,16 +59,33 @@ impl Editor {
             doc,
             crlf: false,
             bom: false,
+            aot_headers: HashMap::new(),
         }
     }
 
     pub fn render(&self) -> String {
-        let mut text = self.doc.to_string();
+        let mut text = self.restore_aot_headers(self.doc.to_string());
         if self.crlf {
             text = text.replace("\r\n", "\n").replace('\n', "\r\n");
         }
         if self.bom && !text.starts_with('\u{feff}') {
             text.insert(0, '\u{feff}');
+        }
+        text
+    }
+
+    /// Puts each `[[..]]` header's own spelling back (edits never add or remove one).
+    fn restore_aot_headers(&self, mut text: String) -> String {
+        if self.aot_headers.is_empty() {
+            return text;
+        }
+        let mut spans: Vec<(Range<usize>, &str)> = header_spans(&text)
+            .into_iter()
+            .filter_map(|(at, span)| Some((span, self.aot_headers.get(&at)?.as_str())))
+            .collect();
+        spans.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+        for (span, original) in spans {
+            text.replace_range(span, original);
         }
         text
     }
@@ -204,6 +241,41 @@ impl Editor {
     }
 }
 
+/// Where each `[[..]]` header of `text` is, by array key path and index; none if it does not
+/// parse or has no array of tables.
+fn header_spans(text: &str) -> Vec<(HeaderAt, Range<usize>)> {
+    let mut out = Vec::new();
+    if text.contains("[[") {
+        if let Ok(doc) = Document::parse(text) {
+            collect_headers(doc.as_table(), &mut Vec::new(), &mut out);
+        }
+    }
+    out
+}
+
+fn collect_headers(table: &Table, path: &mut HeaderAt, out: &mut Vec<(HeaderAt, Range<usize>)>) {
+    for (key, item) in table.iter() {
+        match item {
+            Item::Table(t) => {
+                path.push((key.to_string(), None));
+                collect_headers(t, path, out);
+                path.pop();
+            }
+            Item::ArrayOfTables(array) => {
+                for (i, t) in array.iter().enumerate() {
+                    path.push((key.to_string(), Some(i)));
+                    if let Some(span) = t.span() {
+                        out.push((path.clone(), span));
+                    }
+                    collect_headers(t, path, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn inline_column(ty: &str, not_null: bool) -> InlineTable {
     let mut inline = InlineTable::new();
     inline.insert("type", ty.into());
@@ -324,6 +396,15 @@ mod tests {
             .map(|(k, _)| k)
             .collect();
         assert_eq!(read, names);
+    }
+
+    #[test]
+    fn every_array_of_tables_header_keeps_its_own_spelling() {
+        let text =
+            "[[c]]\n[[c.d ]]\n[[c ]] # two\n[[c. d]]\n[[ \"c\" ]]\n[columns.x]\ntype = \"X\"\n";
+        assert_eq!(Editor::parse(text).unwrap().render(), text);
+        let out = edit(text, |e| e.set_type(&Home::Root, "x", "Y").unwrap());
+        assert_eq!(out, text.replace("\"X\"", "\"Y\""));
     }
 
     #[test]
