@@ -76,6 +76,8 @@ codes! {
     ImportedColumnAdded => ("W030", "imported-column-added"),
     ImportedColumnDeprecated => ("W032", "imported-column-deprecated"),
     ImportUnused => ("W033", "import-unused"),
+    ImportWaiverExpired => ("W034", "import-waiver-expired"),
+    ImportWaiverUnused => ("W035", "import-waiver-unused"),
     SqlSyntax => ("E056", "sql-syntax"),
     SqlNotSingleSelect => ("E057", "sql-not-single-select"),
     ModelSourceNameClash => ("E040", "model-source-name-clash"),

@@ -22,11 +22,11 @@ pub struct Known<'a> {
     by_folded: HashMap<String, &'a Model>,
     sources: HashMap<String, &'a SourceTable>,
     tables: HashMap<(String, String), &'a SourceTable>,
-    pub imports: Imports,
+    pub imports: &'a Imports,
 }
 
 impl<'a> Known<'a> {
-    pub fn new(project: &'a Project) -> Self {
+    pub fn new(project: &'a Project, imports: &'a Imports) -> Self {
         let mut sources = HashMap::new();
         let mut tables = HashMap::new();
         for s in &project.source_tables {
@@ -41,7 +41,7 @@ impl<'a> Known<'a> {
             }
         }
         Known {
-            imports: Imports::new(project),
+            imports,
             project,
             shapes: HashMap::new(),
             by_name: project
@@ -252,7 +252,7 @@ pub fn analyze_one(
     if imports {
         super::imports::check(
             project,
-            &known.imports,
+            known.imports,
             model,
             statement,
             (shape.as_deref(), &uses),
@@ -278,20 +278,21 @@ pub fn analyze_one(
 
 /// Analyses the models that read other models, in dependency order, after `analyses` holds
 /// those of the models that read none. Each statement is dropped once analysed; lineage is
-/// computed only with `keep_lineage`. Returns the imports these models name.
+/// computed only with `keep_lineage`.
 pub fn check_dependents(
     project: &Project,
+    imports: &Imports,
     mut statements: Vec<Option<Box<Statement>>>,
     graph: &Graph,
     analyses: &mut HashMap<String, ModelAnalysis>,
     diags: &mut Vec<Diagnostic>,
     keep_lineage: bool,
-) -> std::collections::BTreeSet<String> {
+) {
     let n = project.models.len();
     // Only the shapes of models that other models read are needed here; copying every
     // model's shape would double the analyses' memory on a large project.
     let read_by_models = |i: usize| graph.children[i].iter().any(|&c| c < n);
-    let mut known = Known::new(project);
+    let mut known = Known::new(project, imports);
     for (i, model) in project.models.iter().enumerate() {
         if !read_by_models(i) {
             continue;
@@ -314,8 +315,6 @@ pub fn check_dependents(
         }
         analyses.insert(model.name.clone(), analysis);
     }
-    // The imports these models name.
-    known.imports.used.into_inner().unwrap_or_default()
 }
 
 fn compare(

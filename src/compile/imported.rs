@@ -8,6 +8,7 @@ use sqlparser::ast::Ident;
 
 use super::sql::OutColumn;
 use crate::engine::Engine;
+use crate::imports::reads::ReadSet;
 use crate::imports::snapshot::PublishedColumn;
 use crate::project::Project;
 
@@ -25,11 +26,16 @@ pub struct Imported {
     pub columns: Vec<OutColumn>,
 }
 
-/// Every imported model, and which imports the analysed models name.
+/// Every imported model, and what the analysed models read of them (models are analysed in
+/// parallel, both passes sharing one `Imports`).
 pub struct Imports {
     list: Vec<Imported>,
-    /// The imports some analysed model names (models are analysed in parallel).
+    /// The imports some analysed model names.
     pub used: Mutex<BTreeSet<String>>,
+    /// What each analysed model reads of them.
+    pub reads: Mutex<ReadSet>,
+    /// The waivers that turned a finding into a note: `(import, index)`.
+    pub waived: Mutex<BTreeSet<(String, usize)>>,
 }
 
 impl Imports {
@@ -37,6 +43,8 @@ impl Imports {
         Imports {
             list: imported(project),
             used: Mutex::default(),
+            reads: Mutex::default(),
+            waived: Mutex::default(),
         }
     }
 

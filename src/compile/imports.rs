@@ -15,8 +15,9 @@ use sqlparser::tokenizer::Span;
 
 use super::imported::{Imported, Imports};
 use super::sql::{same_column, OutColumn, Use};
-use crate::diagnostics::{Code, Diagnostic};
+use crate::diagnostics::{Code, Diagnostic, Severity};
 use crate::imports::changes::{self, Change};
+use crate::imports::reads::{ReadSet, Reading};
 use crate::imports::snapshot::{PublishedColumn, PublishedModel};
 use crate::project::{Import, Model, Project};
 use crate::source::Loc;
@@ -38,6 +39,7 @@ pub fn check(
         used.extend(referenced.iter().map(|n| n.imported.import.clone()));
     }
     let reads = reads(&referenced, shape, uses);
+    record(project, known, model, &referenced, &reads, (shape, uses));
     let places = Places::of(statement);
     let starred = has_star(statement);
     let at = |span: Span| loc(project, model, span);
@@ -56,7 +58,7 @@ pub fn check(
         let before = baseline.model(&imported.model);
         let now = snapshot.model(&imported.model);
         let ctx = Context {
-            project,
+            imports: known,
             model,
             import,
             imported,
@@ -93,6 +95,61 @@ pub fn check(
                 ));
             }
         }
+    }
+}
+
+/// Adds what `model` reads to the imports' read set.
+fn record(
+    project: &Project,
+    known: &Imports,
+    model: &Model,
+    referenced: &[Named<'_>],
+    reads: &BTreeSet<(String, String)>,
+    (shape, uses): (Option<&[OutColumn]>, &[Use]),
+) {
+    let mut set = ReadSet::default();
+    for named in referenced {
+        let imported = named.imported;
+        set.models
+            .entry((imported.import.clone(), imported.model.clone()))
+            .or_default()
+            .insert(model.name.clone());
+        for column in &imported.columns {
+            if !reads.contains(&(imported.label.clone(), column.name.clone())) {
+                continue;
+            }
+            let is_it = |r: &super::sql::ColumnRef| {
+                r.resource_type == "import"
+                    && r.resource == imported.label
+                    && r.column == column.name
+            };
+            let reading = Reading {
+                model: model.name.clone(),
+                outputs: shape
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|o| o.lineage.columns.iter().any(is_it))
+                    .map(|o| o.name.clone())
+                    .collect(),
+                uses: uses
+                    .iter()
+                    .filter(|u| is_it(&u.column))
+                    .map(|u| u.context.to_string())
+                    .collect(),
+                relies_not_null: relied_on(project, model, imported, &column.name, shape, uses),
+            };
+            set.columns
+                .entry((
+                    imported.import.clone(),
+                    imported.model.clone(),
+                    column.name.clone(),
+                ))
+                .or_default()
+                .insert(model.name.clone(), reading);
+        }
+    }
+    if let Ok(mut all) = known.reads.lock() {
+        all.merge(set);
     }
 }
 
@@ -310,18 +367,38 @@ fn has_star(statement: &Statement) -> bool {
 }
 
 struct Context<'a> {
-    project: &'a Project,
+    imports: &'a Imports,
     model: &'a Model,
     import: &'a Import,
     imported: &'a Imported,
 }
 
 impl Context<'_> {
-    fn finish(&self, diag: Diagnostic) -> Diagnostic {
-        diag.related(
+    /// Adds the import's label, and applies the waiver of `subject` (`model.column`, or the
+    /// model for E036) if one holds.
+    fn finish(&self, diag: Diagnostic, subject: &str) -> Diagnostic {
+        let diag = diag.related(
             self.import.decl.loc.clone(),
             format!("imported here, from {}", self.import.decl.path.value),
-        )
+        );
+        let today = today();
+        let Some((i, waiver)) = self.import.decl.waivers.iter().enumerate().find(|(_, w)| {
+            w.code.value == diag.code.as_str()
+                && w.column.value == subject
+                && w.expires.value >= today
+        }) else {
+            return diag;
+        };
+        if let Ok(mut waived) = self.imports.waived.lock() {
+            waived.insert((self.import.decl.name.clone(), i));
+        }
+        let mut diag = diag.related(waiver.loc.clone(), "waived here");
+        diag.severity = Severity::Info;
+        diag.message = format!(
+            "{} (waived until {}: {})",
+            diag.message, waiver.expires.value, waiver.reason.value
+        );
+        diag
     }
 
     fn removed(&self, at: Loc) -> Diagnostic {
@@ -335,6 +412,7 @@ impl Context<'_> {
             )
             .at(at, "read here")
             .hint("stop reading it, or ask its producer to publish it again"),
+            &self.imported.model,
         )
     }
 
@@ -349,6 +427,7 @@ impl Context<'_> {
             )
             .at(at, "read with *")
             .hint("name the columns the model needs, or accept the new one into its output"),
+            &format!("{}.{column}", self.imported.model),
         )
     }
 
@@ -366,6 +445,7 @@ impl Context<'_> {
         self.finish(
             diag.at(at, "read here")
                 .hint("read what the deprecation names instead, before the date"),
+            &format!("{}.{column}", self.imported.model),
         )
     }
 
@@ -395,13 +475,51 @@ impl Context<'_> {
             ),
             Change::BecameNullable => return None,
         };
-        let _ = self.project;
-        Some(self.finish(diag.at(at, "read here").hint(hint)))
+        Some(self.finish(
+            diag.at(at, "read here").hint(hint),
+            &format!("{}.{column}", self.imported.model),
+        ))
+    }
+}
+
+/// Each waiver that has expired, or that holds but accepted no finding, is a warning.
+pub fn check_waivers(project: &Project, imports: &Imports, diags: &mut Vec<Diagnostic>) {
+    let waived = imports.waived.lock().map(|w| w.clone()).unwrap_or_default();
+    let today = today();
+    for import in &project.imports {
+        // An unreadable import is reported once (E035); its waivers say nothing more.
+        if import.snapshot.is_none() || import.baseline.is_none() {
+            continue;
+        }
+        for (i, w) in import.decl.waivers.iter().enumerate() {
+            let what = format!(
+                "the waiver of {} on `{}` (import `{}`)",
+                w.code.value, w.column.value, import.decl.name
+            );
+            if w.expires.value < today {
+                diags.push(
+                    Diagnostic::warning(
+                        Code::ImportWaiverExpired,
+                        format!("{what} expired on {}", w.expires.value),
+                    )
+                    .at(w.expires.loc.clone(), "expired")
+                    .hint(
+                        "fix what it waived and remove it, or extend `expires` after a new review",
+                    ),
+                );
+            } else if !waived.contains(&(import.decl.name.clone(), i)) {
+                diags.push(
+                    Diagnostic::warning(Code::ImportWaiverUnused, format!("{what} accepts no finding"))
+                        .at(w.loc.clone(), "waives nothing")
+                        .hint("remove it: what it waived is fixed, or its code or column is not the finding's"),
+                );
+            }
+        }
     }
 }
 
 /// Today's date, `YYYY-MM-DD`, in UTC.
-fn today() -> String {
+pub fn today() -> String {
     let days = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() / 86_400) as i64;

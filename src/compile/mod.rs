@@ -65,6 +65,8 @@ pub struct Compiled {
     pub graph: deps::Graph,
     /// Each analysed model's inferred output and column uses, by model name.
     pub models: std::collections::HashMap<String, contract_shape::ModelAnalysis>,
+    /// What the analysed models read of the project's imports.
+    pub import_reads: crate::imports::reads::ReadSet,
 }
 
 /// What one model's first pass produced: its diagnostics, its parents, and either its analysis
@@ -141,7 +143,8 @@ pub fn analyze(project: &Project, options: Options) -> Compiled {
 pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled {
     let mut diags = project.diagnostics.clone();
     let resolver = deps::Resolver::new(project);
-    let known = contract_shape::Known::new(project);
+    let imports = imported::Imports::new(project);
+    let known = contract_shape::Known::new(project, &imports);
     let mentions = match keep {
         Keep::Shapes => Mentions::of(project),
         Keep::Everything => Mentions::default(),
@@ -168,23 +171,19 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
     check_numeric_precision(project, &mut diags);
     let graph = deps::build(project, parents, &mut diags);
     if options.sql_analysis {
-        let used =
-            tracing::debug_span!("second pass: models reading models analysed").in_scope(|| {
-                contract_shape::check_dependents(
-                    project,
-                    statements,
-                    &graph,
-                    &mut models,
-                    &mut diags,
-                    keep == Keep::Everything,
-                )
-            });
-        if let Ok(mut all) = known.imports.used.lock() {
-            all.extend(used);
-        }
-    }
-    if options.sql_analysis {
-        check_unused_imports(project, &known, &mut diags);
+        tracing::debug_span!("second pass: models reading models analysed").in_scope(|| {
+            contract_shape::check_dependents(
+                project,
+                &imports,
+                statements,
+                &graph,
+                &mut models,
+                &mut diags,
+                keep == Keep::Everything,
+            )
+        });
+        check_unused_imports(project, &imports, &mut diags);
+        imports::check_waivers(project, &imports, &mut diags);
     }
     diagnostics::sort(&mut diags, &project.sources);
     tracing::debug!(diagnostics = diags.len(), "compiled");
@@ -192,6 +191,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
         diagnostics: diags,
         graph,
         models,
+        import_reads: imports.reads.into_inner().unwrap_or_default(),
     }
 }
 
@@ -199,15 +199,10 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
 /// analysis counts as reading it when its SQL names one of its relations.)
 fn check_unused_imports(
     project: &Project,
-    known: &contract_shape::Known<'_>,
+    imports: &imported::Imports,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let used = known
-        .imports
-        .used
-        .lock()
-        .map(|u| u.clone())
-        .unwrap_or_default();
+    let used = imports.used.lock().map(|u| u.clone()).unwrap_or_default();
     for import in &project.imports {
         let Some(snapshot) = import.snapshot.as_ref().or(import.baseline.as_ref()) else {
             continue;

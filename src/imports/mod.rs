@@ -2,4 +2,5 @@
 //! `[imports]` make of it (docs/imports.md). Pure: reading files is the caller's.
 
 pub mod changes;
+pub mod reads;
 pub mod snapshot;

@@ -53,7 +53,26 @@ pub struct ImportDecl {
     pub baseline: Spanned<String>,
     /// `*`, or the content hash the snapshot must have.
     pub pin: Option<Spanned<String>>,
+    /// `[[imports.NAME.waive]]`: findings accepted for a time.
+    pub waivers: Vec<Waiver>,
 }
+
+/// One accepted finding about an import: `code` on `column` (`model.column`; for E036, the
+/// model) is a note, not an error, until `expires`.
+#[derive(Debug, Clone)]
+pub struct Waiver {
+    pub loc: Loc,
+    pub code: Spanned<String>,
+    pub column: Spanned<String>,
+    pub reason: Spanned<String>,
+    /// `YYYY-MM-DD`: the last day it holds.
+    pub expires: Spanned<String>,
+}
+
+/// The codes a waiver can name: the findings about one read column (or model).
+pub const WAIVABLE: &[&str] = &[
+    "E030", "E031", "E032", "E036", "E037", "E038", "W030", "W031", "W032",
+];
 
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
@@ -112,7 +131,8 @@ const TOP_KEYS: &[&str] = &[
     "path_defaults",
     "imports",
 ];
-const IMPORT_KEYS: &[&str] = &["path", "snapshot", "baseline", "pin"];
+const IMPORT_KEYS: &[&str] = &["path", "snapshot", "baseline", "pin", "waive"];
+const WAIVER_KEYS: &[&str] = &["code", "column", "reason", "expires"];
 const CONNECTION_KEYS: &[&str] = &["engine", "path", "url"];
 const TARGET_KEYS: &[&str] = &["database", "schema"];
 const SETTINGS_KEYS: &[&str] = &["column_contract_mode", "sql_analysis"];
@@ -206,8 +226,84 @@ fn read_import(r: &mut Reader<'_>, imports: &dyn TableLike, name: &str) -> Optio
         snapshot: file(r, "snapshot", "current.json"),
         baseline: file(r, "baseline", "baseline.json"),
         pin: r.string(t, "pin"),
+        waivers: read_waivers(r, t, &context),
         path,
         loc,
+    })
+}
+
+/// `waive`: an array of tables (`[[imports.NAME.waive]]`) or of inline tables.
+fn read_waivers(r: &mut Reader<'_>, import: &dyn TableLike, context: &str) -> Vec<Waiver> {
+    let tables: Vec<(&dyn TableLike, Loc)> = match import.get("waive") {
+        None => return Vec::new(),
+        Some(toml_edit::Item::ArrayOfTables(array)) => array
+            .iter()
+            .map(|t| (t as &dyn TableLike, r.loc(t.span())))
+            .collect(),
+        Some(item) => match item.as_array() {
+            Some(array) if array.iter().all(|v| v.as_inline_table().is_some()) => array
+                .iter()
+                .filter_map(|v| Some((v.as_inline_table()? as &dyn TableLike, r.loc(v.span()))))
+                .collect(),
+            _ => {
+                r.wrong_type(
+                    import,
+                    "waive",
+                    "an array of tables",
+                    Some("write each waiver as a `[[imports.NAME.waive]]` table".into()),
+                );
+                return Vec::new();
+            }
+        },
+    };
+    let context = format!("a waiver of {context}");
+    tables
+        .into_iter()
+        .filter_map(|(t, loc)| read_waiver(r, t, loc, &context))
+        .collect()
+}
+
+fn read_waiver(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc, context: &str) -> Option<Waiver> {
+    r.check_keys(t, WAIVER_KEYS, context);
+    let hints = [
+        ("code", "name the finding it accepts: `code = \"E031\"`"),
+        (
+            "column",
+            "name the imported column: `column = \"fct_orders.amount\"`",
+        ),
+        ("reason", "say why it is accepted: `reason = \"...\"`"),
+        ("expires", "say until when: `expires = 2027-01-31`"),
+    ];
+    let mut missing = false;
+    for (key, hint) in hints {
+        if !t.contains_key(key) {
+            r.missing(loc.clone(), key, context, hint);
+            missing = true;
+        }
+    }
+    let code = r.choice(t, "code", WAIVABLE);
+    let column = r.string(t, "column");
+    let reason = r.string(t, "reason");
+    let expires = r.date(t, "expires");
+    if let Some(reason) = reason.as_ref().filter(|s| s.value.trim().is_empty()) {
+        r.push(
+            crate::diagnostics::Diagnostic::error(
+                crate::diagnostics::Code::InvalidValue,
+                "a waiver's `reason` is empty",
+            )
+            .at(reason.loc.clone(), "say why the finding is accepted"),
+        );
+        return None;
+    }
+    if missing {
+        return None;
+    }
+    Some(Waiver {
+        loc,
+        code: code?,
+        column: column?,
+        reason: reason?,
+        expires: expires?,
     })
 }
 

@@ -79,7 +79,11 @@ impl<'d> Reader<'d> {
         }
     }
 
-    fn wrong_type(
+    pub fn push(&mut self, diag: Diagnostic) {
+        self.diags.push(diag);
+    }
+
+    pub fn wrong_type(
         &mut self,
         table: &dyn TableLike,
         key: &str,
