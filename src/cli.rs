@@ -96,6 +96,49 @@ pub enum ImportsCommand {
     /// --check, every baseline current), 1 when --check finds a baseline behind or a concrete
     /// pin stale, 2 when it refused or failed.
     Update(ImportsUpdateArgs),
+
+    /// The whole changelog from each import's baseline to its snapshot, each change marked with
+    /// the models (and their columns) it breaks, or "no reader".
+    ///
+    /// Offline. Exit status: 0 when no change breaks a model (a waived one does not), 1 when
+    /// one does, 2 when it could not check (an unreadable import, no such import).
+    Diff(ImportsDiffArgs),
+
+    /// What the project's models read of each import: per imported model and column, which
+    /// models read it and how.
+    ///
+    /// The JSON is a file for the producer to vendor: `sqb publish --consumers DIR` reads it.
+    /// A model whose SQL is not analysed counts as reading every column of what it names.
+    Reads(ImportsReadsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImportsDiffArgs {
+    /// The imports to compare. Default: every one.
+    pub names: Vec<String>,
+
+    /// Report format: text, JSON, Markdown for pull requests, or GitHub Actions annotations.
+    #[arg(long, value_enum, default_value_t = ImportsDiffFormat::Text)]
+    pub format: ImportsDiffFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportsDiffFormat {
+    Text,
+    Json,
+    Markdown,
+    Github,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportsReadsArgs {
+    /// Output format: a listing, or the reads file (JSON) a producer vendors.
+    #[arg(long, value_enum, default_value_t = CompileFormat::Text)]
+    pub format: CompileFormat,
+
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

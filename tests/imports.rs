@@ -133,7 +133,16 @@ fn run_case(engine: &str, case: &Case) -> String {
         case.name,
         transcript(&text, root)
     );
-    without_hashes(&transcript(&text, &root.join("consumer")))
+    let diff = run(sqb()
+        .arg("--project-dir")
+        .arg(root.join("consumer"))
+        .args(["imports", "diff"]));
+    let consumer = root.join("consumer");
+    without_hashes(&format!(
+        "{}\n--- sqb imports diff\n{}",
+        transcript(&text, &consumer),
+        transcript(&diff, &consumer)
+    ))
 }
 
 /// `text` with each SHA-256 (64 hex digits) as `<hash>`: a snapshot's hash names its engine.
@@ -408,4 +417,96 @@ fn imports_update_accepts_what_no_model_breaks_on() {
         root,
     ));
     insta::assert_snapshot!("imports_update", without_hashes(&text));
+}
+
+/// `sqb imports diff` in each of its formats and `sqb imports reads` as text and as the reads
+/// file, on a producer change that breaks one reader, warns another and reaches no third.
+#[test]
+fn imports_diff_and_reads_in_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    projects("duckdb", root);
+    let vendor = root.join("consumer/vendor/shop");
+    publish(root, &vendor.join("baseline.json"));
+    for e in [
+        [
+            "models/fct_orders.sql",
+            "    CAST(9.99 AS DECIMAL(10,2)) AS amount,\n",
+            "",
+        ],
+        [
+            "models/fct_orders.toml",
+            "[columns.amount]\ntype = \"NUMERIC(10,2)\"\n\n",
+            "",
+        ],
+        [
+            "models/fct_orders.sql",
+            "CAST(1 AS INTEGER) AS order_id",
+            "CAST(1 AS BIGINT) AS order_id",
+        ],
+        [
+            "models/fct_orders.toml",
+            "[columns.order_id]\ntype = \"INTEGER\"",
+            "[columns.order_id]\ntype = \"BIGINT\"",
+        ],
+        [
+            "models/fct_orders.sql",
+            ",\n    CAST(1 AS INTEGER) AS quantity",
+            "",
+        ],
+        [
+            "models/fct_orders.toml",
+            "\n[columns.quantity]\ntype = \"INTEGER\"\n",
+            "",
+        ],
+    ] {
+        edit(&root.join("producer"), &e.map(String::from));
+    }
+    publish(root, &vendor.join("current.json"));
+    let consumer = root.join("consumer");
+    let imports = |args: &[&str]| {
+        run(sqb()
+            .arg("--project-dir")
+            .arg(&consumer)
+            .arg("imports")
+            .args(args))
+    };
+    let mut text = String::new();
+    for format in ["text", "json", "markdown", "github"] {
+        let done = imports(&["diff", "--format", format]);
+        text.push_str(&expect_exit(
+            &done,
+            1,
+            &format!("imports diff --format {format}"),
+            &consumer,
+        ));
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&imports(&["diff", "--format", "json"]).stdout).unwrap();
+    assert_eq!(json["verdict"], "breaks");
+    text.push_str(&expect_exit(
+        &imports(&["reads"]),
+        0,
+        "imports reads",
+        &consumer,
+    ));
+    let out = root.join("reads.json");
+    let done = imports(&["reads", "--format", "json", "--out", out.to_str().unwrap()]);
+    expect_exit(&done, 0, "imports reads --out", &consumer);
+    let file = std::fs::read_to_string(&out).unwrap();
+    text.push_str(&format!("--- reads.json\n{file}"));
+    let stdout = imports(&["reads", "--format", "json"]);
+    assert_eq!(
+        String::from_utf8_lossy(&stdout.stdout),
+        file,
+        "--out writes what stdout gets"
+    );
+    // An unknown import is an error that names the known ones.
+    text.push_str(&expect_exit(
+        &imports(&["diff", "shpo"]),
+        2,
+        "imports diff shpo",
+        &consumer,
+    ));
+    insta::assert_snapshot!(without_hashes(&text));
 }

@@ -6,6 +6,8 @@
 pub mod compile;
 pub mod contract_diff;
 pub mod contract_generate;
+pub mod imports_diff;
+pub mod imports_reads;
 pub mod imports_update;
 pub mod lineage;
 pub mod publish;
@@ -37,6 +39,8 @@ pub fn run(cli: &Cli) -> ExitStatus {
         Command::Lineage(args) => lineage::run(&cli.global, args),
         Command::Publish(args) => publish::run(&cli.global, args),
         Command::Imports(ImportsCommand::Update(args)) => imports_update::run(&cli.global, args),
+        Command::Imports(ImportsCommand::Diff(args)) => imports_diff::run(&cli.global, args),
+        Command::Imports(ImportsCommand::Reads(args)) => imports_reads::run(&cli.global, args),
     };
     match result {
         Ok(status) => status,

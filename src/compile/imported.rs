@@ -8,7 +8,7 @@ use sqlparser::ast::Ident;
 
 use super::sql::OutColumn;
 use crate::engine::Engine;
-use crate::imports::reads::ReadSet;
+use crate::imports::reads::{ReadSet, Reading};
 use crate::imports::snapshot::PublishedColumn;
 use crate::project::Project;
 
@@ -48,6 +48,41 @@ impl Imports {
         }
     }
 
+    /// Records, for each model the analysis did not reach (analysis off, or SQL that does not
+    /// parse) whose SQL names an imported relation, a read of every column of it: what such a
+    /// model reads is unknown, so the read set fails closed.
+    pub fn add_unanalysed(&self, project: &Project, analysed: &dyn Fn(&str) -> bool) {
+        let mut set = ReadSet::default();
+        for model in project.models.iter().filter(|m| !analysed(&m.name)) {
+            let text = project.sources.get(model.sql_file).text.to_lowercase();
+            for i in self
+                .list
+                .iter()
+                .filter(|i| names_word(&text, &i.name.to_lowercase()))
+            {
+                set.models
+                    .entry((i.import.clone(), i.model.clone()))
+                    .or_default()
+                    .insert(model.name.clone());
+                for c in &i.columns {
+                    let reading = Reading {
+                        model: model.name.clone(),
+                        uses: ["unanalysed".to_string()].into(),
+                        relies_not_null: true,
+                        ..Reading::default()
+                    };
+                    set.columns
+                        .entry((i.import.clone(), i.model.clone(), c.name.clone()))
+                        .or_default()
+                        .insert(model.name.clone(), reading);
+                }
+            }
+        }
+        if let Ok(mut reads) = self.reads.lock() {
+            reads.merge(set);
+        }
+    }
+
     /// The imported model a reference names by its published relation (`schema.name` or
     /// `database.schema.name`), compared as the engine compares identifiers.
     pub fn find(&self, parts: &[Ident], engine: Engine) -> Option<&Imported> {
@@ -67,6 +102,15 @@ impl Imports {
                 && database.is_none_or(|d| i.database.as_deref().is_some_and(|db| same(d, db)))
         })
     }
+}
+
+/// Whether `word` occurs in `text` between non-identifier characters.
+fn names_word(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(ident)
+            && !text[at + word.len()..].chars().next().is_some_and(ident)
+    })
 }
 
 /// Every model of every import that could be read, as the consumer sees it.

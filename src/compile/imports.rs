@@ -291,7 +291,7 @@ fn relied_on(
     };
     let joined = uses
         .iter()
-        .any(|u| u.context == "join_on" && is_it(&u.column));
+        .any(|u| matches!(u.context, "join_on" | "join_using") && is_it(&u.column));
     let engine = project.engine();
     let declared_not_null = project.effective_columns(model).iter().any(|c| {
         !c.is_nullable()

@@ -7,6 +7,8 @@ pub mod contract_shape;
 pub mod deps;
 mod imported;
 mod imports;
+
+pub use imports::today;
 pub mod sql;
 
 use crate::diagnostics::{self, did_you_mean, Code, Diagnostic};
@@ -184,6 +186,9 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
         });
         check_unused_imports(project, &imports, &mut diags);
         imports::check_waivers(project, &imports, &mut diags);
+    }
+    if !project.imports.is_empty() {
+        imports.add_unanalysed(project, &|name| models.contains_key(name));
     }
     diagnostics::sort(&mut diags, &project.sources);
     tracing::debug!(diagnostics = diags.len(), "compiled");

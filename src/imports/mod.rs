@@ -2,5 +2,6 @@
 //! `[imports]` make of it (docs/imports.md). Pure: reading files is the caller's.
 
 pub mod changes;
+pub mod impact;
 pub mod reads;
 pub mod snapshot;

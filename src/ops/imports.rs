@@ -1,6 +1,9 @@
 //! `sqb imports update`: advances each import's baseline to its snapshot, listing every change
 //! it accepts; `--check` says whether any baseline is behind (or a concrete pin stale) without
 //! writing. It refuses while the compile reports an unwaived error about the import.
+//! `sqb imports diff`: the whole baseline → snapshot changelog, each change marked with the
+//! models it reaches; `sqb imports reads`: what the models read of each import, as a file the
+//! producer vendors.
 
 use std::path::Path;
 
@@ -9,7 +12,8 @@ use anyhow::Context as _;
 use crate::compile::{analyze, Options};
 use crate::diagnostics::{did_you_mean, render_errors, Code};
 use crate::error::UserError;
-use crate::imports::changes::{self, Change};
+use crate::imports::impact::{self, ImportDiff};
+use crate::imports::reads::{self, ReadsFile};
 use crate::imports::snapshot::Snapshot;
 use crate::project::{Import, Project};
 
@@ -37,21 +41,98 @@ pub struct ImportState {
     pub written: bool,
 }
 
-pub fn update(root: &Path, options: &UpdateOptions) -> anyhow::Result<Vec<ImportState>> {
+pub fn diff(root: &Path, names: &[String]) -> anyhow::Result<Vec<ImportDiff>> {
     let project = Project::load(root)?;
-    let selected = select(&project, &options.names)?;
+    let selected = select(&project, names)?;
+    refuse_unusable(&project)?;
+    let compiled = analyze(&project, Options::default());
+    let today = crate::compile::today();
+    let mut out = Vec::new();
+    for import in selected {
+        let (Some(snapshot), Some(baseline)) = (&import.snapshot, &import.baseline) else {
+            continue;
+        };
+        let reads = compiled.import_reads.of_import(
+            &import.decl.name,
+            &snapshot.project,
+            &snapshot.content_hash,
+        );
+        let waived = |code: Code, subject: &str| {
+            import.decl.waivers.iter().any(|w| {
+                w.code.value == code.as_str()
+                    && w.column.value == subject
+                    && w.expires.value >= today
+            })
+        };
+        let entries = impact::changelog(baseline, snapshot, project.engine());
+        out.push(ImportDiff {
+            name: import.decl.name.clone(),
+            producer: snapshot.project.clone(),
+            baseline: baseline.content_hash.clone(),
+            snapshot: snapshot.content_hash.clone(),
+            changes: impact::assess(entries, &reads, &today, &waived),
+            at: declared_at(&project, import),
+        });
+    }
+    Ok(out)
+}
+
+/// What the project's models read of each of its imports.
+pub fn reads(root: &Path) -> anyhow::Result<ReadsFile> {
+    let project = Project::load(root)?;
+    select(&project, &[])?;
+    refuse_unusable(&project)?;
+    let compiled = analyze(&project, Options::default());
+    let imports = project
+        .imports
+        .iter()
+        .filter_map(|i| {
+            let snapshot = i.snapshot.as_ref()?;
+            Some(compiled.import_reads.of_import(
+                &i.decl.name,
+                &snapshot.project,
+                &snapshot.content_hash,
+            ))
+        })
+        .collect();
+    Ok(ReadsFile {
+        format: reads::FORMAT.to_string(),
+        format_version: reads::FORMAT_VERSION,
+        consumer: project
+            .config
+            .name
+            .as_ref()
+            .map_or_else(String::new, |n| n.value.clone()),
+        imports,
+    })
+}
+
+fn declared_at(project: &Project, import: &Import) -> (String, usize, usize) {
+    let file = project.sources.get(import.decl.loc.file);
+    let (line, col) = file.line_col(import.decl.loc.span.start);
+    (file.rel_path.clone(), line, col)
+}
+
+/// An import whose files cannot be read stops every imports command (exit 2).
+fn refuse_unusable(project: &Project) -> Result<(), UserError> {
     let unusable: Vec<_> = project
         .diagnostics
         .iter()
         .filter(|d| matches!(d.code, Code::ImportUnreadable | Code::ImportTooNew))
         .cloned()
         .collect();
-    if !unusable.is_empty() {
-        return Err(UserError::new("an import's files cannot be read")
-            .with_hint("vendor the producer's `sqb publish` output again")
-            .with_diagnostics(render_errors(&unusable, &project.sources).join("\n\n"))
-            .into());
+    if unusable.is_empty() {
+        return Ok(());
     }
+    Err(UserError::new("an import's files cannot be read")
+        .with_hint("vendor the producer's `sqb publish` output again")
+        .with_diagnostics(render_errors(&unusable, &project.sources).join("\n\n")))
+}
+
+pub fn update(root: &Path, options: &UpdateOptions) -> anyhow::Result<Vec<ImportState>> {
+    let project = Project::load(root)?;
+    let selected = select(&project, &options.names)?;
+    refuse_unusable(&project)?;
     let writing = !options.check && !options.dry_run;
     let compiled = (writing && !options.force).then(|| analyze(&project, Options::default()));
     let mut out = Vec::new();
@@ -117,37 +198,10 @@ fn select<'p>(project: &'p Project, names: &[String]) -> Result<Vec<&'p Import>,
 
 /// Every change from `baseline` to `snapshot`, read or not.
 fn describe(baseline: &Snapshot, snapshot: &Snapshot, project: &Project) -> Vec<String> {
-    let mut out = Vec::new();
-    for before in &baseline.models {
-        let Some(now) = snapshot.model(&before.name) else {
-            out.push(format!("{}: no longer published", before.name));
-            continue;
-        };
-        for column in &before.columns {
-            let current = now.columns.iter().find(|c| c.name == column.name);
-            for change in changes::column(column, current, project.engine()) {
-                let what = match change {
-                    Change::Dropped => "dropped".to_string(),
-                    Change::Narrowed { from, to } => format!("narrowed from {from} to {to}"),
-                    Change::Widened { from, to } => format!("widened from {from} to {to}"),
-                    Change::BecameNotNull => "now NOT NULL".to_string(),
-                    Change::BecameNullable => "now nullable".to_string(),
-                };
-                out.push(format!("{}.{}: {what}", before.name, column.name));
-            }
-        }
-        for column in &now.columns {
-            if !before.columns.iter().any(|c| c.name == column.name) {
-                out.push(format!("{}.{}: added", now.name, column.name));
-            }
-        }
-    }
-    for now in &snapshot.models {
-        if baseline.model(&now.name).is_none() {
-            out.push(format!("{}: newly published", now.name));
-        }
-    }
-    out
+    impact::changelog(baseline, snapshot, project.engine())
+        .iter()
+        .map(impact::Entry::describe)
+        .collect()
 }
 
 /// The compile's errors about `import` (those with a label at its declaration) stop the update.

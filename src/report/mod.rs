@@ -7,6 +7,7 @@
 pub mod compile;
 pub mod diff;
 pub mod generate;
+pub mod imports;
 pub mod lineage;
 
 use std::io::{self, Write};

@@ -4,8 +4,8 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    Expr, FunctionArguments, GroupByExpr, Ident, OrderByKind, Query, Select, SelectItem, Visit,
-    Visitor, WindowType,
+    Expr, FunctionArguments, GroupByExpr, Ident, JoinConstraint, OrderByKind, Query, Select,
+    SelectItem, Visit, Visitor, WindowType,
 };
 
 use super::{
@@ -171,8 +171,22 @@ pub(super) fn uses(
     };
     for item in &select.from {
         for join in &item.joins {
-            if let Some(on) = join_on(&join.join_operator) {
-                add("join_on", on);
+            match constraint(&join.join_operator) {
+                Some(JoinConstraint::On(on)) => add("join_on", on),
+                Some(JoinConstraint::Using(names) | JoinConstraint::UsingAlias(names, _)) => {
+                    for ident in names.iter().filter_map(|n| n.0.last()?.as_ident()) {
+                        add("join_using", &Expr::Identifier(ident.clone()));
+                    }
+                }
+                Some(JoinConstraint::Natural) => {
+                    for name in shared_columns(rels, engine) {
+                        add(
+                            "join_using",
+                            &Expr::Identifier(Ident::with_quote('"', name)),
+                        );
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -213,18 +227,37 @@ pub(super) fn uses(
     out
 }
 
-fn join_on(op: &sqlparser::ast::JoinOperator) -> Option<&Expr> {
-    use sqlparser::ast::{JoinConstraint, JoinOperator::*};
-    let constraint = match op {
+fn constraint(op: &sqlparser::ast::JoinOperator) -> Option<&JoinConstraint> {
+    use sqlparser::ast::JoinOperator::*;
+    match op {
         Join(c) | Inner(c) | Left(c) | LeftOuter(c) | Right(c) | RightOuter(c) | FullOuter(c)
         | CrossJoin(c) | Semi(c) | LeftSemi(c) | RightSemi(c) | Anti(c) | LeftAnti(c)
-        | RightAnti(c) => c,
-        _ => return None,
-    };
-    match constraint {
-        JoinConstraint::On(e) => Some(e),
+        | RightAnti(c) => Some(c),
         _ => None,
     }
+}
+
+/// The column names more than one relation in scope holds: what a NATURAL join joins on
+/// (over-approximated when the scope has more than its two sides).
+fn shared_columns(rels: &[Rel], engine: Engine) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut shared = Vec::new();
+    for rel in rels {
+        let own = rel.shape.as_deref().unwrap_or(&rel.facts);
+        for c in own {
+            if names.iter().any(|n| same_column(n, &c.name, engine)) {
+                if !shared
+                    .iter()
+                    .any(|n: &String| same_column(n, &c.name, engine))
+                {
+                    shared.push(c.name.clone());
+                }
+            } else {
+                names.push(c.name.clone());
+            }
+        }
+    }
+    shared
 }
 
 /// The expressions of a query's ORDER BY.

@@ -35,12 +35,12 @@ pub fn emit(report: &DiffReport, prefix: &str, w: &mut dyn Write) -> io::Result<
     writeln!(w, "{}", report.verdict())
 }
 
-fn data(text: &str) -> String {
+pub(crate) fn data(text: &str) -> String {
     text.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
-fn property(text: &str) -> String {
+pub(crate) fn property(text: &str) -> String {
     data(text).replace(':', "%3A").replace(',', "%2C")
 }

@@ -1,0 +1,30 @@
+//! `sqb imports diff`: each import's changelog, marked with the models each change reaches.
+
+use crate::cli::{GlobalArgs, ImportsDiffArgs, ImportsDiffFormat};
+use crate::commands::{note, project_root, stdout};
+use crate::exit::ExitStatus;
+use crate::ops::diff::github_prefix;
+use crate::ops::imports::diff;
+use crate::report::imports as printer;
+
+pub fn run(global: &GlobalArgs, args: &ImportsDiffArgs) -> anyhow::Result<ExitStatus> {
+    let root = project_root(global)?;
+    let diffs = diff(&root, &args.names)?;
+    match args.format {
+        ImportsDiffFormat::Text => stdout(|w| printer::diff_text(&diffs, w))?,
+        ImportsDiffFormat::Json => stdout(|w| printer::diff_json(&diffs, w))?,
+        ImportsDiffFormat::Markdown => stdout(|w| printer::diff_markdown(&diffs, w))?,
+        ImportsDiffFormat::Github => {
+            let prefix = github_prefix(&root)?;
+            stdout(|w| printer::diff_github(&diffs, &prefix, w))?
+        }
+    }
+    if diffs.iter().any(|d| d.breaks()) {
+        note(
+            global,
+            "hint: fix the models that break (or waive the findings), then `sqb imports update`",
+        );
+        return Ok(ExitStatus::Failure);
+    }
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,37 @@
+//! `sqb imports reads`: what the project's models read of each import.
+
+use anyhow::Context as _;
+
+use crate::cli::{CompileFormat, GlobalArgs, ImportsReadsArgs};
+use crate::commands::{note, project_root};
+use crate::exit::ExitStatus;
+use crate::ops::imports::reads;
+use crate::report::{imports as printer, Output};
+
+pub fn run(global: &GlobalArgs, args: &ImportsReadsArgs) -> anyhow::Result<ExitStatus> {
+    let root = project_root(global)?;
+    let file = reads(&root)?;
+    let output = match &args.out {
+        Some(path) => Output::File(path),
+        None => Output::Stdout,
+    };
+    crate::report::write(output, |w| match args.format {
+        CompileFormat::Text => printer::reads_text(&file, w),
+        CompileFormat::Json => w.write_all(file.to_json().as_bytes()),
+    })
+    .with_context(|| match &args.out {
+        Some(path) => format!("could not write {}", path.display()),
+        None => "could not write the reads".to_string(),
+    })?;
+    if let Some(path) = &args.out {
+        note(
+            global,
+            &format!(
+                "wrote the reads of {} to {}",
+                crate::report::count(file.imports.len(), "import", "imports"),
+                path.display()
+            ),
+        );
+    }
+    Ok(ExitStatus::Success)
+}
