@@ -176,6 +176,12 @@ pub struct PublishArgs {
     /// Write nothing: exit 1 when FILE differs from what publish would write.
     #[arg(long, value_name = "FILE")]
     pub check: Option<PathBuf>,
+
+    /// Read the consumers' reads files (`sqb imports reads --format json`, `*.json` in DIR) and
+    /// report which of their models the change from the previous snapshot (the FILE of --out or
+    /// --check) breaks; exit 1 when one does.
+    #[arg(long, value_name = "DIR")]
+    pub consumers: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

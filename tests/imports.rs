@@ -323,6 +323,16 @@ fn the_examples_publish_and_import() {
         "{}",
         transcript(&compile, &reports)
     );
+    // The shop vendors what the reports read (for `sqb publish --consumers` in scripts/demo).
+    let reads = run(sqb()
+        .arg("--project-dir")
+        .arg(&reports)
+        .args(["imports", "reads", "--format", "json"]));
+    assert_eq!(
+        String::from_utf8_lossy(&reads.stdout),
+        std::fs::read_to_string(shop.join("consumers/reports.json")).unwrap(),
+        "regenerate with `sqb imports reads --format json --out ../shop/consumers/reports.json` in examples/reports"
+    );
 }
 
 /// `sqb imports update`: `--check` fails while a baseline is behind, `--dry-run` and a refusal
@@ -507,6 +517,104 @@ fn imports_diff_and_reads_in_every_format() {
         2,
         "imports diff shpo",
         &consumer,
+    ));
+    insta::assert_snapshot!(without_hashes(&text));
+}
+
+/// `sqb publish --consumers DIR`: the producer learns, before it ships, which consumer models
+/// its change breaks, from the reads files the consumers hand it.
+#[test]
+fn publish_tells_which_consumers_break() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    projects("duckdb", root);
+    let vendor = root.join("consumer/vendor/shop");
+    publish(root, &vendor.join("baseline.json"));
+    std::fs::copy(vendor.join("baseline.json"), vendor.join("current.json")).unwrap();
+    let (consumer, producer) = (root.join("consumer"), root.join("producer"));
+    let consumers = root.join("consumers");
+    std::fs::create_dir(&consumers).unwrap();
+    let reads = run(sqb()
+        .arg("--project-dir")
+        .arg(&consumer)
+        .args(["imports", "reads", "--format", "json", "--out"])
+        .arg(consumers.join("reports.json")));
+    expect_exit(&reads, 0, "imports reads --out", root);
+    let published = root.join("published.json");
+    publish(root, &published);
+    for e in [
+        [
+            "models/fct_orders.sql",
+            "    CAST(9.99 AS DECIMAL(10,2)) AS amount,\n",
+            "",
+        ],
+        [
+            "models/fct_orders.toml",
+            "[columns.amount]\ntype = \"NUMERIC(10,2)\"\n\n",
+            "",
+        ],
+        [
+            "models/fct_orders.sql",
+            ",\n    CAST(1 AS INTEGER) AS quantity",
+            "",
+        ],
+        [
+            "models/fct_orders.toml",
+            "\n[columns.quantity]\ntype = \"INTEGER\"\n",
+            "",
+        ],
+    ] {
+        edit(&producer, &e.map(String::from));
+    }
+    let publish_with = |args: &[&str]| {
+        run(sqb()
+            .arg("--project-dir")
+            .arg(&producer)
+            .arg("publish")
+            .args(args)
+            .current_dir(root))
+    };
+    let mut text = expect_exit(
+        &publish_with(&["--check", "published.json", "--consumers", "consumers"]),
+        1,
+        "publish --check published.json --consumers consumers",
+        root,
+    );
+    let before = std::fs::read(&published).unwrap();
+    text.push_str(&expect_exit(
+        &publish_with(&["--out", "published.json", "--consumers", "consumers"]),
+        1,
+        "publish --out published.json --consumers consumers",
+        root,
+    ));
+    assert_ne!(
+        std::fs::read(&published).unwrap(),
+        before,
+        "--out still writes the snapshot"
+    );
+    // Now the change is the published snapshot: nothing left to report.
+    text.push_str(&expect_exit(
+        &publish_with(&["--check", "published.json", "--consumers", "consumers"]),
+        0,
+        "publish --check published.json --consumers consumers (after)",
+        root,
+    ));
+    text.push_str(&expect_exit(
+        &publish_with(&["--consumers", "consumers"]),
+        2,
+        "publish --consumers consumers",
+        root,
+    ));
+    std::fs::write(
+        consumers.join("other.json"),
+        "{\"format\": \"sqb.snapshot\"}",
+    )
+    .unwrap();
+    text.push_str(&expect_exit(
+        &publish_with(&["--check", "published.json", "--consumers", "consumers"]),
+        2,
+        "publish --check published.json --consumers consumers (a foreign file)",
+        root,
     ));
     insta::assert_snapshot!(without_hashes(&text));
 }

@@ -1,11 +1,15 @@
-//! `sqb publish`: the snapshot of the public models, to stdout, a file, or checked against one.
+//! `sqb publish`: the snapshot of the public models, to stdout, a file, or checked against one;
+//! with --consumers, what the change does to the consumers that vendor their reads.
 
 use anyhow::Context as _;
 
 use crate::cli::{GlobalArgs, PublishArgs};
 use crate::commands::{note, project_root, stdout};
+use crate::error::UserError;
 use crate::exit::ExitStatus;
-use crate::ops::publish::{publish, PublishOptions};
+use crate::imports::snapshot::Snapshot;
+use crate::ops::publish::{consumers, publish, PublishOptions};
+use crate::report::imports as printer;
 
 pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
@@ -14,6 +18,86 @@ pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus
         all: args.all,
     };
     let snapshot = publish(&root, &options)?;
+    let broken = match &args.consumers {
+        Some(dir) => report_consumers(global, args, &snapshot, dir)?,
+        None => false,
+    };
+    let written = write(global, args, &snapshot)?;
+    Ok(match (written, broken) {
+        (ExitStatus::Success, true) => ExitStatus::Failure,
+        (status, _) => status,
+    })
+}
+
+/// Prints what the change does to each consumer; whether it breaks one.
+fn report_consumers(
+    global: &GlobalArgs,
+    args: &PublishArgs,
+    snapshot: &Snapshot,
+    dir: &std::path::Path,
+) -> anyhow::Result<bool> {
+    let Some(before) = args.check.as_ref().or(args.out.as_ref()) else {
+        return Err(UserError::new(
+            "--consumers compares with the previous snapshot, and none is named",
+        )
+        .with_hint("pass it as --check FILE (or --out FILE, which it then replaces)")
+        .into());
+    };
+    if args.check.is_none() && !before.exists() {
+        note(
+            global,
+            &format!(
+                "{} does not exist yet: no previous snapshot, no change to report",
+                before.display()
+            ),
+        );
+        return Ok(false);
+    }
+    let impacts = consumers(before, snapshot, dir)?;
+    stdout(|w| {
+        for c in &impacts {
+            writeln!(
+                w,
+                "consumer `{}` ({}): {}",
+                c.consumer,
+                c.file.display(),
+                printer::summary(&c.changes)
+            )?;
+            printer::impacts_text(&c.changes, w)?;
+        }
+        Ok(())
+    })?;
+    for c in impacts.iter().filter(|c| c.stale) {
+        let short = c.read_against.get(..12).unwrap_or(&c.read_against);
+        note(global, &format!("note: `{}` computed its reads against snapshot {short}, not the previous one: what it reads since is not in them", c.consumer));
+    }
+    if impacts.is_empty() {
+        note(
+            global,
+            &format!(
+                "no reads file in {} reads `{}`",
+                dir.display(),
+                snapshot.project
+            ),
+        );
+    }
+    let broken = impacts.iter().filter(|c| c.breaks()).count();
+    if broken > 0 {
+        let who = match broken {
+            1 => "1 consumer breaks".to_string(),
+            n => format!("{n} consumers break"),
+        };
+        note(global, &format!("hint: {who} on this change: tell their owners before it ships, or keep what they read"));
+    }
+    Ok(broken > 0)
+}
+
+/// Writes the snapshot (stdout, --out) or checks it (--check).
+fn write(
+    global: &GlobalArgs,
+    args: &PublishArgs,
+    snapshot: &Snapshot,
+) -> anyhow::Result<ExitStatus> {
     let bytes = snapshot.to_bytes();
     let models = crate::report::count(snapshot.models.len(), "model", "models");
     if let Some(path) = &args.check {

@@ -1,12 +1,19 @@
 //! `sqb publish`: the snapshot of a project's public models, from their declarations (or, for
 //! an undeclared type, the SQL analysis' proof). It refuses to publish what checks nothing.
+//! With consumers' reads files (`sqb imports reads`), it says which of their models the change
+//! from the previous snapshot would break.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
 
 use crate::compile::sql::OutColumn;
 use crate::compile::{analyze, Options};
+use crate::engine::Engine;
 use crate::error::UserError;
-use crate::imports::snapshot::{PublishedColumn, PublishedModel, Relation, Snapshot};
+use crate::imports::impact::{self, Impact, Verdict};
+use crate::imports::reads::ReadsFile;
+use crate::imports::snapshot::{self, PublishedColumn, PublishedModel, Relation, Snapshot};
 use crate::project::{Access, Column, Model, Project, Target};
 
 pub struct PublishOptions {
@@ -14,6 +21,103 @@ pub struct PublishOptions {
     pub target: Option<String>,
     /// Publish every model, whatever its `access`.
     pub all: bool,
+}
+
+/// What the change from the previous snapshot does to one consumer.
+pub struct ConsumerImpact {
+    /// The reads file, as given.
+    pub file: PathBuf,
+    pub consumer: String,
+    /// The snapshot its reads were computed against.
+    pub read_against: String,
+    /// That is not the previous snapshot: the consumer has not vendored it, or not run
+    /// `sqb imports reads` since.
+    pub stale: bool,
+    pub changes: Vec<Impact>,
+}
+
+impl ConsumerImpact {
+    pub fn breaks(&self) -> bool {
+        self.changes.iter().any(|c| c.verdict == Verdict::Breaks)
+    }
+}
+
+/// For each reads file in `dir` (`*.json`, in name order) that reads `after`'s project, the
+/// changes from `before` (the previous snapshot, a file) to `after` and whom they reach. A
+/// file that is not a reads file is an error: a consumer silently left out is a check that
+/// did not run.
+pub fn consumers(
+    before: &Path,
+    after: &Snapshot,
+    dir: &Path,
+) -> anyhow::Result<Vec<ConsumerImpact>> {
+    let bytes = std::fs::read(before).with_context(|| {
+        format!(
+            "could not read {}, the snapshot to compare with",
+            before.display()
+        )
+    })?;
+    let before_snapshot = snapshot::parse(&bytes).map_err(|e| {
+        UserError::new(format!("{} is unusable: {e}", before.display()))
+            .with_hint("compare with a snapshot `sqb publish` wrote")
+    })?;
+    let engine = engine_of(after);
+    let entries = impact::changelog(&before_snapshot, after, engine);
+    let today = crate::compile::today();
+    let mut out = Vec::new();
+    for path in reads_files(dir)? {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("could not read {}", path.display()))?;
+        let file = ReadsFile::parse(&text).map_err(|e| {
+            UserError::new(format!(
+                "{} is not a usable reads file: {e}",
+                path.display()
+            ))
+            .with_hint("have the consumer write it with `sqb imports reads --format json`")
+        })?;
+        for import in file.imports.iter().filter(|i| i.producer == after.project) {
+            out.push(ConsumerImpact {
+                file: path.clone(),
+                consumer: file.consumer.clone(),
+                read_against: import.snapshot.clone(),
+                stale: import.snapshot != before_snapshot.content_hash,
+                changes: impact::assess(entries.clone(), import, &today, &|_, _| false),
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn reads_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("could not read the consumers' directory {}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("could not read the consumers' directory {}", dir.display()))?
+            .path();
+        if path.extension().is_some_and(|e| e == "json") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        return Err(
+            UserError::new(format!("{} holds no reads file (*.json)", dir.display()))
+                .with_hint("vendor each consumer's `sqb imports reads --format json` there")
+                .into(),
+        );
+    }
+    Ok(files)
+}
+
+/// The engine the snapshot's relations live on.
+fn engine_of(snapshot: &Snapshot) -> Engine {
+    snapshot
+        .models
+        .first()
+        .and_then(|m| Engine::parse(&m.relation.engine))
+        .unwrap_or(Engine::DuckDb)
 }
 
 pub fn publish(root: &Path, options: &PublishOptions) -> anyhow::Result<Snapshot> {
