@@ -182,6 +182,14 @@ pub struct PublishArgs {
     /// --check) breaks; exit 1 when one does.
     #[arg(long, value_name = "DIR")]
     pub consumers: Option<PathBuf>,
+
+    /// Read the types of undeclared columns (and the columns of a model that declares none)
+    /// from this target's relations, read-only, as `contract diff` reads them.
+    #[arg(long, value_name = "TARGET")]
+    pub from: Option<String>,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 #[derive(Debug, Args)]

@@ -618,3 +618,119 @@ fn publish_tells_which_consumers_break() {
     ));
     insta::assert_snapshot!(without_hashes(&text));
 }
+
+/// `sqb publish --from prod`: a public model whose SQL proves nothing publishes the types (and
+/// NOT NULLs) its relation has in the warehouse, on both engines; without --from it is refused,
+/// and a published model the target does not hold is an error.
+#[test]
+fn publish_reads_undeclared_types_from_the_warehouse() {
+    for engine in ["duckdb", "postgres"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        projects(engine, root);
+        let producer = root.join("producer");
+        let fixture = repo().join("testdata/imports/publish_from");
+        copy_tree(&fixture.join("models"), &producer.join("models"));
+        let warehouse = std::fs::read_to_string(fixture.join("warehouse.sql")).unwrap();
+        let db = match engine {
+            "duckdb" => {
+                duckdb_file(&producer.join("w.duckdb"), &warehouse);
+                None
+            }
+            _ => {
+                let Some(db) = TestDb::create("publish_from") else {
+                    assert_ne!(
+                        std::env::var("CI").as_deref(),
+                        Ok("true"),
+                        "CI needs Postgres"
+                    );
+                    continue;
+                };
+                pg_exec(&db.url, &warehouse);
+                edit(
+                    &producer,
+                    &[
+                        "sqb.toml".into(),
+                        "postgres://analyst@db.invalid/shop".into(),
+                        db.url.clone(),
+                    ],
+                );
+                Some(db)
+            }
+        };
+        let publish_with = |args: &[&str]| {
+            run(sqb()
+                .arg("--project-dir")
+                .arg(&producer)
+                .arg("publish")
+                .args(args))
+        };
+        let refused = publish_with(&[]);
+        let text = expect_exit(&refused, 2, "publish", &producer);
+        assert!(
+            text.contains("fct_events.event_id, fct_events.payload"),
+            "{engine}: {text}"
+        );
+        assert!(text.contains("--from TARGET"), "{engine}: {text}");
+        let out = root.join("snapshot.json");
+        let done = publish_with(&["--from", "prod", "--out", out.to_str().unwrap()]);
+        expect_exit(&done, 0, "publish --from prod", &producer);
+        let snapshot: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        let model = |name: &str| {
+            snapshot["models"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["name"] == name)
+                .unwrap_or_else(|| panic!("{engine}: no {name} in {snapshot}"))
+                .clone()
+        };
+        let events = model("fct_events");
+        let columns: Vec<(String, String, bool)> = events["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    c["canonical_type"].as_str().unwrap().to_string(),
+                    c["nullable"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        // DuckDB keeps no declared length on a VARCHAR.
+        let payload = if engine == "duckdb" {
+            "VARCHAR"
+        } else {
+            "VARCHAR(200)"
+        };
+        assert_eq!(
+            columns,
+            vec![
+                ("event_id".to_string(), "BIGINT".to_string(), false),
+                ("payload".to_string(), payload.to_string(), true),
+            ],
+            "{engine}"
+        );
+        // A declared type is the contract, whatever the warehouse holds.
+        let amount = &model("fct_orders")["columns"][2];
+        assert_eq!(amount["canonical_type"], "NUMERIC(10,2)", "{engine}");
+        let drop = "DROP TABLE analytics.fct_events";
+        match &db {
+            None => duckdb_file(&producer.join("w.duckdb"), drop),
+            Some(db) => pg_exec(&db.url, drop),
+        }
+        let absent = publish_with(&["--from", "prod"]);
+        let text = expect_exit(
+            &absent,
+            2,
+            "publish --from prod (a relation missing)",
+            &producer,
+        );
+        assert!(
+            text.contains("holds no relation for 1 model: fct_events"),
+            "{engine}: {text}"
+        );
+    }
+}

@@ -140,10 +140,14 @@ pub fn inspect_options(
             exclude: selection.exclude.clone(),
             file: selection.select_file.clone(),
         },
-        timeouts: Timeouts {
-            connect: std::time::Duration::from_secs(connect.connect_timeout.max(1)),
-            statement: std::time::Duration::from_secs(connect.statement_timeout.max(1)),
-        },
+        timeouts: timeouts(connect),
         use_cache: !global.no_cache,
+    }
+}
+
+pub fn timeouts(connect: &ConnectArgs) -> Timeouts {
+    Timeouts {
+        connect: std::time::Duration::from_secs(connect.connect_timeout.max(1)),
+        statement: std::time::Duration::from_secs(connect.statement_timeout.max(1)),
     }
 }

@@ -4,10 +4,11 @@
 use anyhow::Context as _;
 
 use crate::cli::{GlobalArgs, PublishArgs};
-use crate::commands::{note, project_root, stdout};
+use crate::commands::{note, project_root, stdout, timeouts};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::imports::snapshot::Snapshot;
+use crate::ops::inspect::{InspectOptions, SelectOptions};
 use crate::ops::publish::{consumers, publish, PublishOptions};
 use crate::report::imports as printer;
 
@@ -16,6 +17,12 @@ pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus
     let options = PublishOptions {
         target: args.target.clone(),
         all: args.all,
+        from: args.from.as_ref().map(|from| InspectOptions {
+            from: from.clone(),
+            selection: SelectOptions::default(),
+            timeouts: timeouts(&args.connect),
+            use_cache: !global.no_cache,
+        }),
     };
     let snapshot = publish(&root, &options)?;
     let broken = match &args.consumers {

@@ -3,25 +3,36 @@
 //! With consumers' reads files (`sqb imports reads`), it says which of their models the change
 //! from the previous snapshot would break.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
 use crate::compile::sql::OutColumn;
 use crate::compile::{analyze, Options};
+use crate::contract::matching::Inspection;
+use crate::contract::plan::canonical_type;
 use crate::engine::Engine;
 use crate::error::UserError;
 use crate::imports::impact::{self, Impact, Verdict};
 use crate::imports::reads::ReadsFile;
 use crate::imports::snapshot::{self, PublishedColumn, PublishedModel, Relation, Snapshot};
-use crate::project::{Access, Column, Model, Project, Target};
+use crate::ops::inspect::{inspect, InspectOptions};
+use crate::project::{Access, Column, Model, Project, Resource, Target};
 
 pub struct PublishOptions {
     /// The target whose namespace the relations are named in; default: the default target.
     pub target: Option<String>,
     /// Publish every model, whatever its `access`.
     pub all: bool,
+    /// Read the types of undeclared columns from this target's relations (read-only, as
+    /// `contract diff` reads them), and the timeouts of that read.
+    pub from: Option<InspectOptions>,
 }
+
+/// Each model's relation under the `--from` target, as columns with the catalog's types and
+/// nullability; `None` for a model the target does not hold.
+type Physical = HashMap<String, Option<Vec<OutColumn>>>;
 
 /// What the change from the previous snapshot does to one consumer.
 pub struct ConsumerImpact {
@@ -121,37 +132,110 @@ fn engine_of(snapshot: &Snapshot) -> Engine {
 }
 
 pub fn publish(root: &Path, options: &PublishOptions) -> anyhow::Result<Snapshot> {
-    let project = Project::load(root)?;
-    let compiled = analyze(&project, Options::default());
-    super::ensure_compiles(&project, &compiled.diagnostics)?;
-    let target = target(&project, options.target.as_deref())?;
+    let Some(from) = &options.from else {
+        let project = Project::load(root)?;
+        return build(root, &project, options, None);
+    };
+    let (_, snapshot) = inspect(root, from, |read| {
+        let physical = physical(read.project, &read.inspection);
+        build(root, read.project, options, Some(&physical))
+    })?;
+    Ok(snapshot)
+}
+
+fn physical(project: &Project, inspection: &Inspection<'_>) -> Physical {
+    let engine = project.engine();
+    inspection
+        .items
+        .iter()
+        .filter_map(|item| match item.resource {
+            Resource::Model(m) => Some((m.name.clone(), item.physical.as_ref())),
+            Resource::Source(_) => None,
+        })
+        .map(|(name, relation)| {
+            let columns = relation.filter(|r| r.unavailable.is_none()).map(|r| {
+                r.columns
+                    .iter()
+                    .map(|c| OutColumn {
+                        ty: crate::types::parse(&canonical_type(project, c), engine).ok(),
+                        nullable: (c.nullable == Some(false)).then_some(false),
+                        ..OutColumn::named(c.name.clone())
+                    })
+                    .collect()
+            });
+            (name, columns)
+        })
+        .collect()
+}
+
+/// The snapshot of `project`; undeclared types come from `physical` when given, else from
+/// what the SQL proves.
+fn build(
+    root: &Path,
+    project: &Project,
+    options: &PublishOptions,
+    physical: Option<&Physical>,
+) -> anyhow::Result<Snapshot> {
+    let compiled = analyze(project, Options::default());
+    super::ensure_compiles(project, &compiled.diagnostics)?;
+    let target = target(project, options.target.as_deref())?;
     let mut models = Vec::new();
     let mut unresolved = Vec::new();
+    let mut absent = Vec::new();
     for model in &project.models {
         let access = model.props.access.as_ref().map(|a| a.value);
         if !options.all && access != Some(Access::Public) {
             continue;
         }
-        let shape = compiled
-            .models
-            .get(&model.name)
-            .and_then(|a| a.shape.as_deref());
-        let columns = columns(&project, model, shape, &mut unresolved);
+        let shape = match physical {
+            Some(physical) => match physical.get(&model.name).and_then(Option::as_deref) {
+                Some(columns) => Some(columns),
+                None => {
+                    absent.push(model.name.clone());
+                    continue;
+                }
+            },
+            None => compiled
+                .models
+                .get(&model.name)
+                .and_then(|a| a.shape.as_deref()),
+        };
+        let columns = columns(project, model, shape, &mut unresolved);
         models.push(PublishedModel {
             name: model.name.clone(),
-            relation: relation(&project, model, target),
+            relation: relation(project, model, target),
             contract: project.policy(model).as_str().to_string(),
             shape_hash: String::new(),
             columns,
         });
     }
-    if !unresolved.is_empty() {
+    if let Some(from) = options.from.as_ref().filter(|_| !absent.is_empty()) {
         return Err(UserError::new(format!(
-            "cannot publish: the type of {} is neither declared nor proven by its SQL: {}",
+            "cannot publish from `{}`: it holds no relation for {}: {}",
+            from.from,
+            crate::report::count(absent.len(), "model", "models"),
+            absent.join(", ")
+        ))
+        .with_hint("build them there first, or publish without --from")
+        .into());
+    }
+    if !unresolved.is_empty() {
+        let (whence, hint) = match &options.from {
+            Some(from) => (
+                format!("declared nor in the relation under `{}`", from.from),
+                "declare a `type` for each, or build the column in the target first",
+            ),
+            None => (
+                "declared nor proven by its SQL".to_string(),
+                "declare a `type` for each, cast the expression in the model's SQL, or read the types from a warehouse with --from TARGET",
+            ),
+        };
+        return Err(UserError::new(format!(
+            "cannot publish: the type of {} is neither {whence}: {}",
             crate::report::count(unresolved.len(), "column", "columns"),
             unresolved.join(", ")
         ))
-        .with_hint("declare a `type` for each, or cast the expression in the model's SQL")
+        .with_hint(hint)
         .into());
     }
     if !models.iter().any(|m| !m.columns.is_empty()) {
@@ -217,7 +301,13 @@ fn columns(
     unresolved: &mut Vec<String>,
 ) -> Vec<PublishedColumn> {
     let declared = project.effective_columns(model);
-    let proven = |name: &str| shape.and_then(|s| s.iter().find(|c| c.name == name));
+    let engine = project.engine();
+    let proven = |name: &str| {
+        shape.and_then(|s| {
+            s.iter()
+                .find(|c| crate::compile::sql::same_column(&c.name, name, engine))
+        })
+    };
     if declared.is_empty() {
         let Some(shape) = shape else {
             return Vec::new();

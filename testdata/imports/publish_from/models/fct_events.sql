@@ -1,0 +1,2 @@
+-- Reads a landing table no project declares: its SQL proves no type.
+SELECT * FROM landing.events
