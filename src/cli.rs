@@ -117,7 +117,8 @@ pub struct ImportsDiffArgs {
     /// The imports to compare. Default: every one.
     pub names: Vec<String>,
 
-    /// Report format: text, JSON, Markdown for pull requests, or GitHub Actions annotations.
+    /// Report format: text, JSON, Markdown for pull requests, JUnit XML for CI dashboards, or
+    /// GitHub Actions annotations.
     #[arg(long, value_enum, default_value_t = ImportsDiffFormat::Text)]
     pub format: ImportsDiffFormat,
 }
@@ -127,6 +128,7 @@ pub enum ImportsDiffFormat {
     Text,
     Json,
     Markdown,
+    Junit,
     Github,
 }
 

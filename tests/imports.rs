@@ -482,7 +482,7 @@ fn imports_diff_and_reads_in_every_format() {
             .args(args))
     };
     let mut text = String::new();
-    for format in ["text", "json", "markdown", "github"] {
+    for format in ["text", "json", "markdown", "junit", "github"] {
         let done = imports(&["diff", "--format", format]);
         text.push_str(&expect_exit(
             &done,

@@ -14,6 +14,7 @@ pub fn run(global: &GlobalArgs, args: &ImportsDiffArgs) -> anyhow::Result<ExitSt
         ImportsDiffFormat::Text => stdout(|w| printer::diff_text(&diffs, w))?,
         ImportsDiffFormat::Json => stdout(|w| printer::diff_json(&diffs, w))?,
         ImportsDiffFormat::Markdown => stdout(|w| printer::diff_markdown(&diffs, w))?,
+        ImportsDiffFormat::Junit => stdout(|w| printer::diff_junit(&diffs, w))?,
         ImportsDiffFormat::Github => {
             let prefix = github_prefix(&root)?;
             stdout(|w| printer::diff_github(&diffs, &prefix, w))?

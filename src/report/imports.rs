@@ -202,3 +202,71 @@ pub fn reads_text(file: &ReadsFile, w: &mut dyn Write) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// `imports diff` as JUnit XML: a test suite per import, a test case per change, a failure for
+/// each change that breaks a model.
+pub fn diff_junit(diffs: &[ImportDiff], out: &mut dyn Write) -> io::Result<()> {
+    use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
+    let mut w = quick_xml::Writer::new_with_indent(&mut *out, b' ', 2);
+    let count = |f: &dyn Fn(&Impact) -> bool| {
+        diffs
+            .iter()
+            .map(|d| d.changes.iter().filter(|c| f(c)).count())
+            .sum::<usize>()
+            .to_string()
+    };
+    let (tests, failures) = (count(&|_| true), count(&|c| c.verdict == Verdict::Breaks));
+    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    w.write_event(Event::Start(BytesStart::new("testsuites").with_attributes(
+        [
+            ("name", "sqb imports diff"),
+            ("tests", tests.as_str()),
+            ("failures", failures.as_str()),
+        ],
+    )))?;
+    for d in diffs {
+        let tests = d.changes.len().to_string();
+        let failures = d
+            .changes
+            .iter()
+            .filter(|c| c.verdict == Verdict::Breaks)
+            .count()
+            .to_string();
+        let name = format!("import {}", d.name);
+        w.write_event(Event::Start(BytesStart::new("testsuite").with_attributes(
+            [
+                ("name", name.as_str()),
+                ("tests", tests.as_str()),
+                ("failures", failures.as_str()),
+                ("errors", "0"),
+            ],
+        )))?;
+        for c in &d.changes {
+            let describe = c.entry.describe();
+            let classname = format!("import.{}.{}", d.name, c.entry.model);
+            let case = BytesStart::new("testcase").with_attributes([
+                ("name", describe.as_str()),
+                ("classname", classname.as_str()),
+                ("file", d.at.0.as_str()),
+            ]);
+            if c.verdict != Verdict::Breaks {
+                w.write_event(Event::Empty(case))?;
+                continue;
+            }
+            w.write_event(Event::Start(case))?;
+            let readers: Vec<String> = c.readers.iter().map(describe_reader).collect();
+            let message = format!("{describe}: breaks {}", readers.join(", "));
+            w.write_event(Event::Start(BytesStart::new("failure").with_attributes([
+                ("type", c.code.unwrap_or("")),
+                ("message", message.as_str()),
+            ])))?;
+            let body = format!("{message}\nat: {}:{}:{}", d.at.0, d.at.1, d.at.2);
+            w.write_event(Event::Text(BytesText::new(&body)))?;
+            w.write_event(Event::End(BytesEnd::new("failure")))?;
+            w.write_event(Event::End(BytesEnd::new("testcase")))?;
+        }
+        w.write_event(Event::End(BytesEnd::new("testsuite")))?;
+    }
+    w.write_event(Event::End(BytesEnd::new("testsuites")))?;
+    out.write_all(b"\n")
+}
