@@ -110,6 +110,35 @@ pub enum ImportsCommand {
     /// The JSON is a file for the producer to vendor: `sqb publish --consumers DIR` reads it.
     /// A model whose SQL is not analysed counts as reading every column of what it names.
     Reads(ImportsReadsArgs),
+
+    /// Check the vendored snapshots against the live warehouse, read-only: each imported
+    /// model's relation exists, with the columns, types and nullability the snapshot publishes.
+    ///
+    /// The findings and report formats are `contract diff`'s. Exit status: 0 when every
+    /// imported relation agrees, 1 when one differs, 2 when the check could not run.
+    Verify(ImportsVerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImportsVerifyArgs {
+    /// The imports to verify. Default: every one.
+    pub names: Vec<String>,
+
+    /// The target to check from (its connection is the project's one connection; each
+    /// relation's namespace is the one its snapshot names).
+    #[arg(long, value_name = "TARGET")]
+    pub from: String,
+
+    /// Report format, as for `contract diff`.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 #[derive(Debug, Args)]

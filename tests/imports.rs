@@ -734,3 +734,113 @@ fn publish_reads_undeclared_types_from_the_warehouse() {
         );
     }
 }
+
+/// `sqb imports verify --from prod`: the vendored snapshot agrees with the warehouse the
+/// producer built, then each drift (a dropped column, a retyped one, a missing relation) is
+/// a `contract diff` finding; an unreachable warehouse is exit 2.
+#[test]
+fn imports_verify_checks_the_snapshot_against_the_warehouse() {
+    let fixture = repo().join("testdata/imports/publish_from");
+    let warehouse = std::fs::read_to_string(fixture.join("warehouse.sql")).unwrap();
+    let drift = std::fs::read_to_string(fixture.join("drift.sql")).unwrap();
+    let mut kinds_by_engine = Vec::new();
+    for engine in ["duckdb", "postgres"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        projects(engine, root);
+        let consumer = root.join("consumer");
+        let vendor = consumer.join("vendor/shop");
+        publish(root, &vendor.join("baseline.json"));
+        std::fs::copy(vendor.join("baseline.json"), vendor.join("current.json")).unwrap();
+        let verify = |args: &[&str]| {
+            run(sqb()
+                .arg("--project-dir")
+                .arg(&consumer)
+                .args(["imports", "verify", "--from", "prod"])
+                .args(args))
+        };
+        let exec: Box<dyn Fn(&str)> = match engine {
+            "duckdb" => {
+                let path = consumer.join("w.duckdb");
+                Box::new(move |sql| duckdb_file(&path, sql))
+            }
+            _ => {
+                let unreachable = verify(&["--connect-timeout", "2"]);
+                expect_exit(&unreachable, 2, "imports verify (unreachable)", &consumer);
+                let Some(db) = TestDb::create("imports_verify") else {
+                    assert_ne!(
+                        std::env::var("CI").as_deref(),
+                        Ok("true"),
+                        "CI needs Postgres"
+                    );
+                    continue;
+                };
+                edit(
+                    &consumer,
+                    &[
+                        "sqb.toml".into(),
+                        "postgres://analyst@db.invalid/shop".into(),
+                        db.url.clone(),
+                    ],
+                );
+                Box::new(move |sql| pg_exec(&db.url, sql))
+            }
+        };
+        exec(&warehouse);
+        let clean = verify(&[]);
+        let clean_text = expect_exit(&clean, 0, "imports verify --from prod", &consumer);
+        exec(&drift);
+        let drifted = verify(&[]);
+        let text = expect_exit(
+            &drifted,
+            1,
+            "imports verify --from prod (drifted)",
+            &consumer,
+        );
+        let json = verify(&["--format", "json"]);
+        let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let kinds: Vec<(String, String, String)> = report["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| {
+                let name = r["resource_name"].as_str().unwrap().to_string();
+                r["findings"].as_array().unwrap().iter().map(move |f| {
+                    (
+                        name.clone(),
+                        f["kind"].as_str().unwrap().to_string(),
+                        f["column"].as_str().unwrap_or("-").to_string(),
+                    )
+                })
+            })
+            .filter(|(_, kind, _)| kind != "undeclared_physical_column")
+            .collect();
+        kinds_by_engine.push(kinds);
+        if engine == "duckdb" {
+            insta::assert_snapshot!(format!("{clean_text}{text}"));
+        }
+    }
+    if let [duckdb, postgres] = kinds_by_engine.as_slice() {
+        assert_eq!(duckdb, postgres, "the engines disagree");
+    }
+    assert_eq!(
+        kinds_by_engine[0],
+        vec![
+            (
+                "shop.dim_customers".into(),
+                "relation_missing".into(),
+                "-".into()
+            ),
+            (
+                "shop.fct_orders".into(),
+                "type_mismatch".into(),
+                "order_id".into()
+            ),
+            (
+                "shop.fct_orders".into(),
+                "missing_physical_column".into(),
+                "amount".into()
+            ),
+        ]
+    );
+}

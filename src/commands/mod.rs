@@ -9,6 +9,7 @@ pub mod contract_generate;
 pub mod imports_diff;
 pub mod imports_reads;
 pub mod imports_update;
+pub mod imports_verify;
 pub mod lineage;
 pub mod publish;
 
@@ -41,6 +42,7 @@ pub fn run(cli: &Cli) -> ExitStatus {
         Command::Imports(ImportsCommand::Update(args)) => imports_update::run(&cli.global, args),
         Command::Imports(ImportsCommand::Diff(args)) => imports_diff::run(&cli.global, args),
         Command::Imports(ImportsCommand::Reads(args)) => imports_reads::run(&cli.global, args),
+        Command::Imports(ImportsCommand::Verify(args)) => imports_verify::run(&cli.global, args),
     };
     match result {
         Ok(status) => status,

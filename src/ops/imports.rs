@@ -114,7 +114,7 @@ fn declared_at(project: &Project, import: &Import) -> (String, usize, usize) {
 }
 
 /// An import whose files cannot be read stops every imports command (exit 2).
-fn refuse_unusable(project: &Project) -> Result<(), UserError> {
+pub(super) fn refuse_unusable(project: &Project) -> Result<(), UserError> {
     let unusable: Vec<_> = project
         .diagnostics
         .iter()
@@ -171,7 +171,10 @@ pub fn update(root: &Path, options: &UpdateOptions) -> anyhow::Result<Vec<Import
     Ok(out.into_iter().map(|(_, state)| state).collect())
 }
 
-fn select<'p>(project: &'p Project, names: &[String]) -> Result<Vec<&'p Import>, UserError> {
+pub(super) fn select<'p>(
+    project: &'p Project,
+    names: &[String],
+) -> Result<Vec<&'p Import>, UserError> {
     if project.imports.is_empty() {
         return Err(UserError::new("the project has no imports")
             .with_hint("declare one in sqb.toml as [imports.NAME] with a `path`"));

@@ -184,7 +184,7 @@ fn early_selection<'p>(
 }
 
 /// The target named by `--from`.
-fn target<'p>(project: &'p Project, name: &str) -> Result<&'p Target, UserError> {
+pub(super) fn target<'p>(project: &'p Project, name: &str) -> Result<&'p Target, UserError> {
     if let Some(target) = project.config.targets.get(name) {
         return Ok(target);
     }

@@ -14,6 +14,7 @@ pub mod inspect;
 pub mod lineage;
 pub mod publish;
 pub mod root;
+pub mod verify;
 
 use crate::diagnostics::{render_errors, Diagnostic};
 use crate::error::UserError;

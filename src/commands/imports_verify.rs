@@ -1,0 +1,37 @@
+//! `sqb imports verify`: the vendored snapshots against the live warehouse.
+
+use crate::cli::{Format, GlobalArgs, ImportsVerifyArgs};
+use crate::commands::{project_root, timeouts};
+use crate::exit::ExitStatus;
+use crate::ops::diff::github_prefix;
+use crate::ops::verify::{verify, VerifyOptions};
+use crate::report::diff::{emit, DiffFormat};
+use crate::report::{self, Output};
+
+pub fn run(global: &GlobalArgs, args: &ImportsVerifyArgs) -> anyhow::Result<ExitStatus> {
+    let root = project_root(global)?;
+    let options = VerifyOptions {
+        names: args.names.clone(),
+        from: args.from.clone(),
+        timeouts: timeouts(&args.connect),
+    };
+    let report = verify(&root, &options)?;
+    let format = match args.format {
+        Format::Text => DiffFormat::Text,
+        Format::Json => DiffFormat::Json,
+        Format::Markdown => DiffFormat::Markdown,
+        Format::Junit => DiffFormat::Junit,
+        Format::Github => DiffFormat::Github {
+            prefix: github_prefix(&root)?,
+        },
+    };
+    let output = match &args.output {
+        Some(path) => Output::File(path),
+        None => Output::Stdout,
+    };
+    report::write(output, |w| emit(&report, &format, w))?;
+    Ok(match report.has_differences() {
+        true => ExitStatus::Failure,
+        false => ExitStatus::Success,
+    })
+}
