@@ -23,6 +23,7 @@ pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus
             timeouts: timeouts(&args.connect),
             use_cache: !global.no_cache,
         }),
+        use_cache: !global.no_cache,
     };
     let snapshot = publish(&root, &options)?;
     let broken = match &args.consumers {

@@ -1,7 +1,7 @@
 //! Imported models as a consumer's SQL sees them: each published model of each `[imports]`
 //! entry, found by its published relation, with its columns as facts.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
 use sqlparser::ast::Ident;
@@ -30,20 +30,34 @@ pub struct Imported {
 /// parallel, both passes sharing one `Imports`).
 pub struct Imports {
     list: Vec<Imported>,
+    /// Indexes into `list` by lower-cased relation name.
+    by_name: HashMap<String, Vec<usize>>,
     /// The imports some analysed model names.
     pub used: Mutex<BTreeSet<String>>,
-    /// What each analysed model reads of them.
+    /// What each analysed model reads of them, when `collect_reads` (the compile itself does
+    /// not need it; `imports diff` and `imports reads` do).
     pub reads: Mutex<ReadSet>,
+    pub collect_reads: bool,
     /// The waivers that turned a finding into a note: `(import, index)`.
     pub waived: Mutex<BTreeSet<(String, usize)>>,
 }
 
 impl Imports {
-    pub fn new(project: &Project) -> Self {
+    pub fn new(project: &Project, collect_reads: bool) -> Self {
+        let list = imported(project);
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, imported) in list.iter().enumerate() {
+            by_name
+                .entry(imported.name.to_lowercase())
+                .or_default()
+                .push(i);
+        }
         Imports {
-            list: imported(project),
+            list,
+            by_name,
             used: Mutex::default(),
             reads: Mutex::default(),
+            collect_reads,
             waived: Mutex::default(),
         }
     }
@@ -96,7 +110,8 @@ impl Imports {
             [database, schema, name] => (Some(database), schema, name),
             _ => return None,
         };
-        self.list.iter().find(|i| {
+        let candidates = self.by_name.get(&name.value.to_lowercase())?;
+        candidates.iter().map(|&i| &self.list[i]).find(|i| {
             same(name, &i.name)
                 && same(schema, &i.schema)
                 && database.is_none_or(|d| i.database.as_deref().is_some_and(|db| same(d, db)))

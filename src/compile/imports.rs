@@ -39,7 +39,9 @@ pub fn check(
         used.extend(referenced.iter().map(|n| n.imported.import.clone()));
     }
     let reads = reads(&referenced, shape, uses);
-    record(project, known, model, &referenced, &reads, (shape, uses));
+    if known.collect_reads {
+        record(project, known, model, &referenced, &reads, (shape, uses));
+    }
     let places = Places::of(statement);
     let starred = has_star(statement);
     let at = |span: Span| loc(project, model, span);
@@ -67,6 +69,9 @@ pub fn check(
             diags.push(ctx.removed(at(*span)));
             continue;
         }
+        // Most imported models do not change between two snapshots.
+        let unchanged = before.zip(now).is_some_and(|(b, n)| b.columns == n.columns);
+        let relies = NotNullReliance::of(project, model, shape, uses);
         for column in &imported.columns {
             if !reads.contains(&(imported.label.clone(), column.name.clone())) {
                 continue;
@@ -77,8 +82,12 @@ pub fn check(
             let was = before.and_then(|m| find(m, &column.name));
             let is = now.and_then(|m| find(m, &column.name));
             if let Some(was) = was {
-                for change in changes::column(was, is, project.engine()) {
-                    let relied = relied_on(project, model, imported, &column.name, shape, uses);
+                let changes = match unchanged {
+                    true => Vec::new(),
+                    false => changes::column(was, is, project.engine()),
+                };
+                for change in changes {
+                    let relied = relies.on(imported, &column.name);
                     if let Some(diag) = ctx.change(&column.name, &change, relied, read_at.clone()) {
                         diags.push(diag);
                     }
@@ -108,6 +117,7 @@ fn record(
     (shape, uses): (Option<&[OutColumn]>, &[Use]),
 ) {
     let mut set = ReadSet::default();
+    let relies = NotNullReliance::of(project, model, shape, uses);
     for named in referenced {
         let imported = named.imported;
         set.models
@@ -136,7 +146,7 @@ fn record(
                     .filter(|u| is_it(&u.column))
                     .map(|u| u.context.to_string())
                     .collect(),
-                relies_not_null: relied_on(project, model, imported, &column.name, shape, uses),
+                relies_not_null: relies.on(imported, &column.name),
             };
             set.columns
                 .entry((
@@ -276,33 +286,51 @@ fn reads(
     out
 }
 
-/// Whether the model relies on an imported column being NOT NULL: a column it declares
-/// `nullable = false` comes from it, or it joins on it.
-fn relied_on(
-    project: &Project,
-    model: &Model,
-    imported: &Imported,
-    column: &str,
-    shape: Option<&[OutColumn]>,
-    uses: &[Use],
-) -> bool {
-    let is_it = |r: &super::sql::ColumnRef| {
-        r.resource_type == "import" && r.resource == imported.label && r.column == column
-    };
-    let joined = uses
-        .iter()
-        .any(|u| matches!(u.context, "join_on" | "join_using") && is_it(&u.column));
-    let engine = project.engine();
-    let declared_not_null = project.effective_columns(model).iter().any(|c| {
-        !c.is_nullable()
-            && shape.is_some_and(|s| {
-                s.iter().any(|o| {
-                    same_column(&o.name, &c.name.value, engine)
-                        && o.lineage.columns.iter().any(is_it)
-                })
-            })
-    });
-    joined || declared_not_null
+/// What a model relies on being NOT NULL: the columns it joins on, and the lineage of its own
+/// `nullable = false` columns.
+struct NotNullReliance<'a> {
+    joined: Vec<&'a super::sql::ColumnRef>,
+    feeds_not_null: Vec<&'a super::sql::ColumnRef>,
+}
+
+impl<'a> NotNullReliance<'a> {
+    fn of(
+        project: &Project,
+        model: &Model,
+        shape: Option<&'a [OutColumn]>,
+        uses: &'a [Use],
+    ) -> Self {
+        let joined = uses
+            .iter()
+            .filter(|u| matches!(u.context, "join_on" | "join_using"))
+            .map(|u| &u.column)
+            .collect();
+        let engine = project.engine();
+        let not_null: Vec<String> = project
+            .effective_columns(model)
+            .iter()
+            .filter(|c| !c.is_nullable())
+            .map(|c| c.name.value.clone())
+            .collect();
+        let feeds_not_null = shape
+            .unwrap_or_default()
+            .iter()
+            .filter(|o| not_null.iter().any(|n| same_column(&o.name, n, engine)))
+            .flat_map(|o| o.lineage.columns.iter())
+            .collect();
+        NotNullReliance {
+            joined,
+            feeds_not_null,
+        }
+    }
+
+    /// Whether the model relies on `imported.column` being NOT NULL.
+    fn on(&self, imported: &Imported, column: &str) -> bool {
+        let is_it = |r: &&super::sql::ColumnRef| {
+            r.resource_type == "import" && r.resource == imported.label && r.column == column
+        };
+        self.joined.iter().any(is_it) || self.feeds_not_null.iter().any(is_it)
+    }
 }
 
 /// Where each column name is mentioned in a statement, with its qualifier, in order.

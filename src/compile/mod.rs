@@ -145,7 +145,7 @@ pub fn analyze(project: &Project, options: Options) -> Compiled {
 pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled {
     let mut diags = project.diagnostics.clone();
     let resolver = deps::Resolver::new(project);
-    let imports = imported::Imports::new(project);
+    let imports = imported::Imports::new(project, keep == Keep::Everything);
     let known = contract_shape::Known::new(project, &imports);
     let mentions = match keep {
         Keep::Shapes => Mentions::of(project),
@@ -187,7 +187,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
         check_unused_imports(project, &imports, &mut diags);
         imports::check_waivers(project, &imports, &mut diags);
     }
-    if !project.imports.is_empty() {
+    if imports.collect_reads && !project.imports.is_empty() {
         imports.add_unanalysed(project, &|name| models.contains_key(name));
     }
     diagnostics::sort(&mut diags, &project.sources);

@@ -112,8 +112,12 @@ impl Snapshot {
         out
     }
 
+    /// The model named `name` (models are sorted by name: `new` and `parse` see to it).
     pub fn model(&self, name: &str) -> Option<&PublishedModel> {
-        self.models.iter().find(|m| m.name == name)
+        self.models
+            .binary_search_by(|m| m.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.models[i])
     }
 }
 
@@ -128,30 +132,38 @@ pub enum SnapshotError {
     HashMismatch,
 }
 
+/// A snapshot's header fields; every other field is skipped unparsed.
+#[derive(Deserialize)]
+struct HeaderFields {
+    format: Option<String>,
+    min_reader_version: Option<u64>,
+}
+
 /// Reads and verifies a snapshot: its format, its reader version, then its content hash.
 pub fn parse(bytes: &[u8]) -> Result<Snapshot, SnapshotError> {
-    let value: serde_json::Value = serde_json::from_slice(bytes)
+    // The header is read before the rest: a newer format may have other fields.
+    let head: HeaderFields = serde_json::from_slice(bytes)
         .map_err(|e| SnapshotError::NotASnapshot(format!("invalid JSON: {e}")))?;
-    if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+    if head.format.as_deref() != Some(FORMAT) {
         return Err(SnapshotError::NotASnapshot(format!(
             "it has no `format = \"{FORMAT}\"`"
         )));
     }
-    // The reader version is checked before the rest: a newer format may have other fields.
-    let needed = value
-        .get("min_reader_version")
-        .and_then(|v| v.as_u64())
+    let needed = head
+        .min_reader_version
         .ok_or_else(|| SnapshotError::NotASnapshot("no `min_reader_version`".into()))?;
     if needed > u64::from(READER_VERSION) {
         return Err(SnapshotError::TooNew {
             needed: u32::try_from(needed).unwrap_or(u32::MAX),
         });
     }
-    let snapshot: Snapshot =
-        serde_json::from_value(value).map_err(|e| SnapshotError::NotASnapshot(e.to_string()))?;
+    let mut snapshot: Snapshot =
+        serde_json::from_slice(bytes).map_err(|e| SnapshotError::NotASnapshot(e.to_string()))?;
     if snapshot.content_hash != content_hash(&snapshot.models) {
         return Err(SnapshotError::HashMismatch);
     }
+    // `publish` writes them sorted; a file written otherwise is looked up the same way.
+    snapshot.models.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(snapshot)
 }
 

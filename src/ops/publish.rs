@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use crate::compile::sql::OutColumn;
-use crate::compile::{analyze, Options};
+use crate::compile::{analyze, compile_cached, Options};
 use crate::contract::matching::Inspection;
 use crate::contract::plan::canonical_type;
 use crate::engine::Engine;
@@ -28,6 +28,8 @@ pub struct PublishOptions {
     /// Read the types of undeclared columns from this target's relations (read-only, as
     /// `contract diff` reads them), and the timeouts of that read.
     pub from: Option<InspectOptions>,
+    /// Read and write the compile cache.
+    pub use_cache: bool,
 }
 
 /// Each model's relation under the `--from` target, as columns with the catalog's types and
@@ -176,8 +178,28 @@ fn build(
     options: &PublishOptions,
     physical: Option<&Physical>,
 ) -> anyhow::Result<Snapshot> {
-    let compiled = analyze(project, Options::default());
-    super::ensure_compiles(project, &compiled.diagnostics)?;
+    let published = |m: &&Model| {
+        options.all || m.props.access.as_ref().map(|a| a.value) == Some(Access::Public)
+    };
+    // The SQL's proofs are needed only where a published type is not declared (and not read
+    // from the warehouse); otherwise the compile's verdict is enough, and the cache has it.
+    let needs_proofs = physical.is_none()
+        && project.models.iter().filter(published).any(|m| {
+            let declared = project.effective_columns(m);
+            declared.is_empty() || declared.iter().any(|c| c.type_text.is_none())
+        });
+    let proofs = match needs_proofs {
+        true => {
+            let compiled = analyze(project, Options::default());
+            super::ensure_compiles(project, &compiled.diagnostics)?;
+            compiled.models
+        }
+        false => {
+            let (diags, _) = compile_cached(project, Options::default(), options.use_cache);
+            super::ensure_compiles(project, &diags)?;
+            HashMap::new()
+        }
+    };
     let target = target(project, options.target.as_deref())?;
     let mut models = Vec::new();
     let mut unresolved = Vec::new();
@@ -195,10 +217,7 @@ fn build(
                     continue;
                 }
             },
-            None => compiled
-                .models
-                .get(&model.name)
-                .and_then(|a| a.shape.as_deref()),
+            None => proofs.get(&model.name).and_then(|a| a.shape.as_deref()),
         };
         let columns = columns(project, model, shape, &mut unresolved);
         models.push(PublishedModel {

@@ -735,13 +735,11 @@ fn load_imports(loader: &mut Loader, decls: &[super::ImportDecl]) -> Vec<super::
         .map(|decl| {
             let dir = loader.root.join(&decl.path.value);
             let mut fingerprint = String::new();
+            // The baseline is most often the snapshot itself: the same bytes are parsed once.
+            let mut last: Option<(String, crate::imports::snapshot::Snapshot)> = None;
             let mut read = |file: &Spanned<String>, role: &str| {
                 let path = dir.join(&file.value);
                 let shown = super::rel_path(&loader.root, &path);
-                fingerprint.push_str(&match std::fs::read(&path) {
-                    Ok(bytes) => format!("{}:{};", bytes.len(), crate::imports::snapshot::digest(&bytes)),
-                    Err(e) => format!("{e};"),
-                });
                 let failed = |code, message: String, hint: &str| {
                     Diagnostic::error(code, message)
                         .at(file.loc.clone(), format!("the {role} of import `{}`", decl.name))
@@ -750,6 +748,7 @@ fn load_imports(loader: &mut Loader, decls: &[super::ImportDecl]) -> Vec<super::
                 let bytes = match std::fs::read(&path) {
                     Ok(bytes) => bytes,
                     Err(e) => {
+                        fingerprint.push_str(&format!("{e};"));
                         loader.diags.push(failed(
                             Code::ImportUnreadable,
                             format!("cannot read {shown}, the {role} of import `{}`: {e}", decl.name),
@@ -758,8 +757,16 @@ fn load_imports(loader: &mut Loader, decls: &[super::ImportDecl]) -> Vec<super::
                         return None;
                     }
                 };
+                let digest = crate::imports::snapshot::digest(&bytes);
+                fingerprint.push_str(&format!("{}:{digest};", bytes.len()));
+                if let Some((_, parsed)) = last.as_ref().filter(|(d, _)| *d == digest) {
+                    return Some(parsed.clone());
+                }
                 match crate::imports::snapshot::parse(&bytes) {
-                    Ok(snapshot) => Some(snapshot),
+                    Ok(snapshot) => {
+                        last = Some((digest, snapshot.clone()));
+                        Some(snapshot)
+                    }
                     Err(crate::imports::snapshot::SnapshotError::TooNew { needed }) => {
                         loader.diags.push(failed(
                             Code::ImportTooNew,
