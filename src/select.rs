@@ -1,7 +1,9 @@
 //! The selector grammar shared by every command's `--select` and `--exclude`.
 //!
 //! `stg_*` and `model:x` match model names (globs allowed), `tag:x` tags, `path:models/commerce`
-//! (or any selector containing `/`) files under a path, `source:raw_*` source names. Selectors
+//! (or any selector containing `/`) files under a path, `source:raw_*` source names,
+//! `import:shop` / `import:shop.fct_*` imported models (nodes of the DAG that commands never
+//! act on themselves: `import:shop+` selects the models that read it). Selectors
 //! given separately union; a comma inside one intersects; `--exclude` subtracts. Graph operators
 //! take a selector's ancestors (`+x`, `2+x`) or descendants (`x+`, `x+1`) in the model DAG.
 
@@ -21,6 +23,8 @@ enum Method {
     Tag(Pattern),
     Path(String, Pattern),
     Source(Pattern),
+    /// `import:NAME` or `import:NAME.MODEL`.
+    Import(Pattern, Option<Pattern>),
 }
 
 /// A selector's value: a name, or a glob. Names are compared, not compiled into a matcher: a
@@ -125,6 +129,13 @@ fn parse_atom(atom: &str, selector: &str) -> Result<Atom, UserError> {
         "model" => Method::Model(Pattern::new(value, selector)?),
         "tag" => Method::Tag(Pattern::new(value, selector)?),
         "source" => Method::Source(Pattern::new(value, selector)?),
+        "import" => {
+            let (import, model) = match value.split_once('.') {
+                Some((i, m)) => (i, Some(Pattern::new(m, selector)?)),
+                None => (value, None),
+            };
+            Method::Import(Pattern::new(import, selector)?, model)
+        }
         "path" => {
             let clean = value
                 .trim_start_matches("./")
@@ -137,7 +148,7 @@ fn parse_atom(atom: &str, selector: &str) -> Result<Atom, UserError> {
             return Err(UserError::new(format!(
                 "unknown selector method `{other}:` in `{selector}`"
             ))
-            .with_hint("use model:, tag:, path: or source:, or a bare model name"))
+            .with_hint("use model:, tag:, path:, source: or import:, or a bare model name"))
         }
     };
     Ok(Atom {
@@ -199,9 +210,11 @@ impl Selection {
     pub fn needs_graph(&self) -> bool {
         self.select.iter().chain(&self.exclude).any(|s| {
             Selector::parse(s).map_or(true, |sel| {
-                sel.atoms
-                    .iter()
-                    .any(|a| a.ancestors.is_some() || a.descendants.is_some())
+                sel.atoms.iter().any(|a| {
+                    a.ancestors.is_some()
+                        || a.descendants.is_some()
+                        || matches!(a.method, Method::Import(..))
+                })
             })
         })
     }
@@ -214,9 +227,11 @@ impl Selection {
         graph: &Graph,
     ) -> Result<Vec<Resource<'p>>, UserError> {
         let all = all_resources(project);
+        let imported = crate::compile::import_nodes(project);
         let ctx = Context {
             index: NameIndex::new(&all),
             all: &all,
+            imported: &imported,
             project,
             graph,
         };
@@ -272,6 +287,8 @@ impl NameIndex {
 struct Context<'a, 'p> {
     index: NameIndex,
     all: &'a [Resource<'p>],
+    /// The DAG's nodes after the resources: `(import, model)`.
+    imported: &'a [(String, String)],
     project: &'p Project,
     graph: &'a Graph,
 }
@@ -286,6 +303,16 @@ impl Context<'_, '_> {
             Method::Source(Pattern::Exact(name)) => {
                 self.index.sources.get(name).copied().into_iter().collect()
             }
+            Method::Import(import, model) => self
+                .imported
+                .iter()
+                .enumerate()
+                .filter(|(_, (i, m))| {
+                    import.is_match(i) && model.as_ref().is_none_or(|p| p.is_match(m))
+                })
+                .map(|(k, _)| self.all.len() + k)
+                .filter(|&node| node < self.graph.parents.len())
+                .collect(),
             method => (0..self.all.len())
                 .filter(|&i| method.matches(&self.all[i], self.project))
                 .collect(),
@@ -316,9 +343,20 @@ impl Context<'_, '_> {
                 matched.retain(|i| other.contains(i));
             }
             if matched.is_empty() {
-                return Err(no_match(selector, self.all));
+                return Err(no_match(selector, self.all, self.imported));
             }
-            for i in matched {
+            // Imported models are nodes of the DAG, not resources a command acts on.
+            if matched.iter().all(|&i| i >= self.all.len()) {
+                return Err(UserError::new(format!(
+                    "selector `{}` matches imported models only, which no command acts on",
+                    selector.text
+                ))
+                .with_hint(format!(
+                    "`{}+` selects the models that read them",
+                    selector.text
+                )));
+            }
+            for i in matched.into_iter().filter(|&i| i < self.all.len()) {
                 hit[i] = true;
             }
         }
@@ -326,8 +364,12 @@ impl Context<'_, '_> {
     }
 }
 
-fn no_match(selector: &Selector, all: &[Resource<'_>]) -> UserError {
+fn no_match(selector: &Selector, all: &[Resource<'_>], imported: &[(String, String)]) -> UserError {
     let mut candidates: Vec<String> = Vec::new();
+    for (import, model) in imported {
+        candidates.push(format!("import:{import}"));
+        candidates.push(format!("import:{import}.{model}"));
+    }
     for r in all {
         candidates.push(match r {
             Resource::Model(m) => m.name.clone(),
@@ -355,8 +397,8 @@ fn no_match(selector: &Selector, all: &[Resource<'_>]) -> UserError {
     }
     match did_you_mean(wanted, candidates.iter().map(String::as_str)) {
         Some(close) => error.with_hint(format!("did you mean `{close}`?")),
-        None => {
-            error.with_hint("selectors: NAME or glob, model:NAME, tag:TAG, path:DIR, source:NAME")
-        }
+        None => error.with_hint(
+            "selectors: NAME or glob, model:NAME, tag:TAG, path:DIR, source:NAME, import:NAME",
+        ),
     }
 }

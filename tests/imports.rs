@@ -844,3 +844,61 @@ fn imports_verify_checks_the_snapshot_against_the_warehouse() {
         ]
     );
 }
+
+/// Imported models are nodes of the DAG: `import:shop.dim_customers+` selects the models that
+/// read it (here in `contract diff`), `import:shop` alone selects nothing a command acts on.
+#[test]
+fn graph_selectors_reach_imported_models() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    projects("duckdb", root);
+    let vendor = root.join("consumer/vendor/shop");
+    publish(root, &vendor.join("baseline.json"));
+    std::fs::copy(vendor.join("baseline.json"), vendor.join("current.json")).unwrap();
+    let consumer = root.join("consumer");
+    duckdb_file(&consumer.join("w.duckdb"), "CREATE SCHEMA reports");
+    let diff = |selector: &str| {
+        run(sqb().arg("--project-dir").arg(&consumer).args([
+            "contract", "diff", "--from", "prod", "--format", "json", "-s", selector,
+        ]))
+    };
+    let selected = |selector: &str| -> Vec<String> {
+        let out = diff(selector);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{}", transcript(&out, &consumer)));
+        report["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["resource_name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        selected("import:shop.dim_customers+1"),
+        ["all_customers", "orders_report"]
+    );
+    // noted_orders reads orders_report, which reads dim_customers.
+    assert_eq!(
+        selected("import:shop.dim_customers+"),
+        ["all_customers", "noted_orders", "orders_report"]
+    );
+    assert_eq!(
+        selected("import:shop.fct_*+1"),
+        ["noted_orders", "orders_report"]
+    );
+    // An ancestor that is an imported model is not a resource: only the model itself.
+    assert_eq!(selected("+noted_orders"), ["noted_orders", "orders_report"]);
+    let mut text = expect_exit(
+        &diff("import:shop"),
+        2,
+        "contract diff -s import:shop",
+        &consumer,
+    );
+    text.push_str(&expect_exit(
+        &diff("import:shpo+"),
+        2,
+        "contract diff -s import:shpo+",
+        &consumer,
+    ));
+    insta::assert_snapshot!(text);
+}

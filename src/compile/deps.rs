@@ -264,16 +264,23 @@ impl<'p> Resolver<'p> {
         Self { all, index }
     }
 
-    /// The resources a model's statement reads (its parents), each with where it is read.
+    /// The resources a model's statement reads (its parents), each with where it is read; an
+    /// imported model is the node after the resources at its position in `imports`.
     pub fn parents(
         &self,
         project: &Project,
         model: &Model,
         statement: &Statement,
+        imports: &super::imported::Imports,
     ) -> Vec<(usize, Loc)> {
         let mut out: Vec<(usize, Loc)> = Vec::new();
         for reference in references(model, project, statement) {
-            let Some(parent) = self.index.resolve(&reference.parts, &self.all) else {
+            let parent = self.index.resolve(&reference.parts, &self.all).or_else(|| {
+                imports
+                    .position(&reference.parts, project.engine())
+                    .map(|k| self.all.len() + k)
+            });
+            let Some(parent) = parent else {
                 continue;
             };
             if !out.iter().any(|(p, _)| *p == parent) {
@@ -289,9 +296,10 @@ impl<'p> Resolver<'p> {
 pub fn build(
     project: &Project,
     parents: Vec<Option<Vec<(usize, Loc)>>>,
+    imported: usize,
     diags: &mut Vec<Diagnostic>,
 ) -> Graph {
-    let count = project.models.len() + project.source_tables.len();
+    let count = project.models.len() + project.source_tables.len() + imported;
     check_name_clashes(project, diags);
     let mut graph = Graph {
         parents: vec![Vec::new(); count],

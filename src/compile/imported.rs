@@ -100,6 +100,11 @@ impl Imports {
     /// The imported model a reference names by its published relation (`schema.name` or
     /// `database.schema.name`), compared as the engine compares identifiers.
     pub fn find(&self, parts: &[Ident], engine: Engine) -> Option<&Imported> {
+        self.position(parts, engine).map(|i| &self.list[i])
+    }
+
+    /// [`Imports::find`], as the position in [`import_nodes`] order.
+    pub fn position(&self, parts: &[Ident], engine: Engine) -> Option<usize> {
         let same = |ident: &Ident, stored: &str| match (engine, ident.quote_style) {
             (Engine::DuckDb, _) => ident.value.eq_ignore_ascii_case(stored),
             (Engine::Postgres, None) => ident.value.to_lowercase() == stored,
@@ -111,12 +116,25 @@ impl Imports {
             _ => return None,
         };
         let candidates = self.by_name.get(&name.value.to_lowercase())?;
-        candidates.iter().map(|&i| &self.list[i]).find(|i| {
+        candidates.iter().copied().find(|&k| {
+            let i = &self.list[k];
             same(name, &i.name)
                 && same(schema, &i.schema)
                 && database.is_none_or(|d| i.database.as_deref().is_some_and(|db| same(d, db)))
         })
     }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+}
+
+/// The imported models as nodes of the DAG, after the models and sources: `(import, model)`.
+pub fn import_nodes(project: &Project) -> Vec<(String, String)> {
+    imported(project)
+        .into_iter()
+        .map(|i| (i.import, i.model))
+        .collect()
 }
 
 /// Whether `word` occurs in `text` between non-identifier characters.

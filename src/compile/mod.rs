@@ -8,6 +8,7 @@ pub mod deps;
 mod imported;
 mod imports;
 
+pub use imported::import_nodes;
 pub use imports::today;
 pub mod sql;
 
@@ -52,7 +53,8 @@ pub fn compile_cached(
         return compile_with_graph(project, options);
     }
     let key = tracing::debug_span!("compile cache key").in_scope(|| cache::key(project, options));
-    let resources = project.models.len() + project.source_tables.len();
+    let resources =
+        project.models.len() + project.source_tables.len() + import_nodes(project).len();
     if let Some(hit) = cache::load(&project.root, &key, resources) {
         return hit;
     }
@@ -96,7 +98,7 @@ fn first_pass(
     let statement = sql::parse::check_model(project, model, &mut diags);
     let parents = statement
         .as_ref()
-        .map(|s| resolver.parents(project, model, s));
+        .map(|s| resolver.parents(project, model, s, known.imports));
     let models = project.models.len();
     let reads_models = parents
         .as_ref()
@@ -171,7 +173,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
         }
     }
     check_numeric_precision(project, &mut diags);
-    let graph = deps::build(project, parents, &mut diags);
+    let graph = deps::build(project, parents, imports.len(), &mut diags);
     if options.sql_analysis {
         tracing::debug_span!("second pass: models reading models analysed").in_scope(|| {
             contract_shape::check_dependents(
