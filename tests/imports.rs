@@ -71,6 +71,12 @@ fn publish(root: &Path, out: &Path) {
     assert_eq!(done.status.code(), Some(0), "{}", transcript(&done, root));
 }
 
+/// The producer's snapshot, vendored as both the consumer's baseline and its current snapshot.
+fn vendor_unchanged(root: &Path, vendor: &Path) {
+    publish(root, &vendor.join("baseline.json"));
+    std::fs::copy(vendor.join("baseline.json"), vendor.join("current.json")).unwrap();
+}
+
 fn compile(root: &Path, format: &str) -> std::process::Output {
     run(sqb().arg("--project-dir").arg(root.join("consumer")).args([
         "--no-cache",
@@ -96,8 +102,7 @@ fn run_case(engine: &str, case: &Case) -> String {
     let root = tmp.path();
     projects(engine, root);
     let vendor = root.join("consumer/vendor/shop");
-    publish(root, &vendor.join("baseline.json"));
-    std::fs::copy(vendor.join("baseline.json"), vendor.join("current.json")).unwrap();
+    vendor_unchanged(root, &vendor);
     let clean = compile(root, "json");
     assert_eq!(
         codes(&clean),
@@ -343,8 +348,7 @@ fn imports_update_accepts_what_no_model_breaks_on() {
     let root = tmp.path();
     projects("duckdb", root);
     let vendor = root.join("consumer/vendor/shop");
-    publish(root, &vendor.join("baseline.json"));
-    std::fs::copy(vendor.join("baseline.json"), vendor.join("current.json")).unwrap();
+    vendor_unchanged(root, &vendor);
     let update = |args: &[&str]| {
         run(sqb()
             .arg("--project-dir")
@@ -529,8 +533,7 @@ fn publish_tells_which_consumers_break() {
     let root = tmp.path();
     projects("duckdb", root);
     let vendor = root.join("consumer/vendor/shop");
-    publish(root, &vendor.join("baseline.json"));
-    std::fs::copy(vendor.join("baseline.json"), vendor.join("current.json")).unwrap();
+    vendor_unchanged(root, &vendor);
     let (consumer, producer) = (root.join("consumer"), root.join("producer"));
     let consumers = root.join("consumers");
     std::fs::create_dir(&consumers).unwrap();
@@ -750,8 +753,7 @@ fn imports_verify_checks_the_snapshot_against_the_warehouse() {
         projects(engine, root);
         let consumer = root.join("consumer");
         let vendor = consumer.join("vendor/shop");
-        publish(root, &vendor.join("baseline.json"));
-        std::fs::copy(vendor.join("baseline.json"), vendor.join("current.json")).unwrap();
+        vendor_unchanged(root, &vendor);
         let verify = |args: &[&str]| {
             run(sqb()
                 .arg("--project-dir")
@@ -853,8 +855,7 @@ fn graph_selectors_reach_imported_models() {
     let root = tmp.path();
     projects("duckdb", root);
     let vendor = root.join("consumer/vendor/shop");
-    publish(root, &vendor.join("baseline.json"));
-    std::fs::copy(vendor.join("baseline.json"), vendor.join("current.json")).unwrap();
+    vendor_unchanged(root, &vendor);
     let consumer = root.join("consumer");
     duckdb_file(&consumer.join("w.duckdb"), "CREATE SCHEMA reports");
     let diff = |selector: &str| {

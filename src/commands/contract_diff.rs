@@ -1,25 +1,17 @@
 //! `sqb contract diff`: compare declarations with a target's physical relations.
 
 use crate::cli::{DiffArgs, Format, GlobalArgs};
-use crate::commands::{inspect_options, project_root};
+use crate::commands::{diff_format, inspect_options, project_root};
 use crate::exit::ExitStatus;
-use crate::ops::diff::{diff, github_prefix};
-use crate::report::diff::{emit, DiffFormat};
+use crate::ops::diff::diff;
+use crate::report::diff::emit;
 use crate::report::{self, Output};
 
 pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
     let options = inspect_options(global, &args.from, &args.selection, &args.connect);
     let report = diff(&root, &options)?;
-    let format = match if args.json { Format::Json } else { args.format } {
-        Format::Text => DiffFormat::Text,
-        Format::Json => DiffFormat::Json,
-        Format::Markdown => DiffFormat::Markdown,
-        Format::Junit => DiffFormat::Junit,
-        Format::Github => DiffFormat::Github {
-            prefix: github_prefix(&root)?,
-        },
-    };
+    let format = diff_format(if args.json { Format::Json } else { args.format }, &root)?;
     let output = match &args.output {
         Some(path) => Output::File(path),
         None => Output::Stdout,

@@ -1,11 +1,10 @@
 //! `sqb imports verify`: the vendored snapshots against the live warehouse.
 
-use crate::cli::{Format, GlobalArgs, ImportsVerifyArgs};
-use crate::commands::{project_root, timeouts};
+use crate::cli::{GlobalArgs, ImportsVerifyArgs};
+use crate::commands::{diff_format, project_root, timeouts};
 use crate::exit::ExitStatus;
-use crate::ops::diff::github_prefix;
 use crate::ops::verify::{verify, VerifyOptions};
-use crate::report::diff::{emit, DiffFormat};
+use crate::report::diff::emit;
 use crate::report::{self, Output};
 
 pub fn run(global: &GlobalArgs, args: &ImportsVerifyArgs) -> anyhow::Result<ExitStatus> {
@@ -16,15 +15,7 @@ pub fn run(global: &GlobalArgs, args: &ImportsVerifyArgs) -> anyhow::Result<Exit
         timeouts: timeouts(&args.connect),
     };
     let report = verify(&root, &options)?;
-    let format = match args.format {
-        Format::Text => DiffFormat::Text,
-        Format::Json => DiffFormat::Json,
-        Format::Markdown => DiffFormat::Markdown,
-        Format::Junit => DiffFormat::Junit,
-        Format::Github => DiffFormat::Github {
-            prefix: github_prefix(&root)?,
-        },
-    };
+    let format = diff_format(args.format, &root)?;
     let output = match &args.output {
         Some(path) => Output::File(path),
         None => Output::Stdout,

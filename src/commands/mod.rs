@@ -147,6 +147,25 @@ pub fn inspect_options(
     }
 }
 
+/// The report format of `contract diff` and `imports verify`; GitHub annotations get the
+/// project root's prefix.
+pub fn diff_format(
+    format: crate::cli::Format,
+    root: &std::path::Path,
+) -> anyhow::Result<crate::report::diff::DiffFormat> {
+    use crate::cli::Format;
+    use crate::report::diff::DiffFormat;
+    Ok(match format {
+        Format::Text => DiffFormat::Text,
+        Format::Json => DiffFormat::Json,
+        Format::Markdown => DiffFormat::Markdown,
+        Format::Junit => DiffFormat::Junit,
+        Format::Github => DiffFormat::Github {
+            prefix: crate::ops::diff::github_prefix(root)?,
+        },
+    })
+}
+
 pub fn timeouts(connect: &ConnectArgs) -> Timeouts {
     Timeouts {
         connect: std::time::Duration::from_secs(connect.connect_timeout.max(1)),
