@@ -148,12 +148,12 @@ pub struct ImportsDiffArgs {
 
     /// Report format: text, JSON, Markdown for pull requests, JUnit XML for CI dashboards, or
     /// GitHub Actions annotations.
-    #[arg(long, value_enum, default_value_t = ImportsDiffFormat::Text)]
-    pub format: ImportsDiffFormat,
+    #[arg(long, value_enum, default_value_t = ChangesFormat::Text)]
+    pub format: ChangesFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ImportsDiffFormat {
+pub enum ChangesFormat {
     Text,
     Json,
     Markdown,
@@ -188,6 +188,10 @@ pub struct ImportsUpdateArgs {
     /// Accept the changes even while models break on them.
     #[arg(long)]
     pub force: bool,
+
+    /// Output format: a listing, or JSON (each import's state and changes).
+    #[arg(long, value_enum, default_value_t = CompileFormat::Text)]
+    pub format: CompileFormat,
 }
 
 #[derive(Debug, Args)]
@@ -213,6 +217,11 @@ pub struct PublishArgs {
     /// --check) breaks; exit 1 when one does.
     #[arg(long, value_name = "DIR")]
     pub consumers: Option<PathBuf>,
+
+    /// Format of the --consumers report (the snapshot itself is always JSON): text, JSON,
+    /// Markdown, JUnit XML, or GitHub Actions annotations at the changed declarations.
+    #[arg(long, value_enum, default_value_t = ChangesFormat::Text, requires = "consumers")]
+    pub format: ChangesFormat,
 
     /// Read the types of undeclared columns (and the columns of a model that declares none)
     /// from this target's relations, read-only, as `contract diff` reads them.

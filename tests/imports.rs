@@ -383,6 +383,12 @@ fn imports_update_accepts_what_no_model_breaks_on() {
         "imports update --dry-run",
         root,
     ));
+    text.push_str(&expect_exit(
+        &update(&["--check", "--format", "json"]),
+        1,
+        "imports update --check --format json",
+        root,
+    ));
     assert_eq!(baseline(), before, "--check and --dry-run write nothing");
     text.push_str(&expect_exit(&update(&[]), 0, "imports update", root));
     assert_eq!(
@@ -415,9 +421,9 @@ fn imports_update_accepts_what_no_model_breaks_on() {
     ));
     assert_eq!(baseline(), before, "a refused update writes nothing");
     text.push_str(&expect_exit(
-        &update(&["shop", "--force"]),
+        &update(&["shop", "--force", "--format", "json"]),
         0,
-        "imports update shop --force",
+        "imports update shop --force --format json",
         root,
     ));
     assert_eq!(
@@ -583,6 +589,28 @@ fn publish_tells_which_consumers_break() {
         "publish --check published.json --consumers consumers",
         root,
     );
+    for format in ["json", "markdown", "junit", "github"] {
+        let command = publish_with(&[
+            "--check",
+            "published.json",
+            "--consumers",
+            "consumers",
+            "--format",
+            format,
+        ]);
+        text.push_str(&expect_exit(
+            &command,
+            1,
+            &format!("publish --check published.json --consumers consumers --format {format}"),
+            root,
+        ));
+    }
+    text.push_str(&expect_exit(
+        &publish_with(&["--format", "json"]),
+        2,
+        "publish --format json",
+        root,
+    ));
     let before = std::fs::read(&published).unwrap();
     text.push_str(&expect_exit(
         &publish_with(&["--out", "published.json", "--consumers", "consumers"]),

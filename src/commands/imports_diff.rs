@@ -1,6 +1,6 @@
 //! `sqb imports diff`: each import's changelog, marked with the models each change reaches.
 
-use crate::cli::{GlobalArgs, ImportsDiffArgs, ImportsDiffFormat};
+use crate::cli::{ChangesFormat, GlobalArgs, ImportsDiffArgs};
 use crate::commands::{note, project_root, stdout};
 use crate::exit::ExitStatus;
 use crate::ops::diff::github_prefix;
@@ -11,11 +11,11 @@ pub fn run(global: &GlobalArgs, args: &ImportsDiffArgs) -> anyhow::Result<ExitSt
     let root = project_root(global)?;
     let diffs = diff(&root, &args.names)?;
     match args.format {
-        ImportsDiffFormat::Text => stdout(|w| printer::diff_text(&diffs, w))?,
-        ImportsDiffFormat::Json => stdout(|w| printer::diff_json(&diffs, w))?,
-        ImportsDiffFormat::Markdown => stdout(|w| printer::diff_markdown(&diffs, w))?,
-        ImportsDiffFormat::Junit => stdout(|w| printer::diff_junit(&diffs, w))?,
-        ImportsDiffFormat::Github => {
+        ChangesFormat::Text => stdout(|w| printer::diff_text(&diffs, w))?,
+        ChangesFormat::Json => stdout(|w| printer::diff_json(&diffs, w))?,
+        ChangesFormat::Markdown => stdout(|w| printer::diff_markdown(&diffs, w))?,
+        ChangesFormat::Junit => stdout(|w| printer::diff_junit(&diffs, w))?,
+        ChangesFormat::Github => {
             let prefix = github_prefix(&root)?;
             stdout(|w| printer::diff_github(&diffs, &prefix, w))?
         }

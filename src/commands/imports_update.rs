@@ -1,9 +1,10 @@
 //! `sqb imports update`: each import's accepted changes, or with --check whether any is behind.
 
-use crate::cli::{GlobalArgs, ImportsUpdateArgs};
+use crate::cli::{CompileFormat, GlobalArgs, ImportsUpdateArgs};
 use crate::commands::{note, project_root, stdout};
 use crate::exit::ExitStatus;
 use crate::ops::imports::{update, UpdateOptions};
+use crate::report::imports::{self as printer, UpdateMode};
 
 pub fn run(global: &GlobalArgs, args: &ImportsUpdateArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
@@ -14,31 +15,18 @@ pub fn run(global: &GlobalArgs, args: &ImportsUpdateArgs) -> anyhow::Result<Exit
         force: args.force,
     };
     let states = update(&root, &options)?;
-    let mut out = String::new();
-    let mut failing = false;
-    for state in &states {
-        let verdict = match (state.behind, args.check, args.dry_run, state.written) {
-            (false, ..) => "baseline is current",
-            (true, true, ..) => "baseline is behind its snapshot",
-            (true, _, true, _) => "would accept",
-            (true, .., true) => "accepted",
-            (true, ..) => "behind",
-        };
-        out.push_str(&format!("{}: {verdict}\n", state.name));
-        if state.behind {
-            for change in &state.changes {
-                out.push_str(&format!("  {change}\n"));
-            }
-        }
-        if let Some(pin) = &state.stale_pin {
-            out.push_str(&format!(
-                "  pin {pin} is not the snapshot: update it in sqb.toml\n"
-            ));
-            failing = true;
-        }
-        failing |= args.check && state.behind;
+    let mode = match (args.check, args.dry_run) {
+        (true, _) => UpdateMode::Check,
+        (_, true) => UpdateMode::DryRun,
+        _ => UpdateMode::Update,
+    };
+    match args.format {
+        CompileFormat::Text => stdout(|w| printer::update_text(&states, mode, w))?,
+        CompileFormat::Json => stdout(|w| printer::update_json(&states, mode, w))?,
     }
-    stdout(|w| w.write_all(out.as_bytes()))?;
+    let failing = states
+        .iter()
+        .any(|s| s.stale_pin.is_some() || (args.check && s.behind));
     if failing {
         note(
             global,

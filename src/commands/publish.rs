@@ -3,13 +3,14 @@
 
 use anyhow::Context as _;
 
-use crate::cli::{GlobalArgs, PublishArgs};
+use crate::cli::{ChangesFormat, GlobalArgs, PublishArgs};
 use crate::commands::{note, project_root, stdout, timeouts};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::imports::snapshot::Snapshot;
+use crate::ops::diff::github_prefix;
 use crate::ops::inspect::{InspectOptions, SelectOptions};
-use crate::ops::publish::{consumers, publish, PublishOptions};
+use crate::ops::publish::{consumers, publish, PublishOptions, Published};
 use crate::report::imports as printer;
 
 pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus> {
@@ -24,13 +25,15 @@ pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus
             use_cache: !global.no_cache,
         }),
         use_cache: !global.no_cache,
+        locate: args.consumers.is_some()
+            && matches!(args.format, ChangesFormat::Github | ChangesFormat::Junit),
     };
-    let snapshot = publish(&root, &options)?;
+    let published = publish(&root, &options)?;
     let broken = match &args.consumers {
-        Some(dir) => report_consumers(global, args, &snapshot, dir)?,
+        Some(dir) => report_consumers(global, args, &root, &published, dir)?,
         None => false,
     };
-    let written = write(global, args, &snapshot)?;
+    let written = write(global, args, &published.snapshot)?;
     Ok(match (written, broken) {
         (ExitStatus::Success, true) => ExitStatus::Failure,
         (status, _) => status,
@@ -41,7 +44,8 @@ pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus
 fn report_consumers(
     global: &GlobalArgs,
     args: &PublishArgs,
-    snapshot: &Snapshot,
+    root: &std::path::Path,
+    published: &Published,
     dir: &std::path::Path,
 ) -> anyhow::Result<bool> {
     let Some(before) = args.check.as_ref().or(args.out.as_ref()) else {
@@ -61,20 +65,18 @@ fn report_consumers(
         );
         return Ok(false);
     }
-    let impacts = consumers(before, snapshot, dir)?;
-    stdout(|w| {
-        for c in &impacts {
-            writeln!(
-                w,
-                "consumer `{}` ({}): {}",
-                c.consumer,
-                c.file.display(),
-                printer::summary(&c.changes)
-            )?;
-            printer::impacts_text(&c.changes, w)?;
+    let report = consumers(before, &published.snapshot, dir)?;
+    match args.format {
+        ChangesFormat::Text => stdout(|w| printer::consumers_text(&report, w))?,
+        ChangesFormat::Json => stdout(|w| printer::consumers_json(&report, w))?,
+        ChangesFormat::Markdown => stdout(|w| printer::consumers_markdown(&report, w))?,
+        ChangesFormat::Junit => stdout(|w| printer::consumers_junit(&report, published, w))?,
+        ChangesFormat::Github => {
+            let prefix = github_prefix(root)?;
+            stdout(|w| printer::consumers_github(&report, published, &prefix, w))?
         }
-        Ok(())
-    })?;
+    }
+    let impacts = &report.consumers;
     for c in impacts.iter().filter(|c| c.stale) {
         let short = c.read_against.get(..12).unwrap_or(&c.read_against);
         note(global, &format!("note: `{}` computed its reads against snapshot {short}, not the previous one: what it reads since is not in them", c.consumer));
@@ -85,7 +87,7 @@ fn report_consumers(
             &format!(
                 "no reads file in {} reads `{}`",
                 dir.display(),
-                snapshot.project
+                published.snapshot.project
             ),
         );
     }

@@ -14,7 +14,6 @@ use crate::diagnostics::{did_you_mean, render_errors, Code};
 use crate::error::UserError;
 use crate::imports::impact::{self, ImportDiff};
 use crate::imports::reads::{self, ReadsFile};
-use crate::imports::snapshot::Snapshot;
 use crate::project::{Import, Project};
 
 pub struct UpdateOptions {
@@ -31,8 +30,12 @@ pub struct UpdateOptions {
 /// One import's state, and what updating it accepts.
 pub struct ImportState {
     pub name: String,
-    /// Each accepted change, such as `fct_orders.amount: dropped`.
-    pub changes: Vec<String>,
+    pub producer: String,
+    /// The content hashes of the baseline (as it was) and of the snapshot.
+    pub baseline: String,
+    pub snapshot: String,
+    /// Each change from the baseline to the snapshot (what an update accepts).
+    pub changes: Vec<impact::Entry>,
     /// The baseline differs from the snapshot.
     pub behind: bool,
     /// A concrete pin that is not the snapshot's hash.
@@ -149,7 +152,10 @@ pub fn update(root: &Path, options: &UpdateOptions) -> anyhow::Result<Vec<Import
             .map(|p| p.value.clone());
         let mut state = ImportState {
             name: import.decl.name.clone(),
-            changes: describe(baseline, snapshot, &project),
+            producer: snapshot.project.clone(),
+            baseline: baseline.content_hash.clone(),
+            snapshot: snapshot.content_hash.clone(),
+            changes: impact::changelog(baseline, snapshot, project.engine()),
             behind,
             stale_pin,
             written: false,
@@ -197,14 +203,6 @@ pub(super) fn select<'p>(
         out = project.imports.iter().collect();
     }
     Ok(out)
-}
-
-/// Every change from `baseline` to `snapshot`, read or not.
-fn describe(baseline: &Snapshot, snapshot: &Snapshot, project: &Project) -> Vec<String> {
-    impact::changelog(baseline, snapshot, project.engine())
-        .iter()
-        .map(impact::Entry::describe)
-        .collect()
 }
 
 /// The compile's errors about `import` (those with a label at its declaration) stop the update.

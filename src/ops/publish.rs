@@ -30,6 +30,45 @@ pub struct PublishOptions {
     pub from: Option<InspectOptions>,
     /// Read and write the compile cache.
     pub use_cache: bool,
+    /// Record where each published model and column is declared (for reports that point at
+    /// them, such as GitHub annotations).
+    pub locate: bool,
+}
+
+/// A file, line and column, the file relative to the project root.
+pub type At = (String, usize, usize);
+
+/// A snapshot, and where its models and columns are declared in the producer's project.
+pub struct Published {
+    pub snapshot: Snapshot,
+    /// By model, then column (`None`: the model itself); empty unless asked for.
+    locations: HashMap<(String, Option<String>), At>,
+}
+
+impl Published {
+    /// Where the column (else its model) is declared; `None` for what the project no longer
+    /// has (a removed model) or when locations were not asked for.
+    pub fn at(&self, model: &str, column: Option<&str>) -> Option<&At> {
+        let key = |c: Option<&str>| (model.to_string(), c.map(str::to_string));
+        column
+            .and_then(|c| self.locations.get(&key(Some(c))))
+            .or_else(|| self.locations.get(&key(None)))
+    }
+}
+
+/// What the change from the previous snapshot does to each consumer that reads the producer.
+pub struct ConsumersReport {
+    pub producer: String,
+    /// The content hashes of the previous snapshot and of the one published now.
+    pub before: String,
+    pub after: String,
+    pub consumers: Vec<ConsumerImpact>,
+}
+
+impl ConsumersReport {
+    pub fn breaks(&self) -> bool {
+        self.consumers.iter().any(ConsumerImpact::breaks)
+    }
 }
 
 /// Each model's relation under the `--from` target, as columns with the catalog's types and
@@ -59,11 +98,7 @@ impl ConsumerImpact {
 /// changes from `before` (the previous snapshot, a file) to `after` and whom they reach. A
 /// file that is not a reads file is an error: a consumer silently left out is a check that
 /// did not run.
-pub fn consumers(
-    before: &Path,
-    after: &Snapshot,
-    dir: &Path,
-) -> anyhow::Result<Vec<ConsumerImpact>> {
+pub fn consumers(before: &Path, after: &Snapshot, dir: &Path) -> anyhow::Result<ConsumersReport> {
     let bytes = std::fs::read(before).with_context(|| {
         format!(
             "could not read {}, the snapshot to compare with",
@@ -98,7 +133,12 @@ pub fn consumers(
             });
         }
     }
-    Ok(out)
+    Ok(ConsumersReport {
+        producer: after.project.clone(),
+        before: before_snapshot.content_hash,
+        after: after.content_hash.clone(),
+        consumers: out,
+    })
 }
 
 fn reads_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
@@ -133,7 +173,7 @@ fn engine_of(snapshot: &Snapshot) -> Engine {
         .unwrap_or(Engine::DuckDb)
 }
 
-pub fn publish(root: &Path, options: &PublishOptions) -> anyhow::Result<Snapshot> {
+pub fn publish(root: &Path, options: &PublishOptions) -> anyhow::Result<Published> {
     let Some(from) = &options.from else {
         let project = Project::load(root)?;
         return build(root, &project, options, None);
@@ -177,7 +217,7 @@ fn build(
     project: &Project,
     options: &PublishOptions,
     physical: Option<&Physical>,
-) -> anyhow::Result<Snapshot> {
+) -> anyhow::Result<Published> {
     let published = |m: &&Model| {
         options.all || m.props.access.as_ref().map(|a| a.value) == Some(Access::Public)
     };
@@ -271,7 +311,41 @@ fn build(
         .name
         .as_ref()
         .map_or_else(|| dir_name(root), |n| n.value.clone());
-    Ok(Snapshot::new(name, models))
+    let locations = match options.locate {
+        true => locations(project, &models),
+        false => HashMap::new(),
+    };
+    Ok(Published {
+        snapshot: Snapshot::new(name, models),
+        locations,
+    })
+}
+
+/// Where each published model is declared (its `access` key, else its sidecar, else its SQL)
+/// and each of its declared columns.
+fn locations(
+    project: &Project,
+    published: &[PublishedModel],
+) -> HashMap<(String, Option<String>), At> {
+    let at = |loc: &crate::source::Loc| {
+        let file = project.sources.get(loc.file);
+        let (line, col) = file.line_col(loc.span.start);
+        (file.rel_path.clone(), line, col)
+    };
+    let mut out = HashMap::new();
+    for model in published.iter().filter_map(|p| project.model(&p.name)) {
+        let whole = match (&model.props.access, model.sidecar) {
+            (Some(access), _) => at(&access.loc),
+            (None, Some(file)) => (project.sources.get(file).rel_path.clone(), 1, 1),
+            (None, None) => (project.sources.get(model.sql_file).rel_path.clone(), 1, 1),
+        };
+        out.insert((model.name.clone(), None), whole);
+        for column in project.effective_columns(model) {
+            let key = (model.name.clone(), Some(column.name.value.clone()));
+            out.insert(key, at(&column.name.loc));
+        }
+    }
+    out
 }
 
 fn dir_name(root: &Path) -> String {

@@ -1,6 +1,6 @@
 //! Printers of `sqb imports diff` (text, JSON, Markdown, GitHub annotations) and `sqb imports
-//! reads` (text; its JSON is the reads file itself), and of the consumers' impact that `sqb
-//! publish --consumers` prints.
+//! reads` (text; its JSON is the reads file itself), `sqb imports update`, and the consumers'
+//! impact that `sqb publish --consumers` prints (in the formats of `imports diff`).
 
 use std::io::{self, Write};
 
@@ -8,8 +8,10 @@ use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 
 use super::diff::github::{data, property};
-use crate::imports::impact::{describe_reader, Impact, ImportDiff, Verdict};
+use crate::imports::impact::{describe_reader, Entry, Impact, ImportDiff, Verdict};
 use crate::imports::reads::ReadsFile;
+use crate::ops::imports::ImportState;
+use crate::ops::publish::{ConsumersReport, Published};
 
 const BREAKS: Style = AnsiColor::Red.on_default().bold();
 const WARNS: Style = AnsiColor::Yellow.on_default().bold();
@@ -206,49 +208,74 @@ pub fn reads_text(file: &ReadsFile, w: &mut dyn Write) -> io::Result<()> {
 /// `imports diff` as JUnit XML: a test suite per import, a test case per change, a failure for
 /// each change that breaks a model.
 pub fn diff_junit(diffs: &[ImportDiff], out: &mut dyn Write) -> io::Result<()> {
+    let suites: Vec<Suite> = diffs
+        .iter()
+        .map(|d| Suite {
+            name: format!("import {}", d.name),
+            class: format!("import.{}", d.name),
+            at: Box::new(|_| Some(d.at.clone())),
+            changes: &d.changes,
+        })
+        .collect();
+    junit("sqb imports diff", &suites, out)
+}
+
+/// One test suite: its name, the class prefix of its cases, where each change points.
+struct Suite<'a> {
+    name: String,
+    class: String,
+    at: Locate<'a>,
+    changes: &'a [Impact],
+}
+
+/// A file, line and column.
+type At = (String, usize, usize);
+
+/// Where a change points, if anywhere.
+type Locate<'a> = Box<dyn Fn(&Impact) -> Option<At> + 'a>;
+
+/// Changes as JUnit XML: a test case per change, a failure for each that breaks a model.
+fn junit(title: &str, suites: &[Suite], out: &mut dyn Write) -> io::Result<()> {
     use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
     let mut w = quick_xml::Writer::new_with_indent(&mut *out, b' ', 2);
-    let count = |f: &dyn Fn(&Impact) -> bool| {
-        diffs
-            .iter()
-            .map(|d| d.changes.iter().filter(|c| f(c)).count())
-            .sum::<usize>()
-            .to_string()
-    };
-    let (tests, failures) = (count(&|_| true), count(&|c| c.verdict == Verdict::Breaks));
-    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
-    w.write_event(Event::Start(BytesStart::new("testsuites").with_attributes(
-        [
-            ("name", "sqb imports diff"),
-            ("tests", tests.as_str()),
-            ("failures", failures.as_str()),
-        ],
-    )))?;
-    for d in diffs {
-        let tests = d.changes.len().to_string();
-        let failures = d
-            .changes
+    let breaking = |changes: &[Impact]| {
+        changes
             .iter()
             .filter(|c| c.verdict == Verdict::Breaks)
             .count()
-            .to_string();
-        let name = format!("import {}", d.name);
+    };
+    let tests = suites.iter().map(|s| s.changes.len()).sum::<usize>();
+    let failures = suites.iter().map(|s| breaking(s.changes)).sum::<usize>();
+    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    w.write_event(Event::Start(BytesStart::new("testsuites").with_attributes(
+        [
+            ("name", title),
+            ("tests", tests.to_string().as_str()),
+            ("failures", failures.to_string().as_str()),
+        ],
+    )))?;
+    for suite in suites {
+        let tests = suite.changes.len().to_string();
+        let failures = breaking(suite.changes).to_string();
         w.write_event(Event::Start(BytesStart::new("testsuite").with_attributes(
             [
-                ("name", name.as_str()),
+                ("name", suite.name.as_str()),
                 ("tests", tests.as_str()),
                 ("failures", failures.as_str()),
                 ("errors", "0"),
             ],
         )))?;
-        for c in &d.changes {
+        for c in suite.changes {
             let describe = c.entry.describe();
-            let classname = format!("import.{}.{}", d.name, c.entry.model);
-            let case = BytesStart::new("testcase").with_attributes([
+            let classname = format!("{}.{}", suite.class, c.entry.model);
+            let at = (suite.at)(c);
+            let mut case = BytesStart::new("testcase").with_attributes([
                 ("name", describe.as_str()),
                 ("classname", classname.as_str()),
-                ("file", d.at.0.as_str()),
             ]);
+            if let Some((file, ..)) = &at {
+                case.push_attribute(("file", file.as_str()));
+            }
             if c.verdict != Verdict::Breaks {
                 w.write_event(Event::Empty(case))?;
                 continue;
@@ -260,7 +287,10 @@ pub fn diff_junit(diffs: &[ImportDiff], out: &mut dyn Write) -> io::Result<()> {
                 ("type", c.code.unwrap_or("")),
                 ("message", message.as_str()),
             ])))?;
-            let body = format!("{message}\nat: {}:{}:{}", d.at.0, d.at.1, d.at.2);
+            let body = match &at {
+                Some((file, line, col)) => format!("{message}\nat: {file}:{line}:{col}"),
+                None => message.clone(),
+            };
             w.write_event(Event::Text(BytesText::new(&body)))?;
             w.write_event(Event::End(BytesEnd::new("failure")))?;
             w.write_event(Event::End(BytesEnd::new("testcase")))?;
@@ -269,4 +299,257 @@ pub fn diff_junit(diffs: &[ImportDiff], out: &mut dyn Write) -> io::Result<()> {
     }
     w.write_event(Event::End(BytesEnd::new("testsuites")))?;
     out.write_all(b"\n")
+}
+
+/// `publish --consumers` as text: per consumer, each change and whom of it it reaches.
+pub fn consumers_text(report: &ConsumersReport, w: &mut dyn Write) -> io::Result<()> {
+    for c in &report.consumers {
+        writeln!(
+            w,
+            "consumer `{}` ({}): {}",
+            c.consumer,
+            c.file.display(),
+            summary(&c.changes)
+        )?;
+        impacts_text(&c.changes, w)?;
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct ConsumersJson<'a> {
+    schema_version: u32,
+    /// `breaks` when a change breaks a consumer's model, else `clean`.
+    verdict: &'static str,
+    producer: &'a str,
+    /// The previous snapshot's content hash, and the one published now.
+    before: &'a str,
+    after: &'a str,
+    consumers: Vec<ConsumerJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct ConsumerJson<'a> {
+    consumer: &'a str,
+    /// The reads file, as found in the consumers' directory.
+    file: String,
+    /// The snapshot the consumer computed its reads against.
+    read_against: &'a str,
+    /// That is not `before`: what the consumer reads since is not in its file.
+    stale: bool,
+    verdict: &'static str,
+    changes: &'a [Impact],
+}
+
+pub fn consumers_json(report: &ConsumersReport, w: &mut dyn Write) -> io::Result<()> {
+    let verdict = |breaks: bool| match breaks {
+        true => "breaks",
+        false => "clean",
+    };
+    let json = ConsumersJson {
+        schema_version: 1,
+        verdict: verdict(report.breaks()),
+        producer: &report.producer,
+        before: &report.before,
+        after: &report.after,
+        consumers: report
+            .consumers
+            .iter()
+            .map(|c| ConsumerJson {
+                consumer: &c.consumer,
+                file: c.file.to_string_lossy().replace('\\', "/"),
+                read_against: &c.read_against,
+                stale: c.stale,
+                verdict: verdict(c.breaks()),
+                changes: &c.changes,
+            })
+            .collect(),
+    };
+    serde_json::to_writer_pretty(&mut *w, &json)?;
+    writeln!(w)
+}
+
+pub fn consumers_markdown(report: &ConsumersReport, w: &mut dyn Write) -> io::Result<()> {
+    for c in &report.consumers {
+        writeln!(
+            w,
+            "### Consumer `{}` ({})\n",
+            c.consumer,
+            summary(&c.changes)
+        )?;
+        if c.changes.is_empty() {
+            writeln!(w, "No changes: the snapshot is the previous one.\n")?;
+            continue;
+        }
+        impacts_markdown(&c.changes, w)?;
+    }
+    Ok(())
+}
+
+/// One annotation per change that breaks or warns a consumer, at the producer's declaration of
+/// what changed (none for a model it no longer has); `prefix` is the project root relative to
+/// the repository root.
+pub fn consumers_github(
+    report: &ConsumersReport,
+    published: &Published,
+    prefix: &str,
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    for consumer in &report.consumers {
+        for c in &consumer.changes {
+            let command = match c.verdict {
+                Verdict::Breaks => "error",
+                Verdict::Warns => "warning",
+                Verdict::Waived | Verdict::NoReader => continue,
+            };
+            let at = match published.at(&c.entry.model, c.entry.column.as_deref()) {
+                Some((file, line, col)) => format!(
+                    " file={},line={line},col={col}",
+                    property(&format!("{prefix}{file}"))
+                ),
+                None => String::new(),
+            };
+            let readers: Vec<String> = c.readers.iter().map(describe_reader).collect();
+            writeln!(
+                w,
+                "::{command}{at},title={}::{}",
+                property(&format!(
+                    "sqb publish {} {}",
+                    c.code.unwrap_or(""),
+                    consumer.consumer
+                )),
+                data(&format!(
+                    "{} ({} consumer `{}`: {})",
+                    c.entry.describe(),
+                    c.verdict.as_str(),
+                    consumer.consumer,
+                    readers.join(", ")
+                ))
+            )?;
+        }
+    }
+    let breaking = report.consumers.iter().filter(|c| c.breaks()).count();
+    match breaking {
+        0 => writeln!(w, "no change breaks a consumer"),
+        1 => writeln!(w, "1 consumer breaks on this change"),
+        n => writeln!(w, "{n} consumers break on this change"),
+    }
+}
+
+/// `publish --consumers` as JUnit XML: a test suite per consumer, a failure per change that
+/// breaks one of its models.
+pub fn consumers_junit(
+    report: &ConsumersReport,
+    published: &Published,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let suites: Vec<Suite> = report
+        .consumers
+        .iter()
+        .map(|c| Suite {
+            name: format!("consumer {}", c.consumer),
+            class: format!("consumer.{}", c.consumer),
+            at: Box::new(|c: &Impact| {
+                published
+                    .at(&c.entry.model, c.entry.column.as_deref())
+                    .cloned()
+            }),
+            changes: &c.changes,
+        })
+        .collect();
+    junit("sqb publish --consumers", &suites, out)
+}
+
+/// What `imports update` did (or, with --check or --dry-run, would do).
+#[derive(Clone, Copy)]
+pub enum UpdateMode {
+    Update,
+    Check,
+    DryRun,
+}
+
+impl UpdateMode {
+    fn verdict(self, state: &ImportState) -> &'static str {
+        match (state.behind, self, state.written) {
+            (false, ..) => "current",
+            (true, UpdateMode::Check, _) => "behind",
+            (true, UpdateMode::DryRun, _) => "would_accept",
+            (true, UpdateMode::Update, true) => "accepted",
+            (true, UpdateMode::Update, false) => "behind",
+        }
+    }
+}
+
+/// `imports update` as text: per import, its state and each change it accepts.
+pub fn update_text(states: &[ImportState], mode: UpdateMode, w: &mut dyn Write) -> io::Result<()> {
+    for state in states {
+        let verdict = match mode.verdict(state) {
+            "current" => "baseline is current",
+            "behind" if matches!(mode, UpdateMode::Check) => "baseline is behind its snapshot",
+            "would_accept" => "would accept",
+            other => other,
+        };
+        writeln!(w, "{}: {verdict}", state.name)?;
+        if state.behind {
+            for change in &state.changes {
+                writeln!(w, "  {}", change.describe())?;
+            }
+        }
+        if let Some(pin) = &state.stale_pin {
+            writeln!(w, "  pin {pin} is not the snapshot: update it in sqb.toml")?;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct UpdateJson<'a> {
+    schema_version: u32,
+    /// `update`, `check` or `dry_run`.
+    mode: &'static str,
+    imports: Vec<UpdateImportJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct UpdateImportJson<'a> {
+    import: &'a str,
+    producer: &'a str,
+    /// `current`, `behind`, `would_accept` or `accepted`.
+    verdict: &'static str,
+    baseline: &'a str,
+    snapshot: &'a str,
+    /// The baseline file was rewritten to the snapshot.
+    written: bool,
+    /// A concrete pin that is not the snapshot's hash.
+    stale_pin: Option<&'a str>,
+    changes: &'a [Entry],
+}
+
+pub fn update_json(states: &[ImportState], mode: UpdateMode, w: &mut dyn Write) -> io::Result<()> {
+    let json = UpdateJson {
+        schema_version: 1,
+        mode: match mode {
+            UpdateMode::Update => "update",
+            UpdateMode::Check => "check",
+            UpdateMode::DryRun => "dry_run",
+        },
+        imports: states
+            .iter()
+            .map(|s| UpdateImportJson {
+                import: &s.name,
+                producer: &s.producer,
+                verdict: mode.verdict(s),
+                baseline: &s.baseline,
+                snapshot: &s.snapshot,
+                written: s.written,
+                stale_pin: s.stale_pin.as_deref(),
+                changes: match s.behind {
+                    true => &s.changes,
+                    false => &[],
+                },
+            })
+            .collect(),
+    };
+    serde_json::to_writer_pretty(&mut *w, &json)?;
+    writeln!(w)
 }
