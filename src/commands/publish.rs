@@ -7,7 +7,6 @@ use crate::cli::{ChangesFormat, GlobalArgs, PublishArgs};
 use crate::commands::{note, project_root, stdout, timeouts};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
-use crate::imports::snapshot::Snapshot;
 use crate::ops::diff::github_prefix;
 use crate::ops::inspect::{InspectOptions, SelectOptions};
 use crate::ops::publish::{consumers, publish, PublishOptions, Published};
@@ -33,7 +32,8 @@ pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus
         Some(dir) => report_consumers(global, args, &root, &published, dir)?,
         None => false,
     };
-    let written = write(global, args, &published.snapshot)?;
+    let written = write(global, args, &published)?;
+    crate::memory::leave_to_exit(published);
     Ok(match (written, broken) {
         (ExitStatus::Success, true) => ExitStatus::Failure,
         (status, _) => status,
@@ -106,14 +106,16 @@ fn report_consumers(
 fn write(
     global: &GlobalArgs,
     args: &PublishArgs,
-    snapshot: &Snapshot,
+    published: &Published,
 ) -> anyhow::Result<ExitStatus> {
-    let bytes = snapshot.to_bytes();
+    let (snapshot, bytes) = (&published.snapshot, &published.bytes);
     let models = crate::report::count(snapshot.models.len(), "model", "models");
     if let Some(path) = &args.check {
         let current =
             std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
-        if current == bytes {
+        let same = &current == bytes;
+        crate::memory::leave_to_exit(current);
+        if same {
             note(
                 global,
                 &format!("{} is up to date ({models})", path.display()),
@@ -129,7 +131,7 @@ fn write(
     }
     match &args.out {
         Some(path) => {
-            crate::atomic::write_atomic(path, &bytes)
+            crate::atomic::write_atomic(path, bytes)
                 .with_context(|| format!("could not write {}", path.display()))?;
             note(
                 global,
@@ -140,7 +142,7 @@ fn write(
                 ),
             );
         }
-        None => stdout(|w| w.write_all(&bytes))?,
+        None => stdout(|w| w.write_all(bytes))?,
     }
     Ok(ExitStatus::Success)
 }

@@ -41,6 +41,8 @@ pub type At = (String, usize, usize);
 /// A snapshot, and where its models and columns are declared in the producer's project.
 pub struct Published {
     pub snapshot: Snapshot,
+    /// Its canonical bytes (`Snapshot::to_bytes`).
+    pub bytes: Vec<u8>,
     /// By model, then column (`None`: the model itself); empty unless asked for.
     locations: HashMap<(String, Option<String>), At>,
 }
@@ -176,7 +178,9 @@ fn engine_of(snapshot: &Snapshot) -> Engine {
 pub fn publish(root: &Path, options: &PublishOptions) -> anyhow::Result<Published> {
     let Some(from) = &options.from else {
         let project = Project::load(root)?;
-        return build(root, &project, options, None);
+        let published = build(root, &project, options, None);
+        crate::memory::leave_to_exit(project);
+        return published;
     };
     let (_, snapshot) = inspect(root, from, |read| {
         let physical = physical(read.project, &read.inspection);
@@ -241,32 +245,42 @@ fn build(
         }
     };
     let target = target(project, options.target.as_deref())?;
-    let mut models = Vec::new();
-    let mut unresolved = Vec::new();
-    let mut absent = Vec::new();
-    for model in &project.models {
+    let _models = tracing::debug_span!("published models built").entered();
+    let built = crate::parallel::map(&project.models, |model| {
         let access = model.props.access.as_ref().map(|a| a.value);
         if !options.all && access != Some(Access::Public) {
-            continue;
+            return Built::Private;
         }
         let shape = match physical {
             Some(physical) => match physical.get(&model.name).and_then(Option::as_deref) {
                 Some(columns) => Some(columns),
-                None => {
-                    absent.push(model.name.clone());
-                    continue;
-                }
+                None => return Built::Absent(model.name.clone()),
             },
             None => proofs.get(&model.name).and_then(|a| a.shape.as_deref()),
         };
+        let mut unresolved = Vec::new();
         let columns = columns(project, model, shape, &mut unresolved);
-        models.push(PublishedModel {
+        let published = PublishedModel {
             name: model.name.clone(),
             relation: relation(project, model, target),
             contract: project.policy(model).as_str().to_string(),
             shape_hash: String::new(),
             columns,
-        });
+        };
+        Built::Model(published, unresolved)
+    });
+    let mut models = Vec::new();
+    let mut unresolved = Vec::new();
+    let mut absent = Vec::new();
+    for built in built {
+        match built {
+            Built::Private => {}
+            Built::Absent(name) => absent.push(name),
+            Built::Model(model, missing) => {
+                models.push(model);
+                unresolved.extend(missing);
+            }
+        }
     }
     if let Some(from) = options.from.as_ref().filter(|_| !absent.is_empty()) {
         return Err(UserError::new(format!(
@@ -315,8 +329,11 @@ fn build(
         true => locations(project, &models),
         false => HashMap::new(),
     };
+    let (snapshot, bytes) = tracing::debug_span!("snapshot rendered and hashed")
+        .in_scope(|| Snapshot::with_bytes(name, models));
     Ok(Published {
-        snapshot: Snapshot::new(name, models),
+        snapshot,
+        bytes,
         locations,
     })
 }
@@ -346,6 +363,16 @@ fn locations(
         }
     }
     out
+}
+
+/// What one model of the project gives the snapshot.
+enum Built {
+    /// Not published.
+    Private,
+    /// Published, but the `--from` target holds no relation for it.
+    Absent(String),
+    /// Published, with the columns whose type nothing resolves.
+    Model(PublishedModel, Vec<String>),
 }
 
 fn dir_name(root: &Path) -> String {
