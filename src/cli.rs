@@ -164,8 +164,8 @@ pub enum ChangesFormat {
 #[derive(Debug, Args)]
 pub struct ImportsReadsArgs {
     /// Output format: a listing, or the reads file (JSON) a producer vendors.
-    #[arg(long, value_enum, default_value_t = CompileFormat::Text)]
-    pub format: CompileFormat,
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
 
     /// Write to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
@@ -190,8 +190,8 @@ pub struct ImportsUpdateArgs {
     pub force: bool,
 
     /// Output format: a listing, or JSON (each import's state and changes).
-    #[arg(long, value_enum, default_value_t = CompileFormat::Text)]
-    pub format: CompileFormat,
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
 }
 
 #[derive(Debug, Args)]
@@ -243,8 +243,8 @@ pub struct LineageArgs {
     pub include_uses: bool,
 
     /// Output format: aligned text, or JSON (docs/lineage.md).
-    #[arg(long, value_enum, default_value_t = CompileFormat::Text)]
-    pub format: CompileFormat,
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
 }
 
 #[derive(Debug, Subcommand)]
@@ -349,7 +349,8 @@ pub struct DiffArgs {
     pub selection: SelectArgs,
 
     /// Report format: a table per differing resource, JSON (docs/contract-diff.md), Markdown
-    /// for pull requests, JUnit XML for CI dashboards, or GitHub Actions annotations.
+    /// for pull requests, JUnit XML for CI dashboards, GitHub Actions annotations, or SARIF
+    /// 2.1.0 for GitHub code scanning.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
@@ -361,8 +362,23 @@ pub struct DiffArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
+    /// Compare with a previous JSON report of the same target: each finding is marked new or
+    /// known, and the baseline's findings that are gone are listed as resolved.
+    #[arg(long, value_name = "PREVIOUS.json")]
+    pub baseline: Option<PathBuf>,
+
+    /// Which findings fail the run (exit 1): any difference, or only new ones (with --baseline).
+    #[arg(long, value_enum, default_value_t = FailOn::Any, requires = "baseline")]
+    pub fail_on: FailOn,
+
     #[command(flatten)]
     pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Any,
+    New,
 }
 
 #[derive(Debug, Args)]
@@ -371,7 +387,8 @@ pub struct CompileArgs {
     #[arg(long)]
     pub no_sql_analysis: bool,
 
-    /// Output format: annotated diagnostics, or a JSON document (see docs/diagnostics.md).
+    /// Output format: annotated diagnostics, a JSON document (see docs/diagnostics.md), or
+    /// SARIF 2.1.0 for GitHub code scanning.
     #[arg(long, value_enum, default_value_t = CompileFormat::Text)]
     pub format: CompileFormat,
 }
@@ -384,10 +401,19 @@ pub enum Format {
     Markdown,
     Junit,
     Github,
+    Sarif,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompileFormat {
+    Text,
+    Json,
+    Sarif,
+}
+
+/// A listing, or JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TextOrJson {
     Text,
     Json,
 }

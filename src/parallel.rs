@@ -27,6 +27,11 @@ pub fn map<I: Sync, T: Send>(items: &[I], f: impl Fn(&I) -> T + Sync + Send) -> 
     pool().install(|| items.par_iter().map(f).collect())
 }
 
+/// `f` on each of `items`, in place, on every available core.
+pub fn for_each_mut<I: Send>(items: &mut [I], f: impl Fn(&mut I) + Sync + Send) {
+    pool().install(|| items.par_iter_mut().for_each(f))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

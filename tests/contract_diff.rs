@@ -72,7 +72,8 @@ fn diff_cases_on_postgres() {
         let tmp = tempfile::tempdir().unwrap();
         case_project(case, "postgres", tmp.path());
         let text = case_transcript(case, tmp.path(), Some(&db.url));
-        insta::assert_snapshot!(text.replace(&db.name, "[DB]"));
+        // The database is named per test process, and the fingerprints with it.
+        insta::assert_snapshot!(without_fingerprints(&text.replace(&db.name, "[DB]")));
     });
 }
 
@@ -153,7 +154,9 @@ fn shop_example_on_postgres() {
     );
     let dev = diff(tmp.path(), Some(&db.url), &["--from", "dev", "--json"]);
     assert_eq!(dev.status.code(), Some(1));
-    insta::assert_snapshot!(transcript(&dev, tmp.path()).replace(&db.name, "[DB]"));
+    insta::assert_snapshot!(without_fingerprints(
+        &transcript(&dev, tmp.path()).replace(&db.name, "[DB]")
+    ));
 }
 
 #[test]
@@ -634,4 +637,164 @@ fn postgres_sees_only_reads_from_a_role_that_can_write() {
             "sqb sent a statement that is not a read: {statement}"
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// --baseline: nightly runs compared with the previous one
+
+/// Night 1 (the every-finding-kind warehouse) is the baseline; by night 2 `amount` has been
+/// fixed and another column has drifted. Every format marks the new finding, lists the resolved one,
+/// and `--fail-on new` fails only on new differences; a baseline of another target, a newer
+/// sqb, another namespace, or no report at all is refused (exit 2) before anything is marked.
+fn baseline_nights(engine: &str, root: &Path, url: Option<&str>, night2: &dyn Fn()) -> String {
+    // Runs in the project root, where the reports are written and read.
+    let diff = |root: &Path, url: Option<&str>, args: &[&str]| {
+        let mut cmd = sqb();
+        cmd.current_dir(root).args(["contract", "diff"]).args(args);
+        if let Some(url) = url {
+            cmd.env("SQB_DATABASE_URL", url);
+        }
+        run(&mut cmd)
+    };
+    let night1 = diff(
+        root,
+        url,
+        &["--from", "prod", "--format", "json", "-o", "night1.json"],
+    );
+    let mut text = expect_exit(
+        &night1,
+        1,
+        "contract diff --format json -o night1.json",
+        root,
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("night1.json")).unwrap()).unwrap();
+    let prints: Vec<&str> = report["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["findings"].as_array().unwrap())
+        .map(|f| f["fingerprint"].as_str().unwrap())
+        .collect();
+    assert!(
+        !prints.is_empty(),
+        "{engine}: every finding has a fingerprint"
+    );
+    let unique: std::collections::HashSet<_> = prints.iter().collect();
+    assert_eq!(
+        unique.len(),
+        prints.len(),
+        "{engine}: fingerprints are distinct"
+    );
+    night2();
+    let mut step = |args: &[&str], exit: i32| {
+        let mut all = vec!["--from", "prod"];
+        all.extend_from_slice(args);
+        let out = diff(root, url, &all);
+        text.push_str(&expect_exit(
+            &out,
+            exit,
+            &format!("contract diff {}", all.join(" ")),
+            root,
+        ));
+        out
+    };
+    for format in ["text", "json", "markdown", "junit", "github"] {
+        step(&["--baseline", "night1.json", "--format", format], 1);
+    }
+    step(&["--baseline", "night1.json", "--fail-on", "new"], 1);
+    // Night 2 as the baseline of night 3 (nothing changed): every finding is known.
+    step(&["--format", "json", "-o", "night2.json"], 1);
+    step(&["--baseline", "night2.json", "--fail-on", "new"], 0);
+    step(&["--baseline", "night2.json"], 1);
+    // A run that checks only `broken` resolves nothing of `orders`.
+    // (`broken` no longer binds on DuckDB, and is read as it is on Postgres.)
+    let select_exit = if engine == "duckdb" { 1 } else { 0 };
+    step(
+        &["--baseline", "night1.json", "--select", "broken"],
+        select_exit,
+    );
+    let night1 = std::fs::read_to_string(root.join("night1.json")).unwrap();
+    for (name, from, to) in [
+        (
+            "other_target.json",
+            "\"target\": \"prod\"",
+            "\"target\": \"dev\"",
+        ),
+        (
+            "newer.json",
+            "\"schema_version\": 1",
+            "\"schema_version\": 2",
+        ),
+        (
+            "other_schema.json",
+            "\"schema\": \"analytics\"",
+            "\"schema\": \"staging\"",
+        ),
+    ] {
+        assert!(night1.contains(from), "{from}");
+        std::fs::write(root.join(name), night1.replacen(from, to, 1)).unwrap();
+        step(&["--baseline", name], 2);
+    }
+    std::fs::write(root.join("truncated.json"), &night1[..night1.len() / 2]).unwrap();
+    step(&["--baseline", "truncated.json"], 2);
+    step(&["--baseline", "missing.json"], 2);
+    step(&["--fail-on", "new"], 2);
+    text
+}
+
+/// Night 2: `amount` fixed, `flag` (DuckDB; its VARCHAR has no length) or `code` drifted.
+const NIGHT2_DUCKDB: &str = "ALTER TABLE analytics.orders ALTER COLUMN amount TYPE INTEGER;\n\
+                             ALTER TABLE analytics.orders ALTER COLUMN flag TYPE INTEGER;";
+const NIGHT2_POSTGRES: &str = "ALTER TABLE analytics.orders ALTER COLUMN amount TYPE INTEGER;\n\
+                               ALTER TABLE analytics.orders ALTER COLUMN code TYPE VARCHAR(5);";
+
+#[test]
+fn baseline_marks_new_known_and_resolved_on_duckdb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    kinds_project(root, "duckdb");
+    let case = repo().join("testdata/diff/every_finding_kind");
+    let file = root.join("w.duckdb");
+    duckdb_file(&file, &case_warehouse(&case, "duckdb").unwrap());
+    let text = baseline_nights("duckdb", root, None, &|| duckdb_file(&file, NIGHT2_DUCKDB));
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn baseline_marks_new_known_and_resolved_on_postgres() {
+    let Some(db) = TestDb::create("baseline") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    kinds_project(root, "postgres");
+    let case = repo().join("testdata/diff/every_finding_kind");
+    pg_exec(&db.url, &case_warehouse(&case, "postgres").unwrap());
+    let text = baseline_nights("postgres", root, Some(&db.url), &|| {
+        pg_exec(&db.url, NIGHT2_POSTGRES)
+    });
+    // The database is named per test process, and the fingerprints with it.
+    let text = without_fingerprints(&text.replace(&db.name, "[DB]"));
+    insta::assert_snapshot!(text);
+}
+
+/// `text` with every run of 32 lowercase hex digits as `<fingerprint>`.
+fn without_fingerprints(text: &str) -> String {
+    let mut out = String::new();
+    let mut run = String::new();
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_digit() || ('a'..='f').contains(&c) {
+            run.push(c);
+            continue;
+        }
+        match run.len() {
+            32 => out.push_str("<fingerprint>"),
+            _ => out.push_str(&run),
+        }
+        run.clear();
+        out.push(c);
+    }
+    out.pop();
+    out
 }

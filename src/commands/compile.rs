@@ -21,6 +21,10 @@ pub fn run(global: &GlobalArgs, args: &CompileArgs) -> anyhow::Result<ExitStatus
             note(global, &summary(&compiled));
         }
         CompileFormat::Json => stdout(|w| report::compile::emit_json(project, diags, w))?,
+        CompileFormat::Sarif => {
+            let prefix = crate::ops::diff::github_prefix(&root)?;
+            stdout(|w| report::sarif::emit_compile(project, diags, &prefix, w))?
+        }
     }
     let status = match compiled.has_errors() {
         true => ExitStatus::Failure,

@@ -2,7 +2,7 @@
 
 use anyhow::Context as _;
 
-use crate::cli::{CompileFormat, GlobalArgs, ImportsReadsArgs};
+use crate::cli::{GlobalArgs, ImportsReadsArgs, TextOrJson};
 use crate::commands::{note, project_root};
 use crate::exit::ExitStatus;
 use crate::ops::imports::reads;
@@ -16,8 +16,8 @@ pub fn run(global: &GlobalArgs, args: &ImportsReadsArgs) -> anyhow::Result<ExitS
         None => Output::Stdout,
     };
     crate::report::write(output, |w| match args.format {
-        CompileFormat::Text => printer::reads_text(&file, w),
-        CompileFormat::Json => w.write_all(file.to_json().as_bytes()),
+        TextOrJson::Text => printer::reads_text(&file, w),
+        TextOrJson::Json => w.write_all(file.to_json().as_bytes()),
     })
     .with_context(|| match &args.out {
         Some(path) => format!("could not write {}", path.display()),

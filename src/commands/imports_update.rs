@@ -1,6 +1,6 @@
 //! `sqb imports update`: each import's accepted changes, or with --check whether any is behind.
 
-use crate::cli::{CompileFormat, GlobalArgs, ImportsUpdateArgs};
+use crate::cli::{GlobalArgs, ImportsUpdateArgs, TextOrJson};
 use crate::commands::{note, project_root, stdout};
 use crate::exit::ExitStatus;
 use crate::ops::imports::{update, UpdateOptions};
@@ -21,8 +21,8 @@ pub fn run(global: &GlobalArgs, args: &ImportsUpdateArgs) -> anyhow::Result<Exit
         _ => UpdateMode::Update,
     };
     match args.format {
-        CompileFormat::Text => stdout(|w| printer::update_text(&states, mode, w))?,
-        CompileFormat::Json => stdout(|w| printer::update_json(&states, mode, w))?,
+        TextOrJson::Text => stdout(|w| printer::update_text(&states, mode, w))?,
+        TextOrJson::Json => stdout(|w| printer::update_json(&states, mode, w))?,
     }
     let failing = states
         .iter()

@@ -1,6 +1,6 @@
 //! `sqb lineage`: column-level lineage of one model, from the offline SQL analysis.
 
-use crate::cli::{CompileFormat, GlobalArgs, LineageArgs};
+use crate::cli::{GlobalArgs, LineageArgs, TextOrJson};
 use crate::commands::{project_root, stdout};
 use crate::exit::ExitStatus;
 use crate::ops::lineage::{lineage, LineageOptions};
@@ -14,8 +14,8 @@ pub fn run(global: &GlobalArgs, args: &LineageArgs) -> anyhow::Result<ExitStatus
     };
     let lineage = lineage(&root, &options)?;
     match args.format {
-        CompileFormat::Json => stdout(|w| report::lineage::emit_json(&lineage, w))?,
-        CompileFormat::Text => stdout(|w| report::lineage::emit_text(&lineage, w))?,
+        TextOrJson::Json => stdout(|w| report::lineage::emit_json(&lineage, w))?,
+        TextOrJson::Text => stdout(|w| report::lineage::emit_text(&lineage, w))?,
     }
     Ok(ExitStatus::Success)
 }

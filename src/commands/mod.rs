@@ -163,6 +163,9 @@ pub fn diff_format(
         Format::Github => DiffFormat::Github {
             prefix: crate::ops::diff::github_prefix(root)?,
         },
+        Format::Sarif => DiffFormat::Sarif {
+            prefix: crate::ops::diff::github_prefix(root)?,
+        },
     })
 }
 

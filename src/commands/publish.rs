@@ -7,9 +7,10 @@ use crate::cli::{ChangesFormat, GlobalArgs, PublishArgs};
 use crate::commands::{note, project_root, stdout, timeouts};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
+use crate::imports::snapshot::Published;
 use crate::ops::diff::github_prefix;
 use crate::ops::inspect::{InspectOptions, SelectOptions};
-use crate::ops::publish::{consumers, publish, PublishOptions, Published};
+use crate::ops::publish::{consumers, publish, PublishOptions};
 use crate::report::imports as printer;
 
 pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus> {

@@ -2,6 +2,8 @@
 //! reaches: `sqb imports diff` (the consumer's own reads) and `sqb publish --consumers` (the
 //! reads files consumers hand their producer) both print it.
 
+use std::path::PathBuf;
+
 use serde::Serialize;
 
 use super::changes::{self, Change};
@@ -256,4 +258,55 @@ impl ImportDiff {
     pub fn breaks(&self) -> bool {
         self.changes.iter().any(|c| c.verdict == Verdict::Breaks)
     }
+}
+
+/// What the change from the previous snapshot does to one consumer.
+pub struct ConsumerImpact {
+    /// The reads file, as given.
+    pub file: PathBuf,
+    pub consumer: String,
+    /// The snapshot its reads were computed against.
+    pub read_against: String,
+    /// That is not the previous snapshot: the consumer has not vendored it, or not run
+    /// `sqb imports reads` since.
+    pub stale: bool,
+    pub changes: Vec<Impact>,
+}
+
+impl ConsumerImpact {
+    pub fn breaks(&self) -> bool {
+        self.changes.iter().any(|c| c.verdict == Verdict::Breaks)
+    }
+}
+
+/// What the change from the previous snapshot does to each consumer that reads the producer.
+pub struct ConsumersReport {
+    pub producer: String,
+    /// The content hashes of the previous snapshot and of the one published now.
+    pub before: String,
+    pub after: String,
+    pub consumers: Vec<ConsumerImpact>,
+}
+
+impl ConsumersReport {
+    pub fn breaks(&self) -> bool {
+        self.consumers.iter().any(ConsumerImpact::breaks)
+    }
+}
+
+/// One import's state, and what updating it accepts.
+pub struct ImportState {
+    pub name: String,
+    pub producer: String,
+    /// The content hashes of the baseline (as it was) and of the snapshot.
+    pub baseline: String,
+    pub snapshot: String,
+    /// Each change from the baseline to the snapshot (what an update accepts).
+    pub changes: Vec<Entry>,
+    /// The baseline differs from the snapshot.
+    pub behind: bool,
+    /// A concrete pin that is not the snapshot's hash.
+    pub stale_pin: Option<String>,
+    /// The baseline was rewritten.
+    pub written: bool,
 }

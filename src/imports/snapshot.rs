@@ -389,6 +389,29 @@ impl Formatter for Nested<'_> {
     }
 }
 
+/// A file, line and column, the file relative to the project root.
+pub type At = (String, usize, usize);
+
+/// A snapshot, and where its models and columns are declared in the producer's project.
+pub struct Published {
+    pub snapshot: Snapshot,
+    /// Its canonical bytes (`Snapshot::to_bytes`).
+    pub bytes: Vec<u8>,
+    /// By model, then column (`None`: the model itself); empty unless asked for.
+    pub locations: std::collections::HashMap<(String, Option<String>), At>,
+}
+
+impl Published {
+    /// Where the column (else its model) is declared; `None` for what the project no longer
+    /// has (a removed model) or when locations were not asked for.
+    pub fn at(&self, model: &str, column: Option<&str>) -> Option<&At> {
+        let key = |c: Option<&str>| (model.to_string(), c.map(str::to_string));
+        column
+            .and_then(|c| self.locations.get(&key(Some(c))))
+            .or_else(|| self.locations.get(&key(None)))
+    }
+}
+
 /// Why a file is not a snapshot this sqb can read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SnapshotError {

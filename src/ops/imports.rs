@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use crate::compile::{analyze, Options};
 use crate::diagnostics::{did_you_mean, render_errors, Code};
 use crate::error::UserError;
-use crate::imports::impact::{self, ImportDiff};
+use crate::imports::impact::{self, ImportDiff, ImportState};
 use crate::imports::reads::{self, ReadsFile};
 use crate::project::{Import, Project};
 
@@ -25,23 +25,6 @@ pub struct UpdateOptions {
     pub dry_run: bool,
     /// Accept the changes even while the compile reports errors about them.
     pub force: bool,
-}
-
-/// One import's state, and what updating it accepts.
-pub struct ImportState {
-    pub name: String,
-    pub producer: String,
-    /// The content hashes of the baseline (as it was) and of the snapshot.
-    pub baseline: String,
-    pub snapshot: String,
-    /// Each change from the baseline to the snapshot (what an update accepts).
-    pub changes: Vec<impact::Entry>,
-    /// The baseline differs from the snapshot.
-    pub behind: bool,
-    /// A concrete pin that is not the snapshot's hash.
-    pub stale_pin: Option<String>,
-    /// The baseline was rewritten.
-    pub written: bool,
 }
 
 pub fn diff(root: &Path, names: &[String]) -> anyhow::Result<Vec<ImportDiff>> {

@@ -14,9 +14,11 @@ use crate::contract::matching::Inspection;
 use crate::contract::plan::canonical_type;
 use crate::engine::Engine;
 use crate::error::UserError;
-use crate::imports::impact::{self, Impact, Verdict};
+use crate::imports::impact::{self, ConsumerImpact, ConsumersReport};
 use crate::imports::reads::ReadsFile;
-use crate::imports::snapshot::{self, PublishedColumn, PublishedModel, Relation, Snapshot};
+use crate::imports::snapshot::{
+    self, At, Published, PublishedColumn, PublishedModel, Relation, Snapshot,
+};
 use crate::ops::inspect::{inspect, InspectOptions};
 use crate::project::{Access, Column, Model, Project, Resource, Target};
 
@@ -35,66 +37,9 @@ pub struct PublishOptions {
     pub locate: bool,
 }
 
-/// A file, line and column, the file relative to the project root.
-pub type At = (String, usize, usize);
-
-/// A snapshot, and where its models and columns are declared in the producer's project.
-pub struct Published {
-    pub snapshot: Snapshot,
-    /// Its canonical bytes (`Snapshot::to_bytes`).
-    pub bytes: Vec<u8>,
-    /// By model, then column (`None`: the model itself); empty unless asked for.
-    locations: HashMap<(String, Option<String>), At>,
-}
-
-impl Published {
-    /// Where the column (else its model) is declared; `None` for what the project no longer
-    /// has (a removed model) or when locations were not asked for.
-    pub fn at(&self, model: &str, column: Option<&str>) -> Option<&At> {
-        let key = |c: Option<&str>| (model.to_string(), c.map(str::to_string));
-        column
-            .and_then(|c| self.locations.get(&key(Some(c))))
-            .or_else(|| self.locations.get(&key(None)))
-    }
-}
-
-/// What the change from the previous snapshot does to each consumer that reads the producer.
-pub struct ConsumersReport {
-    pub producer: String,
-    /// The content hashes of the previous snapshot and of the one published now.
-    pub before: String,
-    pub after: String,
-    pub consumers: Vec<ConsumerImpact>,
-}
-
-impl ConsumersReport {
-    pub fn breaks(&self) -> bool {
-        self.consumers.iter().any(ConsumerImpact::breaks)
-    }
-}
-
 /// Each model's relation under the `--from` target, as columns with the catalog's types and
 /// nullability; `None` for a model the target does not hold.
 type Physical = HashMap<String, Option<Vec<OutColumn>>>;
-
-/// What the change from the previous snapshot does to one consumer.
-pub struct ConsumerImpact {
-    /// The reads file, as given.
-    pub file: PathBuf,
-    pub consumer: String,
-    /// The snapshot its reads were computed against.
-    pub read_against: String,
-    /// That is not the previous snapshot: the consumer has not vendored it, or not run
-    /// `sqb imports reads` since.
-    pub stale: bool,
-    pub changes: Vec<Impact>,
-}
-
-impl ConsumerImpact {
-    pub fn breaks(&self) -> bool {
-        self.changes.iter().any(|c| c.verdict == Verdict::Breaks)
-    }
-}
 
 /// For each reads file in `dir` (`*.json`, in name order) that reads `after`'s project, the
 /// changes from `before` (the previous snapshot, a file) to `after` and whom they reach. A

@@ -8,10 +8,11 @@ use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 
 use super::diff::github::{data, property};
-use crate::imports::impact::{describe_reader, Entry, Impact, ImportDiff, Verdict};
+use crate::imports::impact::{
+    describe_reader, ConsumersReport, Entry, Impact, ImportDiff, ImportState, Verdict,
+};
 use crate::imports::reads::ReadsFile;
-use crate::ops::imports::ImportState;
-use crate::ops::publish::{ConsumersReport, Published};
+use crate::imports::snapshot::Published;
 
 const BREAKS: Style = AnsiColor::Red.on_default().bold();
 const WARNS: Style = AnsiColor::Yellow.on_default().bold();

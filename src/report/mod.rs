@@ -9,6 +9,7 @@ pub mod diff;
 pub mod generate;
 pub mod imports;
 pub mod lineage;
+pub mod sarif;
 
 use std::io::{self, Write};
 use std::path::Path;

@@ -24,7 +24,8 @@ pub fn emit(report: &DiffReport, prefix: &str, w: &mut dyn Write) -> io::Result<
                 "::{command} file={},line={line},col={col},title={}::{}",
                 property(&format!("{prefix}{file}")),
                 property(&format!(
-                    "sqb {} {}",
+                    "sqb {}{} {}",
+                    if f.is_new() { "new " } else { "" },
                     f.kind.as_str(),
                     resource.resource_name
                 )),
@@ -32,7 +33,11 @@ pub fn emit(report: &DiffReport, prefix: &str, w: &mut dyn Write) -> io::Result<
             )?;
         }
     }
-    writeln!(w, "{}", report.verdict())
+    writeln!(w, "{}", report.verdict())?;
+    match report.baseline_summary() {
+        Some(summary) => writeln!(w, "{summary}"),
+        None => Ok(()),
+    }
 }
 
 pub(crate) fn data(text: &str) -> String {

@@ -50,19 +50,30 @@ fn write<W: Write>(w: &mut Writer<W>, report: &DiffReport) -> io::Result<()> {
         }
         w.write_event(Event::Start(case))?;
         for f in failing {
+            let message = match f.is_new() {
+                true => format!("new: {}", f.message),
+                false => f.message.clone(),
+            };
             let failure = BytesStart::new("failure")
-                .with_attributes([("type", f.kind.as_str()), ("message", f.message.as_str())]);
+                .with_attributes([("type", f.kind.as_str()), ("message", message.as_str())]);
             w.write_event(Event::Start(failure))?;
             let location = f.location.as_ref().map_or(r.file.clone(), |l| {
                 format!("{}:{}:{}", l.file, l.line, l.column)
             });
-            let body = format!(
-                "{}\ncolumn: {}\ndeclared: {}\nphysical: {}\nat: {location}",
+            let mut body = format!(
+                "{}\ncolumn: {}\ndeclared: {}\nphysical: {}\nat: {location}\nfingerprint: {}",
                 f.message,
                 f.column.as_deref().unwrap_or("-"),
                 f.declared_type.as_deref().unwrap_or("-"),
-                f.physical_type.as_deref().unwrap_or("-")
+                f.physical_type.as_deref().unwrap_or("-"),
+                f.fingerprint
             );
+            if let Some(mark) = f.baseline {
+                body.push_str(match mark {
+                    super::baseline::Mark::New => "\nbaseline: new",
+                    super::baseline::Mark::Known => "\nbaseline: known",
+                });
+            }
             w.write_event(Event::Text(BytesText::new(&body)))?;
             w.write_event(Event::End(BytesEnd::new("failure")))?;
         }

@@ -13,9 +13,17 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
         "✅"
     };
     writeln!(w, "{icon} {}", escape(&report.verdict()))?;
+    if let Some(summary) = report.baseline_summary() {
+        writeln!(w, "\n{}", escape(&summary))?;
+    }
+    let compared = report.baseline.is_some();
+    let (extra, rule) = match compared {
+        true => (" baseline |", "---|"),
+        false => ("", ""),
+    };
     for resource in report.differing() {
         writeln!(w,
-            "\n### {} `{}`\n\n`{}` · `{}`\n\n| column | declared | physical | finding | severity |\n|---|---|---|---|---|",
+            "\n### {} `{}`\n\n`{}` · `{}`\n\n| column | declared | physical | finding | severity |{extra}\n|---|---|---|---|---|{rule}",
             resource.resource_type, resource.resource_name, resource.relation, resource.file
         )?;
         for f in &resource.findings {
@@ -24,14 +32,25 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
                 Severity::Warning => "warning",
                 Severity::Info => "note",
             };
+            let mark = match (compared, f.is_new()) {
+                (false, _) => "",
+                (true, true) => " **new** |",
+                (true, false) => " known |",
+            };
             writeln!(
                 w,
-                "| {} | {} | {} | {} | {severity} |",
+                "| {} | {} | {} | {} | {severity} |{mark}",
                 code(f.column.as_deref()),
                 code(f.declared_type.as_deref()),
                 code(f.physical_type.as_deref()),
                 f.kind.as_str()
             )?;
+        }
+    }
+    if let Some(c) = report.baseline.as_ref().filter(|c| c.resolved > 0) {
+        writeln!(w, "\n### Resolved since the baseline\n")?;
+        for f in &c.resolved_findings {
+            writeln!(w, "- {}", escape(&f.describe()))?;
         }
     }
     Ok(())

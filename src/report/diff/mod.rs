@@ -1,9 +1,11 @@
 //! The `contract diff` report: one data model (the JSON wire format, docs/contract-diff.md) and
 //! one emitter per output format.
 
+pub mod baseline;
 pub mod github;
 pub mod junit;
 pub mod markdown;
+pub mod sarif;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -26,6 +28,9 @@ pub struct DiffReport {
     pub target: String,
     pub namespace: NamespaceInfo,
     pub summary: Summary,
+    /// With `--baseline`: how the findings compare with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<baseline::Comparison>,
     pub resources: Vec<ResourceReport>,
 }
 
@@ -78,6 +83,11 @@ pub struct FindingReport {
     pub severity: Severity,
     pub message: String,
     pub location: Option<JsonLocation>,
+    /// Stable across runs and edits: engine, namespace, resource, column and kind.
+    pub fingerprint: String,
+    /// With `--baseline`: `new` or `known`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<baseline::Mark>,
 }
 
 impl FindingReport {
@@ -91,6 +101,8 @@ impl FindingReport {
             severity: f.severity,
             message: f.message,
             location: f.loc.map(|l| JsonLocation::from_loc(&l, sources, None)),
+            fingerprint: String::new(),
+            baseline: None,
         }
     }
 
@@ -127,7 +139,26 @@ impl ResourceReport {
 }
 
 impl DiffReport {
-    pub fn new(target: String, namespace: NamespaceInfo, resources: Vec<ResourceReport>) -> Self {
+    pub fn new(
+        target: String,
+        namespace: NamespaceInfo,
+        mut resources: Vec<ResourceReport>,
+    ) -> Self {
+        let engine = namespace.engine.as_str();
+        crate::parallel::for_each_mut(&mut resources, |r| {
+            for f in &mut r.findings {
+                f.fingerprint = baseline::fingerprint(&baseline::Identity {
+                    engine,
+                    database: &namespace.database,
+                    schema: &namespace.schema,
+                    resource_type: r.resource_type,
+                    resource_name: &r.resource_name,
+                    column: f.column.as_deref(),
+                    physical_column: f.physical_column.as_deref(),
+                    kind: f.kind.as_str(),
+                });
+            }
+        });
         let mut summary = Summary {
             resources: resources.len(),
             ..Summary::default()
@@ -155,6 +186,7 @@ impl DiffReport {
             target,
             namespace,
             summary,
+            baseline: None,
             resources,
         }
     }
@@ -231,6 +263,10 @@ pub enum DiffFormat {
     Github {
         prefix: String,
     },
+    /// SARIF 2.1.0; paths get the prefix as for GitHub.
+    Sarif {
+        prefix: String,
+    },
 }
 
 /// Writes `report` in `format`.
@@ -241,5 +277,6 @@ pub fn emit(report: &DiffReport, format: &DiffFormat, w: &mut dyn Write) -> io::
         DiffFormat::Markdown => markdown::emit(report, w),
         DiffFormat::Junit => junit::emit(report, w),
         DiffFormat::Github { prefix } => github::emit(report, prefix, w),
+        DiffFormat::Sarif { prefix } => sarif::emit(report, prefix, w),
     }
 }

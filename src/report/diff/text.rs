@@ -35,10 +35,20 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
             "{BOLD}{} {}{BOLD:#} → {} ({})",
             resource.resource_type, resource.resource_name, resource.relation, resource.file
         )?;
-        write!(w, "{}\n\n", table(&resource.findings))?;
+        write!(
+            w,
+            "{}\n\n",
+            table(&resource.findings, report.baseline.is_some())
+        )?;
     }
     let style = verdict_style(report.has_differences());
     writeln!(w, "{style}{}{style:#}", report.verdict())?;
+    if let (Some(summary), Some(comparison)) = (report.baseline_summary(), &report.baseline) {
+        writeln!(w, "{summary}")?;
+        for f in &comparison.resolved_findings {
+            writeln!(w, "  resolved: {}", f.describe())?;
+        }
+    }
     let hidden: usize = report
         .resources
         .iter()
@@ -54,24 +64,33 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn table(findings: &[FindingReport]) -> String {
+/// The findings of one resource; with a baseline, a last column says which are new.
+fn table(findings: &[FindingReport], compared: bool) -> String {
     let mut table = Table::new();
+    let mut header = vec!["column", "declared", "physical", "finding"];
+    if compared {
+        header.push("baseline");
+    }
     table
         .load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(["column", "declared", "physical", "finding"]);
+        .set_header(header);
     for f in findings {
         let column = match (&f.column, &f.physical_column) {
             (Some(c), Some(p)) => format!("{c} / {p}"),
             (Some(c), None) => c.clone(),
             _ => "-".to_string(),
         };
-        table.add_row([
+        let mut row = vec![
             column,
             f.declared_type.clone().unwrap_or_else(|| "-".into()),
             f.physical_type.clone().unwrap_or_else(|| "-".into()),
             severity_label(f.severity, f.kind.as_str()),
-        ]);
+        ];
+        if compared {
+            row.push(if f.is_new() { "new" } else { "known" }.to_string());
+        }
+        table.add_row(row);
     }
     table.to_string()
 }
