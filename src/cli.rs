@@ -85,6 +85,56 @@ pub enum Command {
     /// Work with the project's imports (`[imports.NAME]` in sqb.toml).
     #[command(subcommand)]
     Imports(ImportsCommand),
+
+    /// Read the drift history that `sqb contract diff --history FILE` appends to.
+    #[command(subcommand)]
+    Drift(DriftCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DriftCommand {
+    /// Report a drift history: each open finding with when it was first and last seen and in
+    /// how many runs, the findings resolved in the period and when, counts per day, and the
+    /// resources with the most open drift.
+    ///
+    /// Reads the history file only (no project, no warehouse). Exit status: 0 when reported,
+    /// 2 when the history cannot be read.
+    Report(DriftReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DriftReportArgs {
+    /// The history file (an embedded DuckDB database written by `contract diff --history`).
+    #[arg(long, value_name = "FILE")]
+    pub history: PathBuf,
+
+    /// The target whose runs are reported; needed when the history holds several.
+    #[arg(long, value_name = "NAME")]
+    pub target: Option<String>,
+
+    /// The period: the last N days (`30d`), or since a UTC date or time (`2026-11-01`,
+    /// `2026-11-01 02:00:00`). Default: every run.
+    #[arg(long, value_name = "PERIOD")]
+    pub since: Option<String>,
+
+    /// Report format: text, JSON, or Markdown for a pull-request comment or a chat message.
+    #[arg(long, value_enum, default_value_t = DriftFormat::Text)]
+    pub format: DriftFormat,
+
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// How long to wait for a history another process is writing.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub history_timeout: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DriftFormat {
+    Text,
+    Json,
+    Markdown,
 }
 
 #[derive(Debug, Subcommand)]
@@ -370,6 +420,20 @@ pub struct DiffArgs {
     /// Which findings fail the run (exit 1): any difference, or only new ones (with --baseline).
     #[arg(long, value_enum, default_value_t = FailOn::Any, requires = "baseline")]
     pub fail_on: FailOn,
+
+    /// Append the run to a drift history, an embedded DuckDB file (created on first use; never
+    /// the warehouse), after the report is written. `sqb drift report` reads it.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
+
+    /// How long to wait for a history another run is writing.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30,
+        requires = "history"
+    )]
+    pub history_timeout: u64,
 
     #[command(flatten)]
     pub connect: ConnectArgs,

@@ -10,6 +10,7 @@
 pub mod atomic;
 pub mod catalog;
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod compile;
 pub mod contract;

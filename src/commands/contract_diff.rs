@@ -4,7 +4,7 @@
 use anyhow::Context as _;
 
 use crate::cli::{DiffArgs, FailOn, Format, GlobalArgs};
-use crate::commands::{diff_format, inspect_options, project_root};
+use crate::commands::{diff_format, inspect_options, note, project_root};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::ops::diff::diff;
@@ -42,6 +42,15 @@ pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
     };
     tracing::debug_span!("report written")
         .in_scope(|| report::write(output, |w| emit(&report, &format, w)))?;
+    // After the report: a history that cannot be written never loses it (but fails the run).
+    if let Some(history) = &args.history {
+        let timeout = std::time::Duration::from_secs(args.history_timeout);
+        let run = crate::ops::drift::record(history, &report, &root, timeout)?;
+        note(
+            global,
+            &format!("recorded run {run} in {}", history.display()),
+        );
+    }
     let failing = match (args.fail_on, &report.baseline) {
         (FailOn::New, Some(comparison)) => comparison.new_differences > 0,
         _ => report.has_differences(),

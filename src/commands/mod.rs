@@ -6,6 +6,7 @@
 pub mod compile;
 pub mod contract_diff;
 pub mod contract_generate;
+pub mod drift_report;
 pub mod imports_diff;
 pub mod imports_reads;
 pub mod imports_update;
@@ -19,7 +20,8 @@ use anstream::eprintln;
 use anstyle::{AnsiColor, Style};
 
 use crate::cli::{
-    Cli, ColorChoice, Command, ConnectArgs, ContractCommand, GlobalArgs, ImportsCommand, SelectArgs,
+    Cli, ColorChoice, Command, ConnectArgs, ContractCommand, DriftCommand, GlobalArgs,
+    ImportsCommand, SelectArgs,
 };
 use crate::error::UserError;
 use crate::exit::ExitStatus;
@@ -43,6 +45,7 @@ pub fn run(cli: &Cli) -> ExitStatus {
         Command::Imports(ImportsCommand::Diff(args)) => imports_diff::run(&cli.global, args),
         Command::Imports(ImportsCommand::Reads(args)) => imports_reads::run(&cli.global, args),
         Command::Imports(ImportsCommand::Verify(args)) => imports_verify::run(&cli.global, args),
+        Command::Drift(DriftCommand::Report(args)) => drift_report::run(&cli.global, args),
     };
     match result {
         Ok(status) => status,

@@ -6,6 +6,7 @@
 
 pub mod compile;
 pub mod diff;
+pub mod drift;
 pub mod generate;
 pub mod imports;
 pub mod lineage;

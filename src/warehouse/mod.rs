@@ -6,6 +6,7 @@
 
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
+pub mod history;
 pub mod postgres;
 pub mod session;
 

@@ -1,0 +1,123 @@
+//! The drift history's two ends: `contract diff --history` appends a run (its findings and
+//! counts, the project's git commit when there is one), and `sqb drift report` reads a period.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::error::UserError;
+use crate::report::diff::DiffReport;
+use crate::report::drift::{self, DriftReport, FindingRecord, RunRecord};
+use crate::warehouse::history;
+
+/// Appends `report`'s run to the history at `path`; returns the run's id.
+pub fn record(
+    path: &Path,
+    report: &DiffReport,
+    root: &Path,
+    timeout: Duration,
+) -> anyhow::Result<i64> {
+    let findings = report
+        .resources
+        .iter()
+        .flat_map(|r| {
+            r.findings.iter().map(|f| FindingRecord {
+                fingerprint: f.fingerprint.clone(),
+                resource_type: r.resource_type.to_string(),
+                resource_name: r.resource_name.clone(),
+                relation: r.relation.clone(),
+                kind: f.kind.as_str().to_string(),
+                column: f.column.clone().or_else(|| f.physical_column.clone()),
+                severity: severity(f.severity).to_string(),
+                message: f.message.clone(),
+            })
+        })
+        .collect();
+    let s = &report.summary;
+    let run = RunRecord {
+        run_at: crate::clock::now(),
+        target: report.target.clone(),
+        engine: report.namespace.engine.to_string(),
+        database: report.namespace.database.clone(),
+        schema: report.namespace.schema.clone(),
+        sqb_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit: git_commit(root),
+        resources: s.resources,
+        errors: s.errors,
+        warnings: s.warnings,
+        infos: s.infos,
+        by_kind: s.by_kind.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+        findings,
+    };
+    Ok(history::append(path, &run, timeout)?)
+}
+
+fn severity(s: crate::diagnostics::Severity) -> &'static str {
+    match s {
+        crate::diagnostics::Severity::Error => "error",
+        crate::diagnostics::Severity::Warning => "warning",
+        crate::diagnostics::Severity::Info => "info",
+    }
+}
+
+/// The commit checked out at `root`, when it is in a git repository and git is installed.
+fn git_commit(root: &Path) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["rev-parse", "--verify", "--quiet", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let commit = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && commit.len() >= 40).then_some(commit)
+}
+
+pub struct DriftOptions {
+    pub target: Option<String>,
+    /// `30d`, or a UTC date or time.
+    pub since: Option<String>,
+    pub timeout: Duration,
+}
+
+/// The report of the history at `path` over the period.
+pub fn report(path: &Path, options: &DriftOptions) -> anyhow::Result<DriftReport> {
+    let since = options.since.as_deref().map(since).transpose()?;
+    let runs = history::read(
+        path,
+        options.target.as_deref(),
+        since.as_deref(),
+        options.timeout,
+    )?;
+    let mut targets: Vec<&str> = runs.iter().map(|r| r.target.as_str()).collect();
+    targets.sort_unstable();
+    targets.dedup();
+    let target = match (&options.target, targets.as_slice()) {
+        (Some(t), _) => t.clone(),
+        (None, []) => String::new(),
+        (None, [one]) => one.to_string(),
+        (None, many) => {
+            return Err(UserError::new(format!(
+                "{} holds runs of several targets: {}",
+                path.display(),
+                many.join(", ")
+            ))
+            .with_hint("pick one with --target NAME")
+            .into())
+        }
+    };
+    Ok(drift::build(target, since, &runs))
+}
+
+/// The period's start: `30d` (that many days before now), or a date or time as given.
+fn since(text: &str) -> Result<String, UserError> {
+    let start = match text.strip_suffix('d').map(str::parse::<i64>) {
+        Some(Ok(days)) if days >= 0 => Some(crate::clock::now_secs() - days * 86_400),
+        _ => crate::clock::parse(text),
+    };
+    start.map(crate::clock::timestamp).ok_or_else(|| {
+        UserError::new(format!(
+            "--since {text:?} is neither a number of days nor a date"
+        ))
+        .with_hint("write it as 30d, 2026-11-01 or \"2026-11-01 02:00:00\" (UTC)")
+    })
+}

@@ -1,0 +1,351 @@
+//! The drift history (`contract diff --history FILE`): an embedded DuckDB file of sqb's own,
+//! never the warehouse, that each run appends to and `sqb drift report` reads.
+//!
+//! The file carries its format and schema version in `sqb_history`; a file without that table
+//! is not a history and is never written to (nor is one from a newer sqb). A new file is created
+//! with the current schema; an older schema is migrated in the same transaction as the run.
+//! Each run is one transaction. A file another process holds is retried until a timeout, so two
+//! runs at once both land.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use duckdb::{params, AccessMode, Config, Connection};
+
+pub use crate::report::drift::{FindingRecord, RunRecord, StoredRun};
+
+/// The schema this sqb writes and reads.
+pub const SCHEMA_VERSION: i64 = 1;
+const FORMAT: &str = "sqb.drift-history";
+
+const SCHEMA_V1: &str = "
+CREATE TABLE sqb_history (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
+CREATE TABLE runs (
+    run_id BIGINT PRIMARY KEY,
+    run_at TIMESTAMP NOT NULL,
+    target VARCHAR NOT NULL,
+    engine VARCHAR NOT NULL,
+    database_name VARCHAR NOT NULL,
+    schema_name VARCHAR NOT NULL,
+    sqb_version VARCHAR NOT NULL,
+    git_commit VARCHAR,
+    resources INTEGER NOT NULL,
+    findings INTEGER NOT NULL,
+    errors INTEGER NOT NULL,
+    warnings INTEGER NOT NULL,
+    infos INTEGER NOT NULL
+);
+CREATE TABLE run_kinds (run_id BIGINT NOT NULL, kind VARCHAR NOT NULL, count INTEGER NOT NULL);
+CREATE TABLE findings (
+    run_id BIGINT NOT NULL,
+    fingerprint VARCHAR NOT NULL,
+    resource_type VARCHAR NOT NULL,
+    resource_name VARCHAR NOT NULL,
+    relation VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    column_name VARCHAR,
+    severity VARCHAR NOT NULL,
+    message VARCHAR NOT NULL
+);";
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("{path} is not a drift history: {reason}")]
+    NotAHistory { path: String, reason: String },
+    #[error("{path} was written by a newer sqb (history schema {found}; this sqb knows up to {SCHEMA_VERSION})")]
+    TooNew { path: String, found: i64 },
+    #[error("{path} does not exist")]
+    Missing { path: String },
+    #[error("timed out after {seconds} s waiting for {path}: another process holds it")]
+    Locked { path: String, seconds: u64 },
+    #[error("could not write the drift history {path}: {reason}")]
+    Write { path: String, reason: String },
+    #[error("could not read the drift history {path}: {reason}")]
+    Read { path: String, reason: String },
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or(text).to_string()
+}
+
+fn is_lock(e: &duckdb::Error) -> bool {
+    let text = e.to_string();
+    text.contains("Could not set lock") || text.contains("Conflicting lock")
+}
+
+/// Opens `path`, retrying while another process holds its lock.
+fn open(path: &Path, read_only: bool, timeout: Duration) -> Result<Connection, HistoryError> {
+    let shown = path.display().to_string();
+    let start = Instant::now();
+    loop {
+        let mode = match read_only {
+            true => AccessMode::ReadOnly,
+            false => AccessMode::ReadWrite,
+        };
+        let attempt = Config::default()
+            .access_mode(mode)
+            .and_then(|c| Connection::open_with_flags(path, c));
+        match attempt {
+            Ok(conn) => return Ok(conn),
+            Err(e) if is_lock(&e) && start.elapsed() < timeout => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) if is_lock(&e) => {
+                return Err(HistoryError::Locked {
+                    path: shown,
+                    seconds: timeout.as_secs(),
+                })
+            }
+            Err(e) => {
+                return Err(HistoryError::NotAHistory {
+                    path: shown,
+                    reason: first_line(&e.to_string()),
+                })
+            }
+        }
+    }
+}
+
+/// The schema version of an open file; `None` when it has no `sqb_history` table.
+fn version(conn: &Connection, path: &Path) -> Result<Option<i64>, HistoryError> {
+    let shown = path.display().to_string();
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'sqb_history' AND schema_name = 'main'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| HistoryError::NotAHistory {
+            path: shown.clone(),
+            reason: first_line(&e.to_string()),
+        })?;
+    if tables == 0 {
+        return Ok(None);
+    }
+    let read = |key: &str| -> Result<Option<String>, HistoryError> {
+        conn.query_row("SELECT value FROM sqb_history WHERE key = ?", [key], |r| {
+            r.get(0)
+        })
+        .map(Some)
+        .or_else(|e| match e {
+            duckdb::Error::QueryReturnedNoRows => Ok(None),
+            e => Err(HistoryError::NotAHistory {
+                path: shown.clone(),
+                reason: first_line(&e.to_string()),
+            }),
+        })
+    };
+    if read("format")?.as_deref() != Some(FORMAT) {
+        return Err(HistoryError::NotAHistory {
+            path: shown,
+            reason: "its sqb_history table does not name the format".into(),
+        });
+    }
+    let version = read("schema_version")?
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| HistoryError::NotAHistory {
+            path: shown.clone(),
+            reason: "it has no schema version".into(),
+        })?;
+    Ok(Some(version))
+}
+
+/// Appends `run` to the history at `path` (created when absent) in one transaction; returns
+/// the run's id. A file that is not a history, or is from a newer sqb, is left untouched.
+pub fn append(path: &Path, run: &RunRecord, lock_timeout: Duration) -> Result<i64, HistoryError> {
+    let mut created = false;
+    let result = append_to(path, run, lock_timeout, &mut created);
+    if result.is_err() && created {
+        // A history this run was creating holds nothing: it goes, so the next run starts anew.
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(format!("{}.wal", path.display()));
+    }
+    result
+}
+
+fn append_to(
+    path: &Path,
+    run: &RunRecord,
+    lock_timeout: Duration,
+    created: &mut bool,
+) -> Result<i64, HistoryError> {
+    let shown = path.display().to_string();
+    let write_error = |e: duckdb::Error| HistoryError::Write {
+        path: shown.clone(),
+        reason: first_line(&e.to_string()),
+    };
+    let existed = path.exists();
+    let mut conn = open(path, false, lock_timeout)?;
+    // Another run may have created the file while this one waited for it.
+    let fresh = match version(&conn, path)? {
+        None if !existed => true,
+        None => {
+            return Err(HistoryError::NotAHistory {
+                path: shown,
+                reason: "it is a DuckDB database without sqb's history tables".into(),
+            })
+        }
+        Some(v) if v > SCHEMA_VERSION => {
+            return Err(HistoryError::TooNew {
+                path: shown,
+                found: v,
+            })
+        }
+        Some(_) => false,
+    };
+    *created = fresh;
+    let tx = conn.transaction().map_err(write_error)?;
+    if fresh {
+        tx.execute_batch(SCHEMA_V1).map_err(write_error)?;
+        tx.execute(
+            "INSERT INTO sqb_history VALUES ('format', ?), ('schema_version', ?)",
+            params![FORMAT, SCHEMA_VERSION.to_string()],
+        )
+        .map_err(write_error)?;
+    }
+    let run_id: i64 = tx
+        .query_row("SELECT coalesce(max(run_id), 0) + 1 FROM runs", [], |r| {
+            r.get(0)
+        })
+        .map_err(write_error)?;
+    tx.execute(
+        "INSERT INTO runs VALUES (?, CAST(? AS TIMESTAMP), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        params![
+            run_id,
+            run.run_at,
+            run.target,
+            run.engine,
+            run.database,
+            run.schema,
+            run.sqb_version,
+            run.git_commit,
+            run.resources as i64,
+            run.findings.len() as i64,
+            run.errors as i64,
+            run.warnings as i64,
+            run.infos as i64,
+        ],
+    )
+    .map_err(write_error)?;
+    {
+        let mut kinds = tx
+            .prepare("INSERT INTO run_kinds VALUES (?, ?, ?)")
+            .map_err(write_error)?;
+        for (kind, count) in &run.by_kind {
+            kinds
+                .execute(params![run_id, kind, *count as i64])
+                .map_err(write_error)?;
+        }
+        let mut appender = tx.appender("findings").map_err(write_error)?;
+        for f in &run.findings {
+            appender
+                .append_row(params![
+                    run_id,
+                    f.fingerprint,
+                    f.resource_type,
+                    f.resource_name,
+                    f.relation,
+                    f.kind,
+                    f.column,
+                    f.severity,
+                    f.message
+                ])
+                .map_err(write_error)?;
+        }
+        appender.flush().map_err(write_error)?;
+    }
+    tx.commit().map_err(write_error)?;
+    Ok(run_id)
+}
+
+/// Every run of `target` (every target when `None`) at or after `since` (`YYYY-MM-DD HH:MM:SS`,
+/// UTC), oldest first, with its findings. Opened read-only.
+pub fn read(
+    path: &Path,
+    target: Option<&str>,
+    since: Option<&str>,
+    lock_timeout: Duration,
+) -> Result<Vec<StoredRun>, HistoryError> {
+    let shown = path.display().to_string();
+    if !path.is_file() {
+        return Err(HistoryError::Missing { path: shown });
+    }
+    let conn = open(path, true, lock_timeout)?;
+    match version(&conn, path)? {
+        None => {
+            return Err(HistoryError::NotAHistory {
+                path: shown,
+                reason: "it is a DuckDB database without sqb's history tables".into(),
+            })
+        }
+        Some(v) if v > SCHEMA_VERSION => {
+            return Err(HistoryError::TooNew {
+                path: shown,
+                found: v,
+            })
+        }
+        Some(_) => {}
+    }
+    let read_error = |e: duckdb::Error| HistoryError::Read {
+        path: shown.clone(),
+        reason: first_line(&e.to_string()),
+    };
+    let mut runs: Vec<StoredRun> = {
+        let mut stmt = conn
+            .prepare(
+                "SELECT run_id, strftime(run_at, '%Y-%m-%d %H:%M:%S'), target FROM runs
+                  WHERE (? IS NULL OR target = ?) AND (? IS NULL OR run_at >= CAST(? AS TIMESTAMP))
+                  ORDER BY run_at, run_id",
+            )
+            .map_err(read_error)?;
+        let rows = stmt
+            .query_map(params![target, target, since, since], |r| {
+                Ok(StoredRun {
+                    run_id: r.get(0)?,
+                    run_at: r.get(1)?,
+                    target: r.get(2)?,
+                    findings: Vec::new(),
+                })
+            })
+            .map_err(read_error)?;
+        rows.collect::<Result<_, _>>().map_err(read_error)?
+    };
+    let index: std::collections::HashMap<i64, usize> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.run_id, i))
+        .collect();
+    let mut stmt = conn
+        .prepare(
+            "SELECT f.run_id, fingerprint, resource_type, resource_name, relation, kind, column_name,
+                    severity, message
+               FROM findings f JOIN runs r USING (run_id)
+              WHERE (? IS NULL OR r.target = ?) AND (? IS NULL OR r.run_at >= CAST(? AS TIMESTAMP))
+              ORDER BY f.run_id, f.rowid",
+        )
+        .map_err(read_error)?;
+    let rows = stmt
+        .query_map(params![target, target, since, since], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                FindingRecord {
+                    fingerprint: r.get(1)?,
+                    resource_type: r.get(2)?,
+                    resource_name: r.get(3)?,
+                    relation: r.get(4)?,
+                    kind: r.get(5)?,
+                    column: r.get(6)?,
+                    severity: r.get(7)?,
+                    message: r.get(8)?,
+                },
+            ))
+        })
+        .map_err(read_error)?;
+    for row in rows {
+        let (run_id, finding) = row.map_err(read_error)?;
+        if let Some(&i) = index.get(&run_id) {
+            runs[i].findings.push(finding);
+        }
+    }
+    Ok(runs)
+}

@@ -1,0 +1,349 @@
+//! `contract diff --history FILE` and `sqb drift report`: nightly runs against a real DuckDB
+//! file and a real PostgreSQL server append to an embedded DuckDB history; the report's
+//! first-seen, open and resolved dates follow the drift; concurrent runs both land; a file that
+//! is not a history (or is from a newer sqb, or is held by another process) is refused, left
+//! as it was, and never costs the run its report.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// `sqb contract diff --from prod ARGS` in `root` at UTC time `now`.
+fn diff_at(root: &Path, url: Option<&str>, now: &str, args: &[&str]) -> std::process::Output {
+    let mut cmd = sqb();
+    cmd.current_dir(root)
+        .env("SQB_NOW", now)
+        .args(["contract", "diff", "--from", "prod"])
+        .args(args);
+    if let Some(url) = url {
+        cmd.env("SQB_DATABASE_URL", url);
+    }
+    run(&mut cmd)
+}
+
+fn drift_report(root: &Path, args: &[&str]) -> std::process::Output {
+    run(sqb()
+        .current_dir(root)
+        .args(["drift", "report", "--history", "drift.duckdb"])
+        .args(args))
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// (kind, column) → (first seen, runs open) of the report's open findings.
+fn open_findings(report: &serde_json::Value) -> Vec<(String, String, String, u64)> {
+    report["open"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["kind"].as_str().unwrap().to_string(),
+                o["column"].as_str().unwrap_or("-").to_string(),
+                o["first_seen"].as_str().unwrap().to_string(),
+                o["runs_open"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Three nights: the every-finding-kind warehouse; then `amount` fixed and `flag` (DuckDB) or
+/// `code` (Postgres) drifted; then nothing changed.
+fn three_nights(engine: &str, root: &Path, url: Option<&str>, night2: &dyn Fn()) -> String {
+    let mut text = String::new();
+    let nights = [
+        "2026-11-01 02:00:00",
+        "2026-11-02 02:00:00",
+        "2026-11-03 02:00:00",
+    ];
+    for (i, now) in nights.iter().enumerate() {
+        if i == 1 {
+            night2();
+        }
+        let out = diff_at(
+            root,
+            url,
+            now,
+            &["--history", "drift.duckdb", "-o", "drift.json"],
+        );
+        text.push_str(&expect_exit(
+            &out,
+            1,
+            &format!("contract diff --from prod --history drift.duckdb -o drift.json  # {now}"),
+            root,
+        ));
+        assert!(
+            root.join("drift.json").is_file(),
+            "{engine}: the report is written"
+        );
+    }
+    let report = json(&drift_report(root, &["--format", "json"]));
+    let drifted = if engine == "duckdb" { "flag" } else { "code" };
+    let open = open_findings(&report);
+    assert!(
+        open.contains(&("type_mismatch".into(), drifted.into(), nights[1].into(), 2)),
+        "{engine}: {open:?}"
+    );
+    assert!(
+        open.contains(&(
+            "missing_physical_column".into(),
+            "gone".into(),
+            nights[0].into(),
+            3
+        )),
+        "{engine}: {open:?}"
+    );
+    let resolved = &report["resolved"][0];
+    assert_eq!(resolved["column"], "amount", "{engine}");
+    assert_eq!(resolved["first_seen"], nights[0], "{engine}");
+    assert_eq!(resolved["resolved_at"], nights[1], "{engine}");
+    assert_eq!(report["runs"], 3);
+    assert_eq!(report["days"].as_array().unwrap().len(), 3);
+    for format in ["text", "markdown"] {
+        text.push_str(&expect_exit(
+            &drift_report(root, &["--format", format]),
+            0,
+            &format!("drift report --history drift.duckdb --format {format}"),
+            root,
+        ));
+    }
+    text.push_str(&expect_exit(
+        &drift_report(root, &["--since", "2026-11-02"]),
+        0,
+        "drift report --history drift.duckdb --since 2026-11-02",
+        root,
+    ));
+    text.push_str(&expect_exit(
+        &drift_report(root, &["--since", "lately"]),
+        2,
+        "drift report --history drift.duckdb --since lately",
+        root,
+    ));
+    text
+}
+
+#[test]
+fn nightly_runs_on_duckdb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let case = repo().join("testdata/diff/every_finding_kind");
+    case_project(&case, "duckdb", root);
+    let file = root.join("w.duckdb");
+    duckdb_file(&file, &case_warehouse(&case, "duckdb").unwrap());
+    let text = three_nights("duckdb", root, None, &|| {
+        duckdb_file(
+            &file,
+            "ALTER TABLE analytics.orders ALTER COLUMN amount TYPE INTEGER;\n\
+             ALTER TABLE analytics.orders ALTER COLUMN flag TYPE INTEGER;",
+        )
+    });
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn nightly_runs_on_postgres() {
+    let Some(db) = TestDb::create("drift_history") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let case = repo().join("testdata/diff/every_finding_kind");
+    case_project(&case, "postgres", root);
+    pg_exec(&db.url, &case_warehouse(&case, "postgres").unwrap());
+    let text = three_nights("postgres", root, Some(&db.url), &|| {
+        pg_exec(
+            &db.url,
+            "ALTER TABLE analytics.orders ALTER COLUMN amount TYPE INTEGER;\n\
+             ALTER TABLE analytics.orders ALTER COLUMN code TYPE VARCHAR(5);",
+        )
+    });
+    insta::assert_snapshot!(text.replace(&db.name, "[DB]"));
+}
+
+fn kinds_on_duckdb(root: &Path) {
+    let case = repo().join("testdata/diff/every_finding_kind");
+    case_project(&case, "duckdb", root);
+    duckdb_file(
+        &root.join("w.duckdb"),
+        &case_warehouse(&case, "duckdb").unwrap(),
+    );
+}
+
+/// Four runs at once all land, each in its own run.
+#[test]
+fn concurrent_runs_all_land() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    kinds_on_duckdb(root);
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            sqb()
+                .current_dir(root)
+                .env("SQB_NOW", format!("2026-11-0{} 02:00:00", i + 1))
+                .args(["-q", "contract", "diff", "--from", "prod"])
+                .args(["--history", "drift.duckdb", "-o"])
+                .arg(format!("r{i}.json"))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let report = json(&drift_report(root, &["--format", "json"]));
+    assert_eq!(report["runs"], 4, "{report:#}");
+    assert_eq!(report["days"].as_array().unwrap().len(), 4);
+}
+
+/// A history that cannot be written fails the run (exit 2) after its report is written, and is
+/// left byte for byte as it was.
+#[test]
+fn a_file_that_is_not_a_history_is_refused_and_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    kinds_on_duckdb(root);
+    let mut text = String::new();
+    let mut refused = |name: &str, what: &str| {
+        let before = std::fs::read(root.join(name)).unwrap();
+        let _ = std::fs::remove_file(root.join("drift.json"));
+        let out = diff_at(
+            root,
+            None,
+            "2026-11-01 02:00:00",
+            &["--history", name, "-o", "drift.json"],
+        );
+        text.push_str(&expect_exit(
+            &out,
+            2,
+            &format!("contract diff --from prod --history {name} -o drift.json  # {what}"),
+            root,
+        ));
+        assert!(
+            root.join("drift.json").is_file(),
+            "{what}: the report is written first"
+        );
+        assert_eq!(
+            std::fs::read(root.join(name)).unwrap(),
+            before,
+            "{what}: untouched"
+        );
+        let report = run(sqb()
+            .current_dir(root)
+            .args(["drift", "report", "--history", name]));
+        text.push_str(&expect_exit(
+            &report,
+            2,
+            &format!("drift report --history {name}"),
+            root,
+        ));
+    };
+    std::fs::write(root.join("notes.txt"), "not a database\n").unwrap();
+    refused("notes.txt", "a text file");
+    duckdb_file(&root.join("theirs.duckdb"), "CREATE TABLE t (x INTEGER);");
+    refused("theirs.duckdb", "someone else's DuckDB database");
+    let first = diff_at(
+        root,
+        None,
+        "2026-11-01 02:00:00",
+        &["--history", "newer.duckdb", "-o", "drift.json"],
+    );
+    assert_eq!(first.status.code(), Some(1), "{}", transcript(&first, root));
+    duckdb_file(
+        &root.join("newer.duckdb"),
+        "UPDATE sqb_history SET value = '99' WHERE key = 'schema_version';",
+    );
+    refused("newer.duckdb", "a history of a newer sqb");
+    text.push_str(&expect_exit(
+        &drift_report(root, &[]),
+        2,
+        "drift report --history drift.duckdb  # no such file",
+        root,
+    ));
+    insta::assert_snapshot!(text);
+}
+
+/// A history another process holds is waited for, then refused with the reason.
+#[test]
+fn a_held_history_times_out_clearly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    kinds_on_duckdb(root);
+    let first = diff_at(
+        root,
+        None,
+        "2026-11-01 02:00:00",
+        &["--history", "drift.duckdb", "-o", "drift.json"],
+    );
+    assert_eq!(first.status.code(), Some(1), "{}", transcript(&first, root));
+    let held = duckdb::Connection::open(root.join("drift.duckdb")).unwrap();
+    let out = diff_at(
+        root,
+        None,
+        "2026-11-02 02:00:00",
+        &[
+            "--history",
+            "drift.duckdb",
+            "--history-timeout",
+            "1",
+            "-o",
+            "drift2.json",
+        ],
+    );
+    drop(held);
+    let text = expect_exit(
+        &out,
+        2,
+        "contract diff --history drift.duckdb --history-timeout 1",
+        root,
+    );
+    assert!(root.join("drift2.json").is_file());
+    assert!(text.contains("timed out after 1 s"), "{text}");
+    let report = json(&drift_report(root, &["--format", "json"]));
+    assert_eq!(report["runs"], 1);
+}
+
+/// Runs of two targets need --target.
+#[test]
+fn a_history_of_several_targets_needs_a_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    kinds_on_duckdb(root);
+    let toml = std::fs::read_to_string(root.join("sqb.toml")).unwrap();
+    std::fs::write(
+        root.join("sqb.toml"),
+        format!("{toml}\n[targets.other]\nschema = \"analytics\"\n"),
+    )
+    .unwrap();
+    for target in ["prod", "other"] {
+        let out = run(sqb().current_dir(root).args([
+            "contract",
+            "diff",
+            "--from",
+            target,
+            "--history",
+            "drift.duckdb",
+        ]));
+        assert_eq!(out.status.code(), Some(1), "{}", transcript(&out, root));
+    }
+    let text = expect_exit(&drift_report(root, &[]), 2, "drift report", root);
+    assert!(text.contains("several targets: other, prod"), "{text}");
+    let report = json(&drift_report(
+        root,
+        &["--target", "other", "--format", "json"],
+    ));
+    assert_eq!(report["runs"], 1);
+    assert_eq!(report["target"], "other");
+}
