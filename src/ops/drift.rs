@@ -82,13 +82,13 @@ pub struct DriftOptions {
 /// The report of the history at `path` over the period.
 pub fn report(path: &Path, options: &DriftOptions) -> anyhow::Result<DriftReport> {
     let since = options.since.as_deref().map(since).transpose()?;
-    let runs = history::read(
+    let summary = history::summarize(
         path,
         options.target.as_deref(),
         since.as_deref(),
         options.timeout,
     )?;
-    let mut targets: Vec<&str> = runs.iter().map(|r| r.target.as_str()).collect();
+    let mut targets: Vec<&str> = summary.runs.iter().map(|r| r.1.as_str()).collect();
     targets.sort_unstable();
     targets.dedup();
     let target = match (&options.target, targets.as_slice()) {
@@ -105,7 +105,7 @@ pub fn report(path: &Path, options: &DriftOptions) -> anyhow::Result<DriftReport
             .into())
         }
     };
-    Ok(drift::build(target, since, &runs))
+    Ok(drift::build(target, since, &summary))
 }
 
 /// The period's start: `30d` (that many days before now), or a date or time as given.

@@ -3,7 +3,7 @@
 //! the counts per day by severity and kind, and the resources with the most open drift — and
 //! its printers (text, JSON, Markdown).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use serde::Serialize;
@@ -41,14 +41,33 @@ pub struct FindingRecord {
     pub message: String,
 }
 
-/// A stored run, read back.
-#[derive(Debug, Clone)]
-pub struct StoredRun {
-    pub run_id: i64,
-    /// `YYYY-MM-DD HH:MM:SS`, UTC.
-    pub run_at: String,
-    pub target: String,
-    pub findings: Vec<FindingRecord>,
+/// A period of a history, summarized by the store (in SQL, where the rows are).
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Each run's time (`YYYY-MM-DD HH:MM:SS`, UTC) and target, oldest first.
+    pub runs: Vec<(String, String)>,
+    /// Each fingerprint seen, with its latest fields.
+    pub tracks: Vec<Track>,
+    /// Per day (of its last run), the count of findings of each severity and kind.
+    pub days: Vec<DayCount>,
+}
+
+/// What one fingerprint did over the runs: the first and last runs that had it (indexes into
+/// `Summary::runs`) and how many did.
+#[derive(Debug)]
+pub struct Track {
+    pub finding: FindingRecord,
+    pub first: usize,
+    pub last: usize,
+    pub runs: usize,
+}
+
+#[derive(Debug)]
+pub struct DayCount {
+    pub date: String,
+    pub severity: String,
+    pub kind: String,
+    pub count: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -118,6 +137,17 @@ impl From<&FindingRecord> for Finding {
 }
 
 impl Finding {
+    /// The order findings are listed in within a date: resource, kind, column.
+    fn key(&self) -> (&str, &str, &str, Option<&str>, &str) {
+        (
+            &self.resource_type,
+            &self.resource_name,
+            &self.kind,
+            self.column.as_deref(),
+            &self.fingerprint,
+        )
+    }
+
     /// `model orders: type_mismatch on amount`.
     pub fn describe(&self) -> String {
         let column = self
@@ -148,104 +178,68 @@ pub struct TopResource {
     pub open: usize,
 }
 
-/// What one fingerprint did over the runs.
-struct Track {
-    finding: Finding,
-    first: usize,
-    last: usize,
-    runs: usize,
-}
-
-/// The report of `runs` (one target's, oldest first).
-pub fn build(target: String, since: Option<String>, runs: &[StoredRun]) -> DriftReport {
-    let mut tracks: HashMap<&str, Track> = HashMap::new();
-    let mut order: Vec<&str> = Vec::new();
-    for (i, run) in runs.iter().enumerate() {
-        for f in &run.findings {
-            let track = tracks.entry(&f.fingerprint).or_insert_with(|| {
-                order.push(&f.fingerprint);
-                Track {
-                    finding: Finding::from(f),
-                    first: i,
-                    last: i,
-                    runs: 0,
-                }
-            });
-            // The latest wording and severity are the ones shown.
-            track.finding = Finding::from(f);
-            track.last = i;
-            track.runs += 1;
-        }
-    }
+/// The report of one target's period.
+pub fn build(target: String, since: Option<String>, summary: &Summary) -> DriftReport {
+    let runs = &summary.runs;
+    let at = |i: usize| runs.get(i).map_or_else(String::new, |r| r.0.clone());
     let last = runs.len().checked_sub(1);
     let mut open = Vec::new();
     let mut resolved = Vec::new();
-    for print in order {
-        let t = &tracks[print];
-        let (first_seen, last_seen) = (runs[t.first].run_at.clone(), runs[t.last].run_at.clone());
+    for t in &summary.tracks {
+        let finding = Finding::from(&t.finding);
+        let (first_seen, last_seen) = (at(t.first), at(t.last));
         if Some(t.last) == last {
             open.push(OpenFinding {
-                finding: t.finding.clone(),
+                finding,
                 first_seen,
                 last_seen,
                 runs_open: t.runs,
             });
         } else {
             resolved.push(ResolvedDrift {
-                finding: t.finding.clone(),
+                finding,
                 first_seen,
                 last_seen,
-                resolved_at: runs[t.last + 1].run_at.clone(),
+                resolved_at: at(t.last + 1),
             });
         }
     }
-    open.sort_by(|a, b| {
-        (&a.first_seen, &a.finding.fingerprint).cmp(&(&b.first_seen, &b.finding.fingerprint))
-    });
-    resolved.sort_by(|a, b| {
-        (&b.resolved_at, &a.finding.fingerprint).cmp(&(&a.resolved_at, &b.finding.fingerprint))
-    });
+    // Longest open first, most recently resolved first; then by what they are about.
+    open.sort_by(|a, b| (&a.first_seen, a.finding.key()).cmp(&(&b.first_seen, b.finding.key())));
+    resolved
+        .sort_by(|a, b| (&b.resolved_at, a.finding.key()).cmp(&(&a.resolved_at, b.finding.key())));
     DriftReport {
         schema_version: SCHEMA_VERSION,
         target,
         since,
         runs: runs.len(),
-        first_run: runs.first().map(|r| r.run_at.clone()),
-        last_run: runs.last().map(|r| r.run_at.clone()),
+        first_run: runs.first().map(|r| r.0.clone()),
+        last_run: runs.last().map(|r| r.0.clone()),
         top_resources: top(&open),
         open,
         resolved,
-        days: days(runs),
+        days: days(&summary.days),
     }
 }
 
-/// Each day's last run, counted.
-fn days(runs: &[StoredRun]) -> Vec<Day> {
-    let mut last_of_day: BTreeMap<&str, &StoredRun> = BTreeMap::new();
-    for run in runs {
-        last_of_day.insert(run.run_at.get(..10).unwrap_or(&run.run_at), run);
+fn days(counts: &[DayCount]) -> Vec<Day> {
+    let mut days: BTreeMap<&str, Day> = BTreeMap::new();
+    for c in counts {
+        let day = days.entry(&c.date).or_insert_with(|| Day {
+            date: c.date.clone(),
+            errors: 0,
+            warnings: 0,
+            infos: 0,
+            by_kind: BTreeMap::new(),
+        });
+        match c.severity.as_str() {
+            "error" => day.errors += c.count,
+            "warning" => day.warnings += c.count,
+            _ => day.infos += c.count,
+        }
+        *day.by_kind.entry(c.kind.clone()).or_default() += c.count;
     }
-    last_of_day
-        .into_iter()
-        .map(|(date, run)| {
-            let mut day = Day {
-                date: date.to_string(),
-                errors: 0,
-                warnings: 0,
-                infos: 0,
-                by_kind: BTreeMap::new(),
-            };
-            for f in &run.findings {
-                match f.severity.as_str() {
-                    "error" => day.errors += 1,
-                    "warning" => day.warnings += 1,
-                    _ => day.infos += 1,
-                }
-                *day.by_kind.entry(f.kind.clone()).or_default() += 1;
-            }
-            day
-        })
-        .collect()
+    days.into_values().collect()
 }
 
 fn top(open: &[OpenFinding]) -> Vec<TopResource> {
@@ -421,74 +415,5 @@ fn more(w: &mut dyn Write, total: usize) -> io::Result<()> {
             writeln!(w, "\n…and {left} more (`--format json` has them all).\n")
         }
         _ => writeln!(w),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn finding(print: &str) -> FindingRecord {
-        FindingRecord {
-            fingerprint: print.into(),
-            resource_type: "model".into(),
-            resource_name: "orders".into(),
-            relation: "w.a.orders".into(),
-            kind: "type_mismatch".into(),
-            column: Some(print.into()),
-            severity: "error".into(),
-            message: "m".into(),
-        }
-    }
-
-    fn run(id: i64, at: &str, prints: &[&str]) -> StoredRun {
-        StoredRun {
-            run_id: id,
-            run_at: at.into(),
-            target: "prod".into(),
-            findings: prints.iter().map(|p| finding(p)).collect(),
-        }
-    }
-
-    #[test]
-    fn open_resolved_and_days() {
-        let runs = [
-            run(1, "2026-11-01 02:00:00", &["a", "b"]),
-            run(2, "2026-11-02 02:00:00", &["a", "b", "c"]),
-            run(3, "2026-11-02 14:00:00", &["a", "c"]),
-            run(4, "2026-11-03 02:00:00", &["a", "c"]),
-        ];
-        let report = build("prod".into(), None, &runs);
-        let open: Vec<(&str, &str, usize)> = report
-            .open
-            .iter()
-            .map(|o| {
-                (
-                    o.finding.fingerprint.as_str(),
-                    o.first_seen.as_str(),
-                    o.runs_open,
-                )
-            })
-            .collect();
-        assert_eq!(
-            open,
-            [
-                ("a", "2026-11-01 02:00:00", 4),
-                ("c", "2026-11-02 02:00:00", 3)
-            ]
-        );
-        assert_eq!(report.resolved.len(), 1);
-        assert_eq!(report.resolved[0].finding.fingerprint, "b");
-        assert_eq!(report.resolved[0].resolved_at, "2026-11-02 14:00:00");
-        let days: Vec<(&str, usize)> = report
-            .days
-            .iter()
-            .map(|d| (d.date.as_str(), d.errors))
-            .collect();
-        assert_eq!(
-            days,
-            [("2026-11-01", 2), ("2026-11-02", 2), ("2026-11-03", 2)]
-        );
-        assert_eq!(report.top_resources[0].open, 2);
     }
 }

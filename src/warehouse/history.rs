@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use duckdb::{params, AccessMode, Config, Connection};
 
-pub use crate::report::drift::{FindingRecord, RunRecord, StoredRun};
+pub use crate::report::drift::{DayCount, FindingRecord, RunRecord, Summary, Track};
 
 /// The schema this sqb writes and reads.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -258,14 +258,15 @@ fn append_to(
     Ok(run_id)
 }
 
-/// Every run of `target` (every target when `None`) at or after `since` (`YYYY-MM-DD HH:MM:SS`,
-/// UTC), oldest first, with its findings. Opened read-only.
-pub fn read(
+/// The runs of `target` (every target when `None`) at or after `since` (`YYYY-MM-DD HH:MM:SS`,
+/// UTC), summarized where the rows are: each fingerprint's first and last run, how many runs had
+/// it and its latest fields; each day's last run counted by severity and kind. Opened read-only.
+pub fn summarize(
     path: &Path,
     target: Option<&str>,
     since: Option<&str>,
     lock_timeout: Duration,
-) -> Result<Vec<StoredRun>, HistoryError> {
+) -> Result<Summary, HistoryError> {
     let shown = path.display().to_string();
     if !path.is_file() {
         return Err(HistoryError::Missing { path: shown });
@@ -290,62 +291,84 @@ pub fn read(
         path: shown.clone(),
         reason: first_line(&e.to_string()),
     };
-    let mut runs: Vec<StoredRun> = {
+    // The period's runs, numbered in time order (a backfill may insert an earlier run later).
+    conn.execute(
+        "CREATE TEMP TABLE period AS
+         SELECT run_id, run_at, target,
+                CAST(row_number() OVER (ORDER BY run_at, run_id) - 1 AS BIGINT) AS seq
+           FROM runs
+          WHERE (CAST(? AS VARCHAR) IS NULL OR target = ?)
+            AND (CAST(? AS VARCHAR) IS NULL OR run_at >= CAST(? AS TIMESTAMP))",
+        params![target, target, since, since],
+    )
+    .map_err(read_error)?;
+    let runs = {
         let mut stmt = conn
             .prepare(
-                "SELECT run_id, strftime(run_at, '%Y-%m-%d %H:%M:%S'), target FROM runs
-                  WHERE (? IS NULL OR target = ?) AND (? IS NULL OR run_at >= CAST(? AS TIMESTAMP))
-                  ORDER BY run_at, run_id",
+                "SELECT strftime(run_at, '%Y-%m-%d %H:%M:%S'), target FROM period ORDER BY seq",
             )
             .map_err(read_error)?;
         let rows = stmt
-            .query_map(params![target, target, since, since], |r| {
-                Ok(StoredRun {
-                    run_id: r.get(0)?,
-                    run_at: r.get(1)?,
-                    target: r.get(2)?,
-                    findings: Vec::new(),
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(read_error)?;
+        rows.collect::<Result<Vec<(String, String)>, _>>()
+            .map_err(read_error)?
+    };
+    let tracks = {
+        let mut stmt = conn
+            .prepare(
+                "SELECT f.fingerprint, arg_max(f.resource_type, p.seq), arg_max(f.resource_name, p.seq),
+                        arg_max(f.relation, p.seq), arg_max(f.kind, p.seq), arg_max(f.column_name, p.seq),
+                        arg_max(f.severity, p.seq), arg_max(f.message, p.seq),
+                        min(p.seq), max(p.seq), count(*)
+                   FROM findings f JOIN period p USING (run_id)
+                  GROUP BY f.fingerprint
+                  ORDER BY min(p.seq), f.fingerprint",
+            )
+            .map_err(read_error)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(Track {
+                    finding: FindingRecord {
+                        fingerprint: r.get(0)?,
+                        resource_type: r.get(1)?,
+                        resource_name: r.get(2)?,
+                        relation: r.get(3)?,
+                        kind: r.get(4)?,
+                        column: r.get(5)?,
+                        severity: r.get(6)?,
+                        message: r.get(7)?,
+                    },
+                    first: r.get::<_, i64>(8)? as usize,
+                    last: r.get::<_, i64>(9)? as usize,
+                    runs: r.get::<_, i64>(10)? as usize,
                 })
             })
             .map_err(read_error)?;
-        rows.collect::<Result<_, _>>().map_err(read_error)?
+        rows.collect::<Result<Vec<_>, _>>().map_err(read_error)?
     };
-    let index: std::collections::HashMap<i64, usize> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.run_id, i))
-        .collect();
-    let mut stmt = conn
-        .prepare(
-            "SELECT f.run_id, fingerprint, resource_type, resource_name, relation, kind, column_name,
-                    severity, message
-               FROM findings f JOIN runs r USING (run_id)
-              WHERE (? IS NULL OR r.target = ?) AND (? IS NULL OR r.run_at >= CAST(? AS TIMESTAMP))
-              ORDER BY f.run_id, f.rowid",
-        )
-        .map_err(read_error)?;
-    let rows = stmt
-        .query_map(params![target, target, since, since], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                FindingRecord {
-                    fingerprint: r.get(1)?,
-                    resource_type: r.get(2)?,
-                    resource_name: r.get(3)?,
-                    relation: r.get(4)?,
-                    kind: r.get(5)?,
-                    column: r.get(6)?,
-                    severity: r.get(7)?,
-                    message: r.get(8)?,
-                },
-            ))
-        })
-        .map_err(read_error)?;
-    for row in rows {
-        let (run_id, finding) = row.map_err(read_error)?;
-        if let Some(&i) = index.get(&run_id) {
-            runs[i].findings.push(finding);
-        }
-    }
-    Ok(runs)
+    let days = {
+        let mut stmt = conn
+            .prepare(
+                "WITH last_of_day AS (
+                     SELECT run_id, strftime(run_at, '%Y-%m-%d') AS day FROM period
+                     QUALIFY row_number() OVER (PARTITION BY CAST(run_at AS DATE) ORDER BY seq DESC) = 1)
+                 SELECT d.day, f.severity, f.kind, count(*)
+                   FROM findings f JOIN last_of_day d USING (run_id)
+                  GROUP BY ALL ORDER BY ALL",
+            )
+            .map_err(read_error)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(DayCount {
+                    date: r.get(0)?,
+                    severity: r.get(1)?,
+                    kind: r.get(2)?,
+                    count: r.get::<_, i64>(3)? as usize,
+                })
+            })
+            .map_err(read_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(read_error)?
+    };
+    Ok(Summary { runs, tracks, days })
 }
