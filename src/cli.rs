@@ -117,7 +117,8 @@ pub struct DriftReportArgs {
     #[arg(long, value_name = "PERIOD")]
     pub since: Option<String>,
 
-    /// Report format: text, JSON, or Markdown for a pull-request comment or a chat message.
+    /// Report format: text, JSON, Markdown for a pull-request comment or a chat message, or
+    /// one self-contained HTML page with a trend chart (loads nothing; works offline).
     #[arg(long, value_enum, default_value_t = DriftFormat::Text)]
     pub format: DriftFormat,
 
@@ -135,6 +136,7 @@ pub enum DriftFormat {
     Text,
     Json,
     Markdown,
+    Html,
 }
 
 #[derive(Debug, Subcommand)]

@@ -347,3 +347,112 @@ fn a_history_of_several_targets_needs_a_target() {
     assert_eq!(report["runs"], 1);
     assert_eq!(report["target"], "other");
 }
+
+/// Debian's Chromium, which scripts/test installs; required with CI=true.
+fn chromium() -> Option<std::path::PathBuf> {
+    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.is_file());
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "Chromium is not installed and CI=true: the HTML report must be tested in a browser"
+        );
+        eprintln!("skipped: no Chromium (run scripts/test)");
+    }
+    found
+}
+
+/// The HTML report in a real headless Chromium: the page renders its chart and tables, its
+/// script runs (the tables sort), and it makes no request at all (the browser's network log
+/// names no URL but the page's own file).
+#[test]
+fn html_report_renders_offline_in_a_browser() {
+    let Some(browser) = chromium() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    kinds_on_duckdb(root);
+    for night in ["2026-11-01 02:00:00", "2026-11-02 02:00:00"] {
+        let out = diff_at(root, None, night, &["--history", "drift.duckdb"]);
+        assert_eq!(out.status.code(), Some(1), "{}", transcript(&out, root));
+    }
+    let page = root.join("drift.html");
+    let out = drift_report(root, &["--format", "html", "-o", "drift.html"]);
+    assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, root));
+    let report = json(&drift_report(root, &["--format", "json"]));
+    // The check can fail: a page with an image from the network is caught.
+    let control = root.join("control.html");
+    std::fs::write(
+        &control,
+        "<html><body><img src=\"http://127.0.0.1:9/x.png\"></body></html>",
+    )
+    .unwrap();
+    let (_, requests) = load(&browser, &control, root);
+    assert_eq!(requests, ["http://127.0.0.1:9/x.png"]);
+    let (dom, requests) = load(&browser, &page, root);
+    assert!(requests.is_empty(), "the page made requests: {requests:?}");
+    assert!(
+        dom.contains("data-ready=\"sortable\""),
+        "the script ran:\n{dom}"
+    );
+    assert!(dom.contains("<svg id=\"trend\""), "{dom}");
+    let bars = dom.matches("<rect class=").count();
+    assert!(bars >= 2, "a bar per day and severity: {bars}\n{dom}");
+    let table = |id: &str| {
+        let start = dom.find(&format!("<table id=\"{id}\"")).unwrap();
+        let end = start + dom[start..].find("</table>").unwrap();
+        dom[start..end].matches("<tr>").count() - 1
+    };
+    assert_eq!(table("open"), report["open"].as_array().unwrap().len());
+    assert_eq!(table("days"), 2);
+}
+
+/// Loads `page` in headless Chromium: its DOM after its scripts ran, and every URL the page
+/// itself requested, from the browser's network log (the browser's own background requests
+/// have no initiating origin; a page's have one, `null` for a file).
+fn load(browser: &Path, page: &Path, root: &Path) -> (String, Vec<String>) {
+    let netlog = root.join("netlog.json");
+    let profile = tempfile::tempdir_in(root).unwrap();
+    let out = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--log-net-log={}", netlog.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&netlog).unwrap()).unwrap();
+    let start = &log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"];
+    let mut urls: Vec<String> = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| &e["type"] == start)
+        .map(|e| &e["params"])
+        .filter(|p| p["initiator"] != "not an origin")
+        .filter_map(|p| p["url"].as_str())
+        .filter(|u| !u.starts_with("file://"))
+        .map(str::to_string)
+        .collect();
+    urls.dedup();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), urls)
+}

@@ -271,6 +271,8 @@ def run_engine(engine, args, results):
             (f"contract diff, {pct} drift, cold", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod"], drifted_root, drift_exit, True),
             (f"contract diff, {pct} drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod"], drifted_root, drift_exit, False),
             (f"contract diff --json, {pct} drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod", "--json"], drifted_root, drift_exit, False),
+            # Each run appends to the same history, as a nightly job does.
+            (f"contract diff --history, {pct} drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod", "--history", os.path.join(work, f"drift-{engine}.duckdb")], drifted_root, drift_exit, False),
             (f"contract generate (preview, {pct} drift)", [sqb, "--project-dir", drifted_root, "contract", "generate", "--from", "prod"], drifted_root, (0,), False),
         ]
         for label, cmd, root, ok, cold in steps:

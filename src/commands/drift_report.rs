@@ -1,4 +1,4 @@
-//! `sqb drift report`: a drift history over a period, as text, JSON or Markdown.
+//! `sqb drift report`: a drift history over a period, as text, JSON, Markdown or HTML.
 
 use crate::cli::{DriftFormat, DriftReportArgs, GlobalArgs};
 use crate::exit::ExitStatus;
@@ -21,6 +21,7 @@ pub fn run(_global: &GlobalArgs, args: &DriftReportArgs) -> anyhow::Result<ExitS
         DriftFormat::Text => printer::emit_text(&drift, w),
         DriftFormat::Json => printer::emit_json(&drift, w),
         DriftFormat::Markdown => printer::emit_markdown(&drift, w),
+        DriftFormat::Html => printer::emit_html(&drift, w),
     })?;
     Ok(ExitStatus::Success)
 }

@@ -417,3 +417,185 @@ fn more(w: &mut dyn Write, total: usize) -> io::Result<()> {
         _ => writeln!(w),
     }
 }
+
+/// Escapes text for HTML element content and attribute values.
+fn html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// The page's style and its one script (sortable tables), inline: the page loads nothing, and
+/// its Content-Security-Policy forbids it to.
+const PAGE_HEAD: &str = r#"<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #1f2328; }
+table { border-collapse: collapse; margin: 1em 0 2em; }
+th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; }
+th { background: #f6f8fa; cursor: pointer; user-select: none; }
+th[aria-sort=ascending]::after { content: " ▲"; }
+th[aria-sort=descending]::after { content: " ▼"; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.error { color: #cf222e; } .warning { color: #9a6700; } .info { color: #57606a; }
+svg text { font: 11px system-ui, sans-serif; fill: #57606a; }
+</style>"#;
+
+const SORT_SCRIPT: &str = r#"<script>
+for (const table of document.querySelectorAll("table.sortable")) {
+  const heads = table.querySelectorAll("th");
+  heads.forEach((th, col) => th.addEventListener("click", () => {
+    const down = th.getAttribute("aria-sort") === "ascending";
+    heads.forEach(h => h.removeAttribute("aria-sort"));
+    th.setAttribute("aria-sort", down ? "descending" : "ascending");
+    const body = table.tBodies[0];
+    const rows = [...body.rows];
+    const key = r => r.cells[col].dataset.key ?? r.cells[col].textContent;
+    rows.sort((a, b) => key(a).localeCompare(key(b), undefined, { numeric: true }) * (down ? -1 : 1));
+    rows.forEach(r => body.appendChild(r));
+  }));
+}
+document.body.dataset.ready = "sortable";
+</script>"#;
+
+/// Open findings per day by severity, stacked: an inline SVG.
+fn chart(days: &[Day]) -> String {
+    let (width, height, left, bottom) = (720.0_f64, 220.0_f64, 40.0_f64, 24.0_f64);
+    let top = days
+        .iter()
+        .map(|d| d.errors + d.warnings + d.infos)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let plot = (width - left - 8.0, height - bottom - 8.0);
+    let step = plot.0 / days.len().max(1) as f64;
+    let bar = (step * 0.8).max(1.0);
+    let mut svg = format!(
+        "<svg id=\"trend\" role=\"img\" aria-label=\"open findings per day by severity\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+    );
+    svg.push_str(&format!(
+        "<text x=\"0\" y=\"14\">{}</text><text x=\"0\" y=\"{:.0}\">0</text>\n",
+        top,
+        8.0 + plot.1
+    ));
+    for (i, d) in days.iter().enumerate() {
+        let x = left + i as f64 * step;
+        let mut y = 8.0 + plot.1;
+        for (count, class, colour) in [
+            (d.errors, "error", "#cf222e"),
+            (d.warnings, "warning", "#d4a72c"),
+            (d.infos, "info", "#8c959f"),
+        ] {
+            if count == 0 {
+                continue;
+            }
+            let h = count as f64 / top * plot.1;
+            y -= h;
+            svg.push_str(&format!(
+                "<rect class=\"{class}\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"{bar:.1}\" height=\"{h:.1}\" fill=\"{colour}\"><title>{} {class}: {count}</title></rect>\n",
+                d.date
+            ));
+        }
+    }
+    if let (Some(first), Some(last)) = (days.first(), days.last()) {
+        svg.push_str(&format!(
+            "<text x=\"{left}\" y=\"{height}\">{}</text><text x=\"{}\" y=\"{height}\" text-anchor=\"end\">{}</text>\n",
+            first.date,
+            width - 8.0,
+            last.date
+        ));
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// One self-contained page: the trend chart, then the tables (sortable by any column).
+pub fn emit_html(report: &DriftReport, w: &mut dyn Write) -> io::Result<()> {
+    let title = format!("sqb drift report: {}", report.target);
+    writeln!(
+        w,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n{PAGE_HEAD}\n<title>{}</title>\n</head>\n<body>",
+        html(&title)
+    )?;
+    writeln!(w, "<h1>{}</h1>", html(&title))?;
+    writeln!(
+        w,
+        "<p>{}: <strong>{} open</strong>, {} resolved in the period.</p>",
+        html(&period(report)),
+        report.open.len(),
+        report.resolved.len()
+    )?;
+    writeln!(
+        w,
+        "<h2>Findings per day</h2>\n<p><span style=\"color:#cf222e\">■</span> errors \
+         <span style=\"color:#d4a72c\">■</span> warnings \
+         <span style=\"color:#8c959f\">■</span> notes (each day's last run)</p>\n{}",
+        chart(&report.days)
+    )?;
+    let table = |w: &mut dyn Write, id: &str, heads: &[&str]| -> io::Result<()> {
+        let heads: String = heads.iter().map(|h| format!("<th>{h}</th>")).collect();
+        writeln!(
+            w,
+            "<table id=\"{id}\" class=\"sortable\"><thead><tr>{heads}</tr></thead><tbody>"
+        )
+    };
+    writeln!(w, "<h2>Open</h2>")?;
+    table(
+        w,
+        "open",
+        &[
+            "finding",
+            "severity",
+            "first seen",
+            "last seen",
+            "runs open",
+        ],
+    )?;
+    for o in &report.open {
+        let s = html(&o.finding.severity);
+        writeln!(
+            w,
+            "<tr><td>{}</td><td class=\"{s}\">{s}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>",
+            html(&o.finding.describe()),
+            o.first_seen,
+            o.last_seen,
+            o.runs_open
+        )?;
+    }
+    writeln!(w, "</tbody></table>\n<h2>Resolved</h2>")?;
+    table(w, "resolved", &["finding", "resolved", "first seen"])?;
+    for r in &report.resolved {
+        writeln!(
+            w,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            html(&r.finding.describe()),
+            r.resolved_at,
+            r.first_seen
+        )?;
+    }
+    writeln!(w, "</tbody></table>\n<h2>Most open drift</h2>")?;
+    table(w, "resources", &["resource", "relation", "open"])?;
+    for t in &report.top_resources {
+        writeln!(
+            w,
+            "<tr><td>{} {}</td><td>{}</td><td class=\"n\">{}</td></tr>",
+            html(&t.resource_type),
+            html(&t.resource_name),
+            html(&t.relation),
+            t.open
+        )?;
+    }
+    writeln!(w, "</tbody></table>\n<h2>Per day</h2>")?;
+    table(w, "days", &["day", "errors", "warnings", "notes"])?;
+    for d in &report.days {
+        writeln!(
+            w,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            d.date, d.errors, d.warnings, d.infos
+        )?;
+    }
+    writeln!(w, "</tbody></table>\n{SORT_SCRIPT}\n</body>\n</html>")
+}
