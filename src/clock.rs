@@ -106,8 +106,8 @@ mod tests {
             assert_eq!(parse(&timestamp(secs)), Some(secs), "{}", timestamp(secs));
         }
         assert_eq!(timestamp(0), "1970-01-01 00:00:00");
-        assert_eq!(parse("2026-12-01"), Some(1_764_547_200));
-        assert_eq!(parse("2026-12-01T02:00:00Z"), Some(1_764_547_200 + 7_200));
+        assert_eq!(parse("2026-12-01"), Some(1_796_083_200));
+        assert_eq!(parse("2026-12-01T02:00:00Z"), Some(1_796_083_200 + 7_200));
         for bad in [
             "2026-02-30",
             "2026-13-01",

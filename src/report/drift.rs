@@ -599,3 +599,61 @@ pub fn emit_html(report: &DriftReport, w: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(w, "</tbody></table>\n{SORT_SCRIPT}\n</body>\n</html>")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A year of daily runs with a thousand findings still fits a GitHub comment (65,536
+    /// characters), and says how much it leaves out.
+    #[test]
+    fn markdown_of_a_year_fits_a_comment() {
+        let runs: Vec<(String, String)> = (0..365)
+            .map(|d| {
+                (
+                    crate::clock::timestamp(1_735_696_800 + d * 86_400),
+                    "prod".into(),
+                )
+            })
+            .collect();
+        let tracks = (0..1_000)
+            .map(|i| Track {
+                finding: FindingRecord {
+                    fingerprint: format!("{i:032x}"),
+                    resource_type: "model".into(),
+                    resource_name: format!("a_rather_long_model_name_{:04}", i / 25),
+                    relation: "warehouse.analytics.x".into(),
+                    kind: "undeclared_physical_column".into(),
+                    column: Some(format!("column_with_a_long_name_{i:04}")),
+                    severity: "error".into(),
+                    message: "m".repeat(80),
+                },
+                first: i % 365,
+                last: if i % 3 == 0 { 200 } else { 364 },
+                runs: 100,
+            })
+            .collect();
+        let days = runs
+            .iter()
+            .map(|(at, _)| DayCount {
+                date: at[..10].to_string(),
+                severity: "error".into(),
+                kind: "undeclared_physical_column".into(),
+                count: 1_000,
+            })
+            .collect();
+        let summary = Summary { runs, tracks, days };
+        let report = build("prod".into(), None, &summary);
+        assert_eq!(report.open.len() + report.resolved.len(), 1_000);
+        let mut out = Vec::new();
+        emit_markdown(&report, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.len() < 65_536, "{} characters", text.len());
+        assert!(text.contains("…and 566 more"), "{text}");
+        assert!(text.contains("…and 265 earlier days"), "{text}");
+        assert_eq!(
+            report.resolved[0].resolved_at,
+            report.days[201].date.clone() + " 02:00:00"
+        );
+    }
+}

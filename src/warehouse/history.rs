@@ -3,7 +3,8 @@
 //!
 //! The file carries its format and schema version in `sqb_history`; a file without that table
 //! is not a history and is never written to (nor is one from a newer sqb). A new file is created
-//! with the current schema; an older schema is migrated in the same transaction as the run.
+//! with the current schema (1, the first: when a later one comes, an older file is migrated in
+//! the same transaction as the run that finds it).
 //! Each run is one transaction. A file another process holds is retried until a timeout, so two
 //! runs at once both land.
 
