@@ -151,6 +151,26 @@ fn version(conn: &Connection, path: &Path) -> Result<Option<i64>, HistoryError> 
     Ok(Some(version))
 }
 
+/// Whether an open file is a history this sqb reads (false: it has no `sqb_history` table); one
+/// from a newer sqb is an error.
+fn is_history(conn: &Connection, path: &Path) -> Result<bool, HistoryError> {
+    match version(conn, path)? {
+        None => Ok(false),
+        Some(v) if v > SCHEMA_VERSION => Err(HistoryError::TooNew {
+            path: path.display().to_string(),
+            found: v,
+        }),
+        Some(_) => Ok(true),
+    }
+}
+
+fn not_ours(path: &Path) -> HistoryError {
+    HistoryError::NotAHistory {
+        path: path.display().to_string(),
+        reason: "it is a DuckDB database without sqb's history tables".into(),
+    }
+}
+
 /// Appends `run` to the history at `path` (created when absent) in one transaction; returns
 /// the run's id. A file that is not a history, or is from a newer sqb, is left untouched.
 pub fn append(path: &Path, run: &RunRecord, lock_timeout: Duration) -> Result<i64, HistoryError> {
@@ -178,21 +198,10 @@ fn append_to(
     let existed = path.exists();
     let mut conn = open(path, false, lock_timeout)?;
     // Another run may have created the file while this one waited for it.
-    let fresh = match version(&conn, path)? {
-        None if !existed => true,
-        None => {
-            return Err(HistoryError::NotAHistory {
-                path: shown,
-                reason: "it is a DuckDB database without sqb's history tables".into(),
-            })
-        }
-        Some(v) if v > SCHEMA_VERSION => {
-            return Err(HistoryError::TooNew {
-                path: shown,
-                found: v,
-            })
-        }
-        Some(_) => false,
+    let fresh = match is_history(&conn, path)? {
+        false if !existed => true,
+        false => return Err(not_ours(path)),
+        true => false,
     };
     *created = fresh;
     let tx = conn.transaction().map_err(write_error)?;
@@ -273,20 +282,8 @@ pub fn summarize(
         return Err(HistoryError::Missing { path: shown });
     }
     let conn = open(path, true, lock_timeout)?;
-    match version(&conn, path)? {
-        None => {
-            return Err(HistoryError::NotAHistory {
-                path: shown,
-                reason: "it is a DuckDB database without sqb's history tables".into(),
-            })
-        }
-        Some(v) if v > SCHEMA_VERSION => {
-            return Err(HistoryError::TooNew {
-                path: shown,
-                found: v,
-            })
-        }
-        Some(_) => {}
+    if !is_history(&conn, path)? {
+        return Err(not_ours(path));
     }
     let read_error = |e: duckdb::Error| HistoryError::Read {
         path: shown.clone(),
