@@ -8,6 +8,7 @@
 //! compared by [`contract`], and edited by [`edit`] (docs/architecture.md).
 
 pub mod atomic;
+pub mod cache_dir;
 pub mod catalog;
 pub mod cli;
 pub mod clock;

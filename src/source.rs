@@ -7,10 +7,40 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Index of a file in a [`SourceMap`].
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub struct FileId(pub usize);
+
+thread_local! {
+    /// While set (see [`as_file`]), every [`FileId`] deserialized on this thread is this one.
+    static DESERIALIZE_AS: std::cell::Cell<Option<FileId>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with every [`FileId`] it deserializes read as `file`.
+///
+/// What was parsed from one file is stored with that file's id at the time; the next load may
+/// number the files differently, so a stored parse is read back as the file's id of now.
+pub fn as_file<T>(file: FileId, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<FileId>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DESERIALIZE_AS.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(DESERIALIZE_AS.with(|c| c.replace(Some(file))));
+    f()
+}
+
+impl<'de> serde::Deserialize<'de> for FileId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let stored = usize::deserialize(d)?;
+        Ok(DESERIALIZE_AS
+            .with(std::cell::Cell::get)
+            .unwrap_or(FileId(stored)))
+    }
+}
+
+/// The SHA-256 of a file's bytes.
+pub type Digest = [u8; 32];
 
 /// A byte range inside one source file.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -31,7 +61,7 @@ impl Loc {
 }
 
 /// A value together with where it was written.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Spanned<T> {
     pub value: T,
     pub loc: Loc,
@@ -52,9 +82,18 @@ pub struct SourceFile {
     pub text: String,
     /// Byte offsets of line starts, computed on first use: most files never need them.
     line_starts: std::sync::OnceLock<Vec<usize>>,
+    /// The digest of `text`, computed on first use (by the caches, which key on it).
+    digest: std::sync::OnceLock<Digest>,
 }
 
 impl SourceFile {
+    /// The SHA-256 of the file's text.
+    pub fn digest(&self) -> &Digest {
+        use sha2::Digest as _;
+        self.digest
+            .get_or_init(|| sha2::Sha256::digest(self.text.as_bytes()).into())
+    }
+
     fn line_starts(&self) -> &[usize] {
         self.line_starts.get_or_init(|| {
             let mut starts = vec![0];
@@ -124,6 +163,7 @@ impl SourceMap {
             abs_path: abs_path.to_path_buf(),
             text,
             line_starts: std::sync::OnceLock::new(),
+            digest: std::sync::OnceLock::new(),
         });
         FileId(self.files.len() - 1)
     }
@@ -151,5 +191,13 @@ mod tests {
         assert_eq!(file.line_col(6), (2, 3));
         assert_eq!(file.offset_of(2, 3), 6);
         assert_eq!(file.line_col(1000), (3, 1));
+    }
+
+    #[test]
+    fn file_ids_deserialize_as_the_file_of_now() {
+        let stored = serde_json::to_string(&Loc::new(FileId(7), 1..2)).unwrap();
+        let read = |s: &str| serde_json::from_str::<Loc>(s).unwrap();
+        assert_eq!(as_file(FileId(3), || read(&stored)).file, FileId(3));
+        assert_eq!(read(&stored).file, FileId(7));
     }
 }

@@ -1,6 +1,6 @@
-//! The compile cache (.sqb/cache/): an unchanged project's verdict is reused, any change is a
-//! miss, errors are never cached, a broken cache file is ignored, and `--no-cache` leaves no
-//! trace.
+//! The caches (.sqb/cache/): an unchanged project's verdict is reused, any change is a miss,
+//! errors are never cached, unchanged sidecars are not parsed again, a broken cache file is
+//! ignored, and `--no-cache` leaves no trace.
 
 mod common;
 
@@ -27,6 +27,23 @@ fn stderr(out: &Output) -> String {
 
 fn hit(out: &Output) -> bool {
     stderr(out).contains("compile cache hit")
+}
+
+/// How many sidecars the run parsed (the others came from the declarations cache).
+fn parsed(out: &Output) -> usize {
+    let log = stderr(out);
+    let line = log
+        .lines()
+        .find(|l| l.contains("declarations cache read"))
+        .unwrap_or_else(|| panic!("no declarations cache line in:\n{log}"));
+    let count = line.rsplit("parsed=").next().unwrap();
+    count.trim().parse().unwrap()
+}
+
+fn uncached(root: &Path, args: &[&str]) -> Output {
+    let mut cmd = sqb();
+    cmd.arg("--project-dir").arg(root).args(args);
+    run(&mut cmd)
 }
 
 /// The lines a user sees, without the debug log.
@@ -193,4 +210,109 @@ fn diff_reuses_the_verdict_and_a_restored_project_is_a_hit() {
     assert!(hit(&after), "{}", stderr(&after));
     assert_eq!(after.status.code(), Some(1));
     assert_eq!(visible(&second, tmp.path()), visible(&after, tmp.path()));
+}
+
+#[test]
+fn unchanged_sidecars_are_not_parsed_again_and_are_located_as_they_are_now() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    copy_tree(&repo().join("testdata/declarations_cache"), root);
+    // A sidecar with errors is cached too: what it says depends only on its bytes.
+    let cold = cached(root, &["compile"]);
+    assert_eq!(cold.status.code(), Some(1), "{}", stderr(&cold));
+    assert_eq!(parsed(&cold), 2);
+    assert!(root.join(".sqb/cache/declarations-v1.bin").is_file());
+    let warm = cached(root, &["compile"]);
+    assert_eq!(parsed(&warm), 0, "{}", stderr(&warm));
+    assert_eq!(visible(&warm, root), visible(&cold, root));
+    assert!(visible(&warm, root).contains("models/marts/revenue.toml:2:1"));
+
+    // A new model read before the others renumbers every file: what the cache holds is
+    // located in the files of now, as an uncached run locates it.
+    std::fs::write(root.join("models/marts/a_first.sql"), "SELECT 1 AS id\n").unwrap();
+    std::fs::write(root.join("models/marts/a_first.toml"), "colour = 1\n").unwrap();
+    let moved = cached(root, &["compile"]);
+    assert_eq!(parsed(&moved), 1, "{}", stderr(&moved));
+    assert_eq!(
+        visible(&moved, root),
+        visible(&uncached(root, &["compile"]), root)
+    );
+    assert!(visible(&moved, root).contains("models/marts/a_first.toml:1:1"));
+
+    // An edit is parsed again, whatever the file's timestamps say; a removed sidecar's entry
+    // goes, and the edit's errors are reported.
+    let sidecar = root.join("models/marts/revenue.toml");
+    let modified = std::fs::metadata(&sidecar).unwrap().modified().unwrap();
+    std::fs::write(
+        &sidecar,
+        "contract = \"enforced\"\n\n[columns.order_id]\ntype = \"INTEGER\"\n",
+    )
+    .unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&sidecar)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    std::fs::remove_file(root.join("models/marts/a_first.toml")).unwrap();
+    let edited = cached(root, &["compile"]);
+    assert_eq!(parsed(&edited), 1, "{}", stderr(&edited));
+    assert_eq!(edited.status.code(), Some(0), "{}", stderr(&edited));
+    assert_eq!(
+        visible(&edited, root),
+        visible(&uncached(root, &["compile"]), root)
+    );
+    assert_eq!(parsed(&cached(root, &["compile"])), 0);
+
+    // A model renamed with its sidecar unchanged is parsed under its new name.
+    for ext in ["sql", "toml"] {
+        std::fs::rename(
+            root.join(format!("models/orders.{ext}")),
+            root.join(format!("models/sales.{ext}")),
+        )
+        .unwrap();
+    }
+    let renamed = cached(root, &["compile", "--format", "json"]);
+    assert_eq!(parsed(&renamed), 1);
+    assert_eq!(
+        renamed.stdout,
+        uncached(root, &["compile", "--format", "json"]).stdout
+    );
+}
+
+#[test]
+fn a_damaged_declarations_cache_is_ignored_and_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    copy_tree(&repo().join("testdata/declarations_cache"), root);
+    let first = cached(root, &["compile"]);
+    let file = root.join(".sqb/cache/declarations-v1.bin");
+    let good = std::fs::read(&file).unwrap();
+    let mut flipped = good.clone();
+    // A flipped byte inside an entry is caught by the file's checksum, not read as a declaration.
+    let last = flipped.len() - 3;
+    flipped[last] ^= 0xff;
+    let truncated = good[..good.len() / 2].to_vec();
+    for damage in [
+        b"".to_vec(),
+        b"{ not postcard".to_vec(),
+        truncated,
+        flipped,
+        vec![0xff; 64],
+    ] {
+        std::fs::write(&file, &damage).unwrap();
+        let out = cached(root, &["compile"]);
+        assert_eq!(
+            visible(&out, root),
+            visible(&first, root),
+            "{}",
+            stderr(&out)
+        );
+        assert!(parsed(&out) > 0, "{damage:?}");
+        assert_eq!(
+            parsed(&cached(root, &["compile"])),
+            0,
+            "{damage:?}: not replaced"
+        );
+    }
 }

@@ -233,6 +233,13 @@ def run_engine(engine, args, results):
             return root, d
 
         clean, _ = project("clean", args.declared, 0.0)
+        # The project as users will have it: models without sidecars, then every sidecar written
+        # by `sqb contract generate --write` from the warehouse (untimed here).
+        generated = os.path.join(work, "generated")
+        write_project(generated, engine, layout, 0.0, 0.0, args.seed)
+        if engine == "duckdb":
+            shutil.copy(os.path.join(clean, "w.duckdb"), os.path.join(generated, "w.duckdb"))
+        measure([sqb, "--project-dir", generated, "contract", "generate", "--from", "prod", "--write"], 1, env=env)
         # Compile at the size the SQL-analysis target names (--generate-models, default 5,000).
         compile_root = os.path.join(work, "compile")
         sub = Layout(engine, args.relations, args.columns, args.seed)
@@ -268,6 +275,8 @@ def run_engine(engine, args, results):
             (f"compile ({args.relations} models), cold", [sqb, "--project-dir", clean, "compile"], clean, (0,), True),
             ("contract diff, no drift, cold", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,), True),
             ("contract diff, no drift", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,), False),
+            ("contract diff, generate-written, cold", [sqb, "--project-dir", generated, "contract", "diff", "--from", "prod"], generated, (0,), True),
+            ("contract diff, generate-written", [sqb, "--project-dir", generated, "contract", "diff", "--from", "prod"], generated, (0,), False),
             (f"contract diff, {pct} drift, cold", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod"], drifted_root, drift_exit, True),
             (f"contract diff, {pct} drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod"], drifted_root, drift_exit, False),
             (f"contract diff --json, {pct} drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod", "--json"], drifted_root, drift_exit, False),

@@ -13,6 +13,7 @@ pub fn run(global: &GlobalArgs, args: &ImportsVerifyArgs) -> anyhow::Result<Exit
         names: args.names.clone(),
         from: args.from.clone(),
         timeouts: timeouts(&args.connect),
+        use_cache: !global.no_cache,
     };
     let report = verify(&root, &options)?;
     let format = diff_format(args.format, &root)?;

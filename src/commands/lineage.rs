@@ -11,6 +11,7 @@ pub fn run(global: &GlobalArgs, args: &LineageArgs) -> anyhow::Result<ExitStatus
     let options = LineageOptions {
         model: args.model.clone(),
         include_uses: args.include_uses,
+        use_cache: !global.no_cache,
     };
     let lineage = lineage(&root, &options)?;
     match args.format {

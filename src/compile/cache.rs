@@ -8,8 +8,7 @@
 //! recompiled each time, so its messages are always fresh). The cache is an optimisation only:
 //! any problem reading or writing it is logged at debug level and the project is compiled.
 //!
-//! It lives in `.sqb/cache/` under the project root, which holds a `.gitignore` and a
-//! `CACHEDIR.TAG` so that neither git nor backup tools pick it up. `--no-cache` (or
+//! It is one file of the project's cache directory (see [`crate::cache_dir`]). `--no-cache` (or
 //! `SQB_NO_CACHE=1`) neither reads nor writes it.
 
 use std::path::{Path, PathBuf};
@@ -22,8 +21,6 @@ use super::Options;
 use crate::diagnostics::Diagnostic;
 use crate::project::Project;
 
-/// The cache directory, relative to the project root.
-pub const DIR: &str = ".sqb/cache";
 /// Bumped whenever the stored layout changes.
 const FILE: &str = "compile-v1.json";
 
@@ -37,26 +34,22 @@ struct Entry {
 
 /// Where a project's cache file is.
 pub fn path(root: &Path) -> PathBuf {
-    root.join(DIR).join(FILE)
+    crate::cache_dir::path(root, FILE)
 }
 
 /// The key of a project's compile: its build, its options, and every file it read.
 pub fn key(project: &Project, options: Options) -> String {
     let files: Vec<_> = project.sources.files().map(|(_, f)| f).collect();
-    let digests: Vec<[u8; 32]> = crate::parallel::map(&files, |f| {
-        let mut h = Sha256::new();
+    // The digests the project load took already are reused; the others are taken on every core.
+    crate::parallel::map(&files, |f| *f.digest());
+    let mut h = Sha256::new();
+    h.update(crate::cache_dir::build_identity().as_bytes());
+    h.update([u8::from(options.sql_analysis)]);
+    h.update((files.len() as u64).to_le_bytes());
+    for f in &files {
         h.update((f.rel_path.len() as u64).to_le_bytes());
         h.update(f.rel_path.as_bytes());
-        h.update((f.text.len() as u64).to_le_bytes());
-        h.update(f.text.as_bytes());
-        h.finalize().into()
-    });
-    let mut h = Sha256::new();
-    h.update(build_identity().as_bytes());
-    h.update([u8::from(options.sql_analysis)]);
-    h.update((digests.len() as u64).to_le_bytes());
-    for d in &digests {
-        h.update(d);
+        h.update(f.digest());
     }
     // Vendored snapshots are read too, outside the project's source files.
     for import in &project.imports {
@@ -73,38 +66,13 @@ pub fn key(project: &Project, options: Options) -> String {
         .collect::<String>()
 }
 
-/// The sqb version and, for builds between releases, the executable's size and modification
-/// time, so that a rebuilt binary never trusts another build's verdict.
-fn build_identity() -> String {
-    let exe = std::env::current_exe()
-        .and_then(std::fs::metadata)
-        .ok()
-        .map(|m| {
-            let modified = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            format!("{}:{modified}", m.len())
-        })
-        .unwrap_or_default();
-    format!("sqb {} {exe}", env!("CARGO_PKG_VERSION"))
-}
-
 /// The stored verdict for `key`, if there is one.
 pub fn load(root: &Path, key: &str, resources: usize) -> Option<(Vec<Diagnostic>, Graph)> {
-    let path = path(root);
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(err) => {
-            tracing::debug!("compile cache not read from {}: {err}", path.display());
-            return None;
-        }
-    };
+    let bytes = crate::cache_dir::read(root, FILE)?;
     let entry: Entry = match serde_json::from_slice(&bytes) {
         Ok(entry) => entry,
         Err(err) => {
-            tracing::debug!("compile cache {} ignored: {err}", path.display());
+            tracing::debug!("compile cache {} ignored: {err}", path(root).display());
             return None;
         }
     };
@@ -130,28 +98,8 @@ pub fn store(root: &Path, key: String, diagnostics: &[Diagnostic], graph: &Graph
         diagnostics: diagnostics.to_vec(),
         parents: graph.parents.clone(),
     };
-    if let Err(err) = write(root, &entry) {
-        tracing::debug!("compile cache not written: {err:#}");
+    match serde_json::to_vec(&entry) {
+        Ok(json) => crate::cache_dir::write(root, FILE, &json),
+        Err(err) => tracing::debug!("compile cache not written: {err}"),
     }
-}
-
-fn write(root: &Path, entry: &Entry) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let dir = root.join(DIR);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for (name, text) in [
-        (".gitignore", "# Written by sqb: the compile cache, safe to delete.\n*\n"),
-        (
-            "CACHEDIR.TAG",
-            "Signature: 8a477f597d28d172789f06886806bc55\n# sqb's compile cache; see https://bford.info/cachedir/\n",
-        ),
-    ] {
-        let path = dir.join(name);
-        if !path.exists() {
-            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        }
-    }
-    let json = serde_json::to_vec(entry).context("cannot serialise the verdict")?;
-    crate::atomic::write_atomic(&path(root), &json)?;
-    Ok(())
 }

@@ -26,7 +26,7 @@ impl Compiled {
 }
 
 pub fn compile(root: &Path, options: &CompileOptions) -> anyhow::Result<Compiled> {
-    let project = Project::load(root)?;
+    let project = Project::load_cached(root, options.use_cache)?;
     let (diagnostics, _) = compile_cached(
         &project,
         Options {

@@ -83,7 +83,7 @@ pub fn write(root: &Path, changes: &[FileChange], use_cache: bool) -> anyhow::Re
 /// The check: the project as written compiles. Its errors are rendered while the reloaded
 /// sources are at hand.
 fn recompile(root: &Path, use_cache: bool) -> Result<(), String> {
-    let reloaded = Project::load(root).map_err(|e| format!("error: {e}"))?;
+    let reloaded = Project::load_cached(root, use_cache).map_err(|e| format!("error: {e}"))?;
     let (diags, _) = compile_cached(&reloaded, Default::default(), use_cache);
     let rendered = render_errors(&diags, &reloaded.sources);
     match rendered.is_empty() {

@@ -75,7 +75,8 @@ pub fn inspect<T>(
     then: impl FnOnce(ReadTarget<'_>) -> anyhow::Result<T>,
 ) -> anyhow::Result<(Project, T)> {
     let session = start_session(root, options);
-    let project = tracing::debug_span!("project loaded").in_scope(|| Project::load(root))?;
+    let project = tracing::debug_span!("project loaded")
+        .in_scope(|| Project::load_cached(root, options.use_cache))?;
     let (target, inspection) = compile_and_read(&project, options, session)?;
     let result = then(ReadTarget {
         project: &project,

@@ -14,10 +14,12 @@ pub struct LineageOptions {
     pub model: String,
     /// Also list the columns used in joins, filters, grouping, windows and ordering.
     pub include_uses: bool,
+    /// Read and write the declarations cache (.sqb/cache/).
+    pub use_cache: bool,
 }
 
 pub fn lineage(root: &Path, options: &LineageOptions) -> anyhow::Result<LineageReport> {
-    let project = Project::load(root)?;
+    let project = Project::load_cached(root, options.use_cache)?;
     let compiled = analyze(&project, Options::default());
     super::ensure_compiles(&project, &compiled.diagnostics)?;
     let Some(model) = project.model(&options.model) else {

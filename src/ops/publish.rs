@@ -122,7 +122,7 @@ fn engine_of(snapshot: &Snapshot) -> Engine {
 
 pub fn publish(root: &Path, options: &PublishOptions) -> anyhow::Result<Published> {
     let Some(from) = &options.from else {
-        let project = Project::load(root)?;
+        let project = Project::load_cached(root, options.use_cache)?;
         let published = build(root, &project, options, None);
         crate::memory::leave_to_exit(project);
         return published;

@@ -22,10 +22,12 @@ pub struct VerifyOptions {
     /// namespace).
     pub from: String,
     pub timeouts: Timeouts,
+    /// Read and write the declarations cache (.sqb/cache/).
+    pub use_cache: bool,
 }
 
 pub fn verify(root: &Path, options: &VerifyOptions) -> anyhow::Result<DiffReport> {
-    let project = Project::load(root)?;
+    let project = Project::load_cached(root, options.use_cache)?;
     let imports = super::imports::select(&project, &options.names)?;
     super::imports::refuse_unusable(&project)?;
     let target = super::inspect::target(&project, &options.from)?;

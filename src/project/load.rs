@@ -63,6 +63,8 @@ struct Loader {
     root: PathBuf,
     sources: SourceMap,
     diags: Vec<Diagnostic>,
+    /// Read and write the declarations cache (see [`super::cache`]).
+    use_cache: bool,
 }
 
 /// A parsed TOML file; `None` when it could not be read or parsed (already reported).
@@ -113,12 +115,19 @@ impl Loader {
 }
 
 impl Project {
-    /// Loads the project rooted at `root` (the directory holding `sqb.toml`).
+    /// Loads the project rooted at `root` (the directory holding `sqb.toml`), parsing every file.
     pub fn load(root: &Path) -> Result<Project, LoadError> {
+        Self::load_cached(root, false)
+    }
+
+    /// Loads the project rooted at `root`; with `use_cache`, sidecars whose bytes are unchanged
+    /// since the last load are read from the declarations cache instead of parsed.
+    pub fn load_cached(root: &Path, use_cache: bool) -> Result<Project, LoadError> {
         let mut loader = Loader {
             root: root.to_path_buf(),
             sources: SourceMap::default(),
             diags: Vec::new(),
+            use_cache,
         };
         let config = load_config(&mut loader)?;
         if config.unparsed {
@@ -173,6 +182,7 @@ impl super::Config {
             root: root.to_path_buf(),
             sources: SourceMap::default(),
             diags: Vec::new(),
+            use_cache: false,
         };
         let config = load_config(&mut loader).ok()?;
         (!loader.diags.iter().any(Diagnostic::is_error)).then_some(config)
@@ -317,11 +327,19 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
         });
     }
     let sources = &loader.sources;
+    let sidecars: Vec<_> = pending
+        .iter()
+        .map(|&(i, file)| super::cache::Sidecar {
+            file,
+            model: &models[i].name,
+        })
+        .collect();
     let parsed = tracing::debug_span!("sidecars parsed").in_scope(|| {
-        crate::parallel::map(&pending, |&(i, id)| {
-            parse_sidecar(sources, id, &models[i].name)
+        super::cache::parse_all(&loader.root, loader.use_cache, sources, &sidecars, |s| {
+            parse_sidecar(sources, s.file, s.model)
         })
     });
+    drop(sidecars);
     for ((i, _), (sidecar, diags)) in pending.into_iter().zip(parsed) {
         loader.diags.extend(diags);
         match sidecar {
@@ -593,9 +611,20 @@ fn load_sources(loader: &mut Loader) -> Vec<SourceTable> {
 fn resolve_types(project: &mut Project, engine: Engine) {
     let enum_names: Vec<String> = project.enums.keys().cloned().collect();
     let mut diags = Vec::new();
+    // A large project spells a few dozen types hundreds of thousands of times: each spelling that
+    // resolves cleanly is resolved once. One that does not is resolved at each use, to locate it.
+    let mut resolved: HashMap<String, DataType> = HashMap::new();
     let mut resolve = |col: &mut Column, sources: &SourceMap| {
         let Some(text) = &col.type_text else { return };
+        if let Some(ty) = resolved.get(text.value.as_str()) {
+            col.ty = Some(ty.clone());
+            return;
+        }
+        let before = diags.len();
         col.ty = resolve_one(text, engine, &enum_names, sources, &mut diags);
+        if let (Some(ty), true) = (&col.ty, diags.len() == before) {
+            resolved.insert(text.value.clone(), ty.clone());
+        }
     };
     for model in &mut project.models {
         model

@@ -4,6 +4,7 @@
 //! each value for diagnostics. Loading never stops at the first problem: it returns the project
 //! it could read together with every diagnostic found on the way.
 
+mod cache;
 mod columns;
 mod config;
 mod discover;
@@ -18,6 +19,8 @@ pub use resource::{all_resources, Home, Resource};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
 
 use crate::diagnostics::Diagnostic;
 use crate::engine::Engine;
@@ -98,7 +101,7 @@ impl Project {
 }
 
 /// A model's `contract` key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Contract {
     Enforced,
     None,
@@ -150,7 +153,7 @@ impl Model {
 pub type NameList = Spanned<Vec<Spanned<String>>>;
 
 /// Model-level keys, as written in a sidecar or in `path_defaults`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ModelProps {
     pub materialized: Option<Spanned<String>>,
     pub contract: Option<Spanned<Contract>>,
@@ -169,7 +172,7 @@ pub struct ModelProps {
 }
 
 /// Who may read a model from another project: `public` models are published by `sqb publish`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Access {
     Public,
     #[default]
@@ -220,12 +223,14 @@ pub struct ColumnSet {
 }
 
 /// A declared column.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Column {
     pub name: Spanned<String>,
     pub file: FileId,
     /// The declared type as written; `ty` holds it parsed when it parses.
     pub type_text: Option<Spanned<String>>,
+    /// Resolved after loading (it depends on the project's enums), so never stored.
+    #[serde(skip)]
     pub ty: Option<DataType>,
     pub nullable: Option<Spanned<bool>>,
     /// Description, audits and tags: kept out of line, since a large project holds hundreds
@@ -234,7 +239,7 @@ pub struct Column {
 }
 
 /// The documentation and checks of a declared column.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ColumnDocs {
     pub description: Option<Spanned<String>>,
     pub audits: Vec<Audit>,
@@ -253,7 +258,7 @@ impl Column {
 }
 
 /// An audit attached to a column: a name, or a table such as `{ accepted_values = [..] }`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Audit {
     pub name: String,
     pub loc: Loc,

@@ -1,0 +1,77 @@
+//! The project's cache directory, `.sqb/cache/`: what every cache of sqb shares.
+//!
+//! Each cache is one file in it, written atomically and read whole; a cache is an optimisation
+//! only, so a file that cannot be read, is foreign or is from another sqb build is a miss, and any
+//! problem writing one is logged at debug level. The directory holds a `.gitignore` and a
+//! `CACHEDIR.TAG` so that neither git nor backup tools pick it up, and is safe to delete.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+/// The cache directory, relative to the project root.
+pub const DIR: &str = ".sqb/cache";
+
+/// Where the cache file `name` of the project at `root` is.
+pub fn path(root: &Path, name: &str) -> PathBuf {
+    root.join(DIR).join(name)
+}
+
+/// The sqb version and, for builds between releases, the executable's size and modification
+/// time, so that a rebuilt binary never trusts what another build stored.
+pub fn build_identity() -> &'static str {
+    static IDENTITY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    IDENTITY.get_or_init(|| {
+        let exe = std::env::current_exe()
+            .and_then(std::fs::metadata)
+            .ok()
+            .map(|m| {
+                let modified = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                format!("{}:{modified}", m.len())
+            })
+            .unwrap_or_default();
+        format!("sqb {} {exe}", env!("CARGO_PKG_VERSION"))
+    })
+}
+
+/// The bytes of the cache file `name`, or `None` (logged) when there is none to read.
+pub fn read(root: &Path, name: &str) -> Option<Vec<u8>> {
+    let path = path(root, name);
+    match std::fs::read(&path) {
+        Ok(bytes) => Some(bytes),
+        Err(err) => {
+            tracing::debug!("cache not read from {}: {err}", path.display());
+            None
+        }
+    }
+}
+
+/// Replaces the cache file `name` with `bytes`; a failure is only logged.
+pub fn write(root: &Path, name: &str, bytes: &[u8]) {
+    if let Err(err) = try_write(root, name, bytes) {
+        tracing::debug!("cache {name} not written: {err:#}");
+    }
+}
+
+fn try_write(root: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = root.join(DIR);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (file, text) in [
+        (".gitignore", "# Written by sqb: its caches, safe to delete.\n*\n"),
+        (
+            "CACHEDIR.TAG",
+            "Signature: 8a477f597d28d172789f06886806bc55\n# sqb's caches; see https://bford.info/cachedir/\n",
+        ),
+    ] {
+        let path = dir.join(file);
+        if !path.exists() {
+            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    crate::atomic::write_atomic(&dir.join(name), bytes)?;
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! The declarations cache: each model sidecar's parse, remembered by its path and bytes.
+//!
+//! Parsing the sidecars is most of what loading a large project costs. What a sidecar declares
+//! (its model keys, its columns, and the diagnostics about them) depends only on its bytes and its
+//! model's name, so an unchanged sidecar is read back from `.sqb/cache/declarations-v1.bin`
+//! instead of parsed, and a changed or new one is parsed alone. An entry is used only when the
+//! path, the model name and the SHA-256 of the bytes read now all match: timestamps are never
+//! trusted, since the bytes are read anyway (the diagnostics quote them) and the digest is the
+//! one the compile cache keys on. The file is the SHA-256 of the rest, then postcard headed by the
+//! sqb build that wrote it: a file from another build, a damaged or foreign one is a miss (see
+//! [`crate::cache_dir`]), never a wrong declaration.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::source::{as_file, Digest, FileId, SourceMap};
+
+/// Bumped whenever the stored layout or what a parse holds changes.
+const FILE: &str = "declarations-v1.bin";
+
+/// A sidecar to parse: its file, and the name of its model.
+pub(super) struct Sidecar<'a> {
+    pub file: FileId,
+    pub model: &'a str,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Stored<'a> {
+    build: &'a str,
+    #[serde(borrow)]
+    entries: Vec<Entry<'a>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry<'a> {
+    path: &'a str,
+    model: &'a str,
+    digest: Digest,
+    /// The parse, postcard-encoded on its own so that a hit decodes only what it uses.
+    #[serde(with = "serde_bytes")]
+    parse: &'a [u8],
+}
+
+/// Parses every sidecar with `parse`, on every core, except those the cache holds unchanged;
+/// then stores the parses when any changed. `use_cache` false neither reads nor writes it.
+pub(super) fn parse_all<P>(
+    root: &Path,
+    use_cache: bool,
+    sources: &SourceMap,
+    sidecars: &[Sidecar<'_>],
+    parse: impl Fn(&Sidecar<'_>) -> P + Sync + Send,
+) -> Vec<P>
+where
+    P: Serialize + for<'de> Deserialize<'de> + Send,
+{
+    if !use_cache {
+        return crate::parallel::map(sidecars, parse);
+    }
+    let bytes = crate::cache_dir::read(root, FILE);
+    let stored = bytes.as_deref().and_then(decode);
+    let index: HashMap<&str, &Entry<'_>> = stored
+        .iter()
+        .flat_map(|s| s.entries.iter())
+        .map(|e| (e.path, e))
+        .collect();
+    let results = crate::parallel::map(sidecars, |s| {
+        let file = sources.get(s.file);
+        let hit = index
+            .get(file.rel_path.as_str())
+            .filter(|e| e.model == s.model && &e.digest == file.digest())
+            .and_then(|e| as_file(s.file, || postcard::from_bytes::<P>(e.parse)).ok());
+        match hit {
+            Some(parsed) => (parsed, None),
+            None => {
+                let parsed = parse(s);
+                let encoded = postcard::to_allocvec(&parsed).ok();
+                (parsed, encoded)
+            }
+        }
+    });
+    let misses = results.iter().filter(|(_, e)| e.is_some()).count();
+    tracing::debug!(
+        sidecars = sidecars.len(),
+        parsed = misses,
+        "declarations cache read"
+    );
+    if misses > 0 || index.len() != sidecars.len() {
+        store(root, sources, sidecars, &index, &results);
+    }
+    results.into_iter().map(|(parsed, _)| parsed).collect()
+}
+
+/// A cache file written by this build, or `None` (logged).
+fn decode(bytes: &[u8]) -> Option<Stored<'_>> {
+    use sha2::Digest as _;
+    let (sum, payload) = bytes.split_at_checked(32)?;
+    if sha2::Sha256::digest(payload).as_slice() != sum {
+        tracing::debug!("declarations cache ignored: its checksum does not match");
+        return None;
+    }
+    match postcard::from_bytes::<Stored<'_>>(payload) {
+        Ok(stored) if stored.build == crate::cache_dir::build_identity() => Some(stored),
+        Ok(_) => {
+            tracing::debug!("declarations cache ignored: written by another sqb build");
+            None
+        }
+        Err(err) => {
+            tracing::debug!("declarations cache ignored: {err}");
+            None
+        }
+    }
+}
+
+fn store<P>(
+    root: &Path,
+    sources: &SourceMap,
+    sidecars: &[Sidecar<'_>],
+    index: &HashMap<&str, &Entry<'_>>,
+    results: &[(P, Option<Vec<u8>>)],
+) {
+    let entries = sidecars
+        .iter()
+        .zip(results)
+        .filter_map(|(s, (_, encoded))| {
+            let file = sources.get(s.file);
+            let parse = match encoded {
+                Some(bytes) => bytes.as_slice(),
+                None => index.get(file.rel_path.as_str())?.parse,
+            };
+            Some(Entry {
+                path: &file.rel_path,
+                model: s.model,
+                digest: *file.digest(),
+                parse,
+            })
+        })
+        .collect();
+    let stored = Stored {
+        build: crate::cache_dir::build_identity(),
+        entries,
+    };
+    match postcard::to_allocvec(&stored) {
+        Ok(payload) => {
+            use sha2::Digest as _;
+            let mut bytes = sha2::Sha256::digest(&payload).to_vec();
+            bytes.extend_from_slice(&payload);
+            crate::cache_dir::write(root, FILE, &bytes);
+        }
+        Err(err) => tracing::debug!("declarations cache not written: {err}"),
+    }
+}
