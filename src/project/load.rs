@@ -253,7 +253,8 @@ fn defaults_for<'a>(
 }
 
 fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) -> Vec<Model> {
-    let files = list(&loader.root, "models", &["sql", "toml"]);
+    let files = tracing::debug_span!("model files listed")
+        .in_scope(|| list(&loader.root, "models", &["sql", "toml"]));
     let mut sql_by_dir_stem: HashMap<(String, String), &Found> = HashMap::new();
     for f in files.iter().filter(|f| f.ext == "sql") {
         sql_by_dir_stem.insert((parent(&f.rel), f.stem.clone()), f);
