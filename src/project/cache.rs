@@ -89,6 +89,9 @@ where
     if misses > 0 || index.len() != sidecars.len() {
         store(root, sources, sidecars, &index, &results);
     }
+    drop(index);
+    drop(stored);
+    drop(bytes);
     results.into_iter().map(|(parsed, _)| parsed).collect()
 }
 
@@ -141,11 +144,12 @@ fn store<P>(
         build: crate::cache_dir::build_identity(),
         entries,
     };
-    match postcard::to_allocvec(&stored) {
-        Ok(payload) => {
+    // Encoded after room for the checksum, so that the file is never copied whole.
+    match postcard::to_extend(&stored, vec![0; 32]) {
+        Ok(mut bytes) => {
             use sha2::Digest as _;
-            let mut bytes = sha2::Sha256::digest(&payload).to_vec();
-            bytes.extend_from_slice(&payload);
+            let sum = sha2::Sha256::digest(&bytes[32..]);
+            bytes[..32].copy_from_slice(&sum);
             crate::cache_dir::write(root, FILE, &bytes);
         }
         Err(err) => tracing::debug!("declarations cache not written: {err}"),
