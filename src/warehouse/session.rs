@@ -29,6 +29,7 @@ pub struct Connect {
     /// Postgres: the URL.
     url: Option<String>,
     /// DuckDB: the database file.
+    #[cfg_attr(not(feature = "duckdb"), allow(dead_code))]
     path: PathBuf,
     timeouts: Timeouts,
 }

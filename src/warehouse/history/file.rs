@@ -1,22 +1,12 @@
-//! The drift history (`contract diff --history FILE`): an embedded DuckDB file of sqb's own,
-//! never the warehouse, that each run appends to and `sqb drift report` reads.
-//!
-//! The file carries its format and schema version in `sqb_history`; a file without that table
-//! is not a history and is never written to (nor is one from a newer sqb). A new file is created
-//! with the current schema (1, the first: when a later one comes, an older file is migrated in
-//! the same transaction as the run that finds it).
-//! Each run is one transaction. A file another process holds is retried until a timeout, so two
-//! runs at once both land.
+//! The history file itself, read and written through DuckDB.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use duckdb::{params, AccessMode, Config, Connection};
 
-pub use crate::report::drift::{DayCount, FindingRecord, RunRecord, Summary, Track};
+use super::{DayCount, FindingRecord, HistoryError, RunRecord, Summary, Track, SCHEMA_VERSION};
 
-/// The schema this sqb writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
 const FORMAT: &str = "sqb.drift-history";
 
 const SCHEMA_V1: &str = "
@@ -48,22 +38,6 @@ CREATE TABLE findings (
     severity VARCHAR NOT NULL,
     message VARCHAR NOT NULL
 );";
-
-#[derive(Debug, thiserror::Error)]
-pub enum HistoryError {
-    #[error("{path} is not a drift history: {reason}")]
-    NotAHistory { path: String, reason: String },
-    #[error("{path} was written by a newer sqb (history schema {found}; this sqb knows up to {SCHEMA_VERSION})")]
-    TooNew { path: String, found: i64 },
-    #[error("{path} does not exist")]
-    Missing { path: String },
-    #[error("timed out after {seconds} s waiting for {path}: another process holds it")]
-    Locked { path: String, seconds: u64 },
-    #[error("could not write the drift history {path}: {reason}")]
-    Write { path: String, reason: String },
-    #[error("could not read the drift history {path}: {reason}")]
-    Read { path: String, reason: String },
-}
 
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or(text).to_string()
