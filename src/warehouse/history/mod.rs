@@ -27,7 +27,7 @@ pub enum HistoryError {
     Write { path: String, reason: String },
     #[error("could not read the drift history {path}: {reason}")]
     Read { path: String, reason: String },
-    #[error("this sqb was built without DuckDB, which the drift history is a file of")]
+    #[error("this sqb was built without DuckDB, and the drift history is a DuckDB file (install sqb with its default features)")]
     Unsupported,
 }
 
