@@ -43,6 +43,16 @@ struct Entry<'a> {
     parse: &'a [u8],
 }
 
+/// Where a sidecar's parse came from, and so what the cache will hold for it.
+enum Outcome {
+    /// The cache held it: the entry is kept as it is.
+    Hit,
+    /// Parsed now, and encoded for the cache.
+    Parsed(Vec<u8>),
+    /// Parsed now, but it could not be encoded: the cache will not hold it.
+    Unstored,
+}
+
 /// Parses every sidecar with `parse`, on every core, except those the cache holds unchanged;
 /// then stores the parses when any changed. `use_cache` false neither reads nor writes it.
 pub(super) fn parse_all<P>(
@@ -72,15 +82,21 @@ where
             .filter(|e| e.model == s.model && &e.digest == file.digest())
             .and_then(|e| as_file(s.file, || postcard::from_bytes::<P>(e.parse)).ok());
         match hit {
-            Some(parsed) => (parsed, None),
+            Some(parsed) => (parsed, Outcome::Hit),
             None => {
                 let parsed = parse(s);
-                let encoded = postcard::to_allocvec(&parsed).ok();
-                (parsed, encoded)
+                let outcome = match postcard::to_allocvec(&parsed) {
+                    Ok(bytes) => Outcome::Parsed(bytes),
+                    Err(_) => Outcome::Unstored,
+                };
+                (parsed, outcome)
             }
         }
     });
-    let misses = results.iter().filter(|(_, e)| e.is_some()).count();
+    let misses = results
+        .iter()
+        .filter(|(_, o)| !matches!(o, Outcome::Hit))
+        .count();
     tracing::debug!(
         sidecars = sidecars.len(),
         parsed = misses,
@@ -121,16 +137,17 @@ fn store<P>(
     sources: &SourceMap,
     sidecars: &[Sidecar<'_>],
     index: &HashMap<&str, &Entry<'_>>,
-    results: &[(P, Option<Vec<u8>>)],
+    results: &[(P, Outcome)],
 ) {
     let entries = sidecars
         .iter()
         .zip(results)
-        .filter_map(|(s, (_, encoded))| {
+        .filter_map(|(s, (_, outcome))| {
             let file = sources.get(s.file);
-            let parse = match encoded {
-                Some(bytes) => bytes.as_slice(),
-                None => index.get(file.rel_path.as_str())?.parse,
+            let parse = match outcome {
+                Outcome::Parsed(bytes) => bytes.as_slice(),
+                Outcome::Hit => index.get(file.rel_path.as_str())?.parse,
+                Outcome::Unstored => return None,
             };
             Some(Entry {
                 path: &file.rel_path,
