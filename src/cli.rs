@@ -39,8 +39,8 @@ pub struct GlobalArgs {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
-    /// Neither read nor write the compile cache (.sqb/cache/): compile every model's SQL even
-    /// when no file has changed since the last compile.
+    /// Neither read nor write the caches (.sqb/cache/): parse every sidecar and compile every
+    /// model's SQL even when no file has changed since the last run.
     #[arg(long, global = true, env = "SQB_NO_CACHE", value_parser = clap::builder::FalseyValueParser::new())]
     pub no_cache: bool,
 }
