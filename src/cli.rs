@@ -89,6 +89,56 @@ pub enum Command {
     /// Read the drift history that `sqb contract diff --history FILE` appends to.
     #[command(subcommand)]
     Drift(DriftCommand),
+
+    /// Bring another tool's project to sqb.
+    #[command(subcommand)]
+    Import(ImportCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Write a new sqb project from a dbt project: models from the compiled SQL of
+    /// target/manifest.json (each ref() and source() renamed to the sqb model or source), sidecars
+    /// from the YAML (types, not_null constraints, tests as audits, enforced contracts), sources,
+    /// and dbt_project.yml's folder configs as path_defaults.
+    ///
+    /// Everything that cannot be carried over is listed, by file. The new project is written all
+    /// at once, then compiled. Exit status: 0 when written and it compiles, 1 when written but
+    /// `sqb compile` reports errors on it, 2 when nothing was written.
+    Dbt(ImportDbtArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImportDbtArgs {
+    /// The dbt project: the directory holding dbt_project.yml.
+    #[arg(value_name = "DBT_PROJECT_DIR")]
+    pub dbt_project_dir: PathBuf,
+
+    /// The directory to write the sqb project into: absent or empty, unless --force.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// The manifest `dbt compile` wrote. Default: DBT_PROJECT_DIR/target/manifest.json.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+
+    /// The engine of the sqb project. Default: the manifest's adapter (postgres or duckdb).
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub engine: Option<EngineArg>,
+
+    /// Replace a non-empty --out directory (moved aside, removed once the new one is in place).
+    #[arg(long)]
+    pub force: bool,
+
+    /// Report format: a listing by file, or JSON.
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    Postgres,
+    Duckdb,
 }
 
 #[derive(Debug, Subcommand)]

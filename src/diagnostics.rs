@@ -63,6 +63,7 @@ codes! {
     ImmediatePromotionEnforced => ("E023", "immediate-promotion-enforced"),
     EmptyEnum => ("E024", "empty-enum"),
     DuplicateEnumValue => ("E025", "duplicate-enum-value"),
+    IncrementalSchemaChange => ("E026", "incremental-schema-change"),
     ImportedColumnDropped => ("E030", "imported-column-dropped"),
     ImportedTypeNarrowed => ("E031", "imported-type-narrowed"),
     ImportedColumnNotNull => ("E032", "imported-column-not-null"),

@@ -95,7 +95,10 @@ fn stop(signal: i32) -> ! {
     // Holding the lock until exit also keeps a writer from registering a new temp file.
     let files = temp_files();
     for path in files.paths.values() {
-        let _ = std::fs::remove_file(path);
+        // A staging directory (`sqb import dbt`) is registered like a temp file.
+        if std::fs::remove_file(path).is_err() {
+            let _ = std::fs::remove_dir_all(path);
+        }
     }
     anstream::eprintln!(
         "error: interrupted by {}; no report or file was left half-written",

@@ -21,6 +21,7 @@ pub mod engine;
 pub mod error;
 pub mod exit;
 pub mod ident;
+pub mod importers;
 pub mod imports;
 pub mod interrupt;
 pub mod logging;

@@ -7,6 +7,7 @@ pub mod compile;
 pub mod contract_diff;
 pub mod contract_generate;
 pub mod drift_report;
+pub mod import_dbt;
 pub mod imports_diff;
 pub mod imports_reads;
 pub mod imports_update;
@@ -21,7 +22,7 @@ use anstyle::{AnsiColor, Style};
 
 use crate::cli::{
     Cli, ColorChoice, Command, ConnectArgs, ContractCommand, DriftCommand, GlobalArgs,
-    ImportsCommand, SelectArgs,
+    ImportCommand, ImportsCommand, SelectArgs,
 };
 use crate::error::UserError;
 use crate::exit::ExitStatus;
@@ -46,6 +47,7 @@ pub fn run(cli: &Cli) -> ExitStatus {
         Command::Imports(ImportsCommand::Reads(args)) => imports_reads::run(&cli.global, args),
         Command::Imports(ImportsCommand::Verify(args)) => imports_verify::run(&cli.global, args),
         Command::Drift(DriftCommand::Report(args)) => drift_report::run(&cli.global, args),
+        Command::Import(ImportCommand::Dbt(args)) => import_dbt::run(&cli.global, args),
     };
     match result {
         Ok(status) => status,

@@ -13,8 +13,8 @@ pub use imports::today;
 pub mod sql;
 
 use crate::diagnostics::{self, did_you_mean, Code, Diagnostic};
-use crate::project::{Column, Model, NameList, Policy, Project};
-use crate::source::Loc;
+use crate::project::{Column, Contract, Model, NameList, Policy, Project};
+use crate::source::{Loc, Spanned};
 
 /// What to run besides the file and contract rules.
 #[derive(Debug, Clone, Copy)]
@@ -376,6 +376,7 @@ fn check_contract(project: &Project, model: &Model, diags: &mut Vec<Diagnostic>)
                 .hint("an enforced contract fixes the output shape: use snapshot_schema_change = \"fail\", or drop the contract"),
         );
     }
+    check_incremental(model, contract, diags);
     if let Some(promotion) = props.promotion.as_ref().filter(|p| p.value == "immediate") {
         diags.push(
             Diagnostic::error(Code::ImmediatePromotionEnforced, format!("model `{}` promotes immediately under an enforced contract", model.name))
@@ -384,6 +385,39 @@ fn check_contract(project: &Project, model: &Model, diags: &mut Vec<Diagnostic>)
                 .hint("use promotion = \"staged\" so the output is validated before it replaces the destination"),
         );
     }
+}
+
+/// An incremental run under an enforced contract must either add the new columns or fail
+/// (dbt's rule): `ignore` leaves the table behind the contract, and `sync_all_columns` drops
+/// columns.
+fn check_incremental(model: &Model, contract: &Spanned<Contract>, diags: &mut Vec<Diagnostic>) {
+    if model.props.materialized.as_ref().map(|m| m.value.as_str()) != Some("incremental") {
+        return;
+    }
+    let change = model.props.on_schema_change.as_ref();
+    let value = change.map_or("ignore", |c| c.value.as_str());
+    if value == "append_new_columns" || value == "fail" {
+        return;
+    }
+    let message = format!(
+        "incremental model `{}` has an enforced contract but on_schema_change = \"{value}\"",
+        model.name
+    );
+    let diag = Diagnostic::error(Code::IncrementalSchemaChange, message);
+    let diag = match change {
+        Some(c) if value == "sync_all_columns" => diag
+            .at(c.loc.clone(), "drops the columns the new output lacks")
+            .related(contract.loc.clone(), "the contract is enforced here")
+            .hint("sync_all_columns drops columns, which breaks the contract: use on_schema_change = \"append_new_columns\" or \"fail\""),
+        Some(c) => diag
+            .at(c.loc.clone(), "leaves the table's columns behind the model's")
+            .related(contract.loc.clone(), "the contract is enforced here")
+            .hint("use on_schema_change = \"append_new_columns\" or \"fail\""),
+        None => diag
+            .at(contract.loc.clone(), "the contract is enforced here")
+            .hint("on_schema_change defaults to \"ignore\", which leaves the table's columns behind the model's: set on_schema_change = \"append_new_columns\" or \"fail\""),
+    };
+    diags.push(diag);
 }
 
 fn check_key_columns(model: &Model, columns: &[&Column], diags: &mut Vec<Diagnostic>) {
@@ -428,7 +462,7 @@ fn check_numeric_precision(project: &Project, diags: &mut Vec<Diagnostic>) {
             diags.push(
                 Diagnostic::warning(Code::NumericWithoutPrecision, format!("column `{}` is NUMERIC without a precision", column.name.value))
                     .at(text.loc.clone(), "precision and scale not stated")
-                    .hint("state them, such as \"NUMERIC(18,2)\": without them any precision matches, and engines differ on the default"),
+                    .hint("state them, such as \"NUMERIC(18,2)\": without them any precision matches, and the defaults differ: scale 0 (integers only) in the SQL standard and many warehouses, DECIMAL(18,3) on DuckDB, unbounded on Postgres"),
             );
         }
     }

@@ -111,6 +111,8 @@ pub type Enums<'a> = Box<dyn Fn(&str) -> Option<&'a EnumDef> + 'a>;
 /// The declaration side of one resource.
 pub struct Declared<'a> {
     pub engine: Engine,
+    /// Compare lengths, precisions and scales (`settings.compare_type_size`, default true).
+    pub compare_sizes: bool,
     pub coverage: Coverage,
     pub columns: Vec<&'a Column>,
     pub enums: Enums<'a>,
@@ -140,6 +142,7 @@ impl<'a> Declared<'a> {
         };
         Self {
             engine: project.engine(),
+            compare_sizes: project.config.settings.compares_type_size(),
             coverage,
             columns,
             enums: Box::new(|name| project.enum_named(name)),
@@ -365,14 +368,27 @@ fn compare_column(
 /// Whether a physical column satisfies a declared type, enums and domains included.
 pub fn type_agrees(declared: &Declared<'_>, ty: &DataType, physical: &PhysicalColumn) -> bool {
     let engine = declared.engine;
-    let physical_ty = types::parse(&physical.type_text, engine)
+    let mut physical_ty = types::parse(&physical.type_text, engine)
         .unwrap_or_else(|_| DataType::Named(physical.type_text.to_lowercase()));
+    let sizeless;
+    let ty = match declared.compare_sizes {
+        true => ty,
+        false => {
+            physical_ty = types::without_sizes(&physical_ty);
+            sizeless = types::without_sizes(ty);
+            &sizeless
+        }
+    };
     if agrees(declared, ty, &physical_ty, physical.enum_members()) {
         return true;
     }
     physical
         .domain_base()
         .and_then(|base| types::parse(base, engine).ok())
+        .map(|base| match declared.compare_sizes {
+            true => base,
+            false => types::without_sizes(&base),
+        })
         .is_some_and(|base| agrees(declared, ty, &base, None))
 }
 
@@ -476,6 +492,7 @@ mod tests {
     ) -> Vec<(FindingKind, Severity, Option<String>)> {
         let declared = Declared {
             engine: Engine::Postgres,
+            compare_sizes: true,
             coverage,
             columns: columns.iter().collect(),
             enums: Box::new(|_| None),

@@ -36,7 +36,9 @@ fn report(from: &str, inspected: ReadTarget<'_>) -> DiffReport {
             .map_or(String::new(), |s| s.value.clone()),
     };
     let resources = crate::parallel::map(&inspection.items, |item| resource_report(project, item));
-    DiffReport::new(from.to_string(), namespace, resources)
+    let mut report = DiffReport::new(from.to_string(), namespace, resources);
+    report.summary.type_sizes_compared = project.config.settings.compares_type_size();
+    report
 }
 
 /// One resource's findings, located in its files.

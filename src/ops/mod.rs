@@ -10,6 +10,7 @@ pub mod compile;
 pub mod diff;
 pub mod drift;
 pub mod generate;
+pub mod import;
 pub mod imports;
 pub mod inspect;
 pub mod lineage;

@@ -114,6 +114,8 @@ fn resource_report(
     let columns = declared_columns(project, model, &loc);
     let declared = Declared {
         engine: project.engine(),
+        // A published type is exact: the consumer relies on its size too.
+        compare_sizes: true,
         // The snapshot is what the consumer may rely on, not the whole relation.
         coverage: Coverage::Open,
         columns: columns.iter().collect(),

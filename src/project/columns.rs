@@ -21,6 +21,11 @@ pub(super) const COLUMN_KEYS: &[&str] = &[
     "deprecation_date",
 ];
 
+/// The values of `on_schema_change`: what an incremental run does when the model's output
+/// gains or loses columns (dbt's config of the same name).
+pub(super) const ON_SCHEMA_CHANGE: &[&str] =
+    &["ignore", "fail", "append_new_columns", "sync_all_columns"];
+
 /// Reads the model-level keys present in `t` (the caller checks which keys are allowed).
 pub(super) fn read_model_props(r: &mut Reader<'_>, t: &dyn TableLike) -> ModelProps {
     let contract = r.choice(t, "contract", &["enforced", "none"]).map(|c| {
@@ -50,6 +55,7 @@ pub(super) fn read_model_props(r: &mut Reader<'_>, t: &dyn TableLike) -> ModelPr
             "snapshot_schema_change",
             &["fail", "append_new_columns"],
         ),
+        on_schema_change: r.choice(t, "on_schema_change", ON_SCHEMA_CHANGE),
         promotion: r.choice(t, "promotion", &["staged", "immediate"]),
         sql_analysis: r.boolean(t, "sql_analysis"),
         access: r

@@ -78,6 +78,16 @@ pub const WAIVABLE: &[&str] = &[
 pub struct Settings {
     pub column_contract_mode: ContractMode,
     pub sql_analysis: Option<Spanned<bool>>,
+    /// `compare_type_size = false`: `contract diff` compares types without their lengths,
+    /// precisions and scales, as dbt's contracts do.
+    pub compare_type_size: Option<Spanned<bool>>,
+}
+
+impl Settings {
+    /// Whether `contract diff` compares lengths, precisions and scales (the default).
+    pub fn compares_type_size(&self) -> bool {
+        self.compare_type_size.as_ref().is_none_or(|c| c.value)
+    }
 }
 
 /// The merged configuration of `sqb.toml` and `sqb.local.toml`.
@@ -107,6 +117,7 @@ pub(super) struct RawConfig {
     targets: BTreeMap<String, Target>,
     mode: Option<Spanned<String>>,
     sql_analysis: Option<Spanned<bool>>,
+    compare_type_size: Option<Spanned<bool>>,
     path_defaults: Vec<(Spanned<String>, ModelProps)>,
     imports: Vec<ImportDecl>,
     /// The file (or `sqb.local.toml`) is not valid TOML: no rule reads its content.
@@ -135,13 +146,14 @@ const IMPORT_KEYS: &[&str] = &["path", "snapshot", "baseline", "pin", "waive"];
 const WAIVER_KEYS: &[&str] = &["code", "column", "reason", "expires"];
 const CONNECTION_KEYS: &[&str] = &["engine", "path", "url"];
 const TARGET_KEYS: &[&str] = &["database", "schema"];
-const SETTINGS_KEYS: &[&str] = &["column_contract_mode", "sql_analysis"];
+const SETTINGS_KEYS: &[&str] = &["column_contract_mode", "sql_analysis", "compare_type_size"];
 pub(super) const PATH_DEFAULT_KEYS: &[&str] = &[
     "materialized",
     "contract",
     "tags",
     "promotion",
     "snapshot_schema_change",
+    "on_schema_change",
     "sql_analysis",
     "access",
 ];
@@ -179,6 +191,7 @@ pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
         r.check_keys(settings, SETTINGS_KEYS, "[settings]");
         raw.mode = r.choice(settings, "column_contract_mode", &["implicit", "explicit"]);
         raw.sql_analysis = r.boolean(settings, "sql_analysis");
+        raw.compare_type_size = r.boolean(settings, "compare_type_size");
     }
     if let Some(defaults) = r.table(root, "path_defaults") {
         for (path, _) in defaults.iter() {
@@ -347,6 +360,7 @@ pub(super) fn merge(base: RawConfig, local: RawConfig) -> RawConfig {
         targets,
         mode: local.mode.or(base.mode),
         sql_analysis: local.sql_analysis.or(base.sql_analysis),
+        compare_type_size: local.compare_type_size.or(base.compare_type_size),
         path_defaults,
         unparsed: base.unparsed || local.unparsed,
     }
@@ -420,6 +434,7 @@ fn config(file: FileId, raw: RawConfig, engine: Engine) -> Config {
         settings: Settings {
             column_contract_mode,
             sql_analysis: raw.sql_analysis,
+            compare_type_size: raw.compare_type_size,
         },
         path_defaults: raw.path_defaults,
         imports: raw.imports,

@@ -38,6 +38,7 @@ const SIDECAR_KEYS: &[&str] = &[
     "updated_at",
     "check_columns",
     "snapshot_schema_change",
+    "on_schema_change",
     "promotion",
     "sql_analysis",
     "access",

@@ -166,6 +166,8 @@ pub struct ModelProps {
     pub updated_at: Option<NameList>,
     pub check_columns: Option<NameList>,
     pub snapshot_schema_change: Option<Spanned<String>>,
+    /// Incremental models: `ignore` | `fail` | `append_new_columns` | `sync_all_columns`.
+    pub on_schema_change: Option<Spanned<String>>,
     pub promotion: Option<Spanned<String>>,
     pub sql_analysis: Option<Spanned<bool>>,
     pub access: Option<Spanned<Access>>,
@@ -200,6 +202,7 @@ impl ModelProps {
             updated_at,
             check_columns,
             snapshot_schema_change,
+            on_schema_change,
             promotion,
             sql_analysis,
             access

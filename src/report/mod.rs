@@ -8,6 +8,7 @@ pub mod compile;
 pub mod diff;
 pub mod drift;
 pub mod generate;
+pub mod import;
 pub mod imports;
 pub mod lineage;
 pub mod sarif;

@@ -42,6 +42,39 @@ fn normalize_fields(fields: &[(String, DataType)], engine: Engine) -> Vec<(Strin
         .collect()
 }
 
+/// The type with every length, precision, scale and array size dropped: what dbt's contracts
+/// compare (`settings.compare_type_size = false`).
+pub fn without_sizes(ty: &DataType) -> DataType {
+    use DataType::*;
+    let fields = |fields: &[(String, DataType)]| {
+        fields
+            .iter()
+            .map(|(n, t)| (n.clone(), without_sizes(t)))
+            .collect()
+    };
+    match ty {
+        Numeric(_) => Numeric(None),
+        Varchar(_) => Varchar(None),
+        Char(_) => Char(None),
+        Time { tz, .. } => Time {
+            precision: None,
+            tz: *tz,
+        },
+        Timestamp { tz, .. } => Timestamp {
+            precision: None,
+            tz: *tz,
+        },
+        Array { element, .. } => Array {
+            element: Box::new(without_sizes(element)),
+            size: None,
+        },
+        Struct(f) => Struct(fields(f)),
+        Union(f) => Union(fields(f)),
+        Map(k, v) => Map(Box::new(without_sizes(k)), Box::new(without_sizes(v))),
+        other => other.clone(),
+    }
+}
+
 /// Whether a column of type `physical` satisfies the declaration `declared` on `engine`.
 pub fn equivalent(declared: &DataType, physical: &DataType, engine: Engine) -> bool {
     satisfies(
@@ -277,6 +310,30 @@ mod tests {
                 "{declared} vs {physical} on duckdb"
             );
         }
+    }
+
+    #[test]
+    fn without_sizes_only_names_are_compared() {
+        let pairs = [
+            ("varchar(256)", "varchar(257)", true),
+            ("numeric(38,3)", "numeric(10,2)", true),
+            ("timestamp(3)", "timestamp", true),
+            ("varchar(10)", "text", true),
+            ("integer", "bigint", false),
+            ("timestamp", "timestamptz", false),
+        ];
+        for engine in [Engine::Postgres, Engine::DuckDb] {
+            for (declared, physical, agree) in pairs {
+                let d = without_sizes(&parse(declared, engine).unwrap());
+                let p = without_sizes(&parse(physical, engine).unwrap());
+                assert_eq!(equivalent(&d, &p, engine), agree, "{declared} / {physical}");
+            }
+        }
+        assert!(!equivalent(
+            &parse("varchar(256)", Engine::Postgres).unwrap(),
+            &parse("varchar(257)", Engine::Postgres).unwrap(),
+            Engine::Postgres
+        ));
     }
 
     #[test]

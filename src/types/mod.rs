@@ -9,7 +9,7 @@ mod equiv;
 mod parse;
 mod pg_catalog;
 
-pub use equiv::{equivalent, normalize, same_members};
+pub use equiv::{equivalent, normalize, same_members, without_sizes};
 pub use parse::{parse, TypeParseError};
 
 use std::fmt;

@@ -52,6 +52,9 @@ pub struct Summary {
     pub warnings: usize,
     pub infos: usize,
     pub by_kind: BTreeMap<&'static str, usize>,
+    /// False under `settings.compare_type_size = false`: lengths, precisions and scales were
+    /// not compared.
+    pub type_sizes_compared: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -161,6 +164,7 @@ impl DiffReport {
         });
         let mut summary = Summary {
             resources: resources.len(),
+            type_sizes_compared: true,
             ..Summary::default()
         };
         for kind in <FindingKind as strum::IntoEnumIterator>::iter() {
@@ -229,11 +233,14 @@ impl DiffReport {
         if s.infos > 0 {
             parts.push(count(s.infos, "note", "notes"));
         }
-        let detail = if parts.is_empty() {
+        let mut detail = if parts.is_empty() {
             String::new()
         } else {
             format!(": {}", parts.join(", "))
         };
+        if !s.type_sizes_compared {
+            detail.push_str(" (type sizes not compared: settings.compare_type_size = false)");
+        }
         if s.differing == 0 {
             format!(
                 "{} agree with {}{detail}",

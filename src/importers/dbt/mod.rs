@@ -1,0 +1,203 @@
+//! `sqb import dbt`: a dbt project's `target/manifest.json` (and its `dbt_project.yml`) as a new
+//! sqb project: models from the compiled SQL with every `ref()`/`source()` rewritten to the sqb
+//! name, sidecars from the YAML, sources, folder configs as `path_defaults`, and a report of
+//! everything that could not be carried over (docs/from-dbt.md).
+//!
+//! Pure: [`import`] takes the files' text and returns the files to write and the report.
+
+mod convert;
+mod folders;
+mod manifest;
+mod render;
+mod sql;
+pub mod types;
+
+use serde::Serialize;
+
+use crate::engine::Engine;
+use convert::Importer;
+use folders::DbtProject;
+use manifest::Manifest;
+
+pub use manifest::SUPPORTED;
+
+/// Why a dbt project could not be imported. Nothing is written then.
+#[derive(Debug, thiserror::Error)]
+pub enum DbtError {
+    #[error("the manifest is not JSON: {0}")]
+    NotJson(String),
+    #[error("the file is not a dbt manifest: {0}")]
+    NotManifest(String),
+    #[error("{}", unsupported(*.version, .dbt_version.as_deref(), *.newer))]
+    UnsupportedVersion {
+        version: u32,
+        dbt_version: Option<String>,
+        newer: bool,
+    },
+    #[error("the manifest has an entry sqb cannot read: {0}")]
+    BadEntry(String),
+    #[error("dbt_project.yml: {message}")]
+    ProjectYml { message: String },
+    #[error("the manifest's adapter is `{0}`, which sqb does not support")]
+    UnsupportedAdapter(String),
+    #[error("{} {} no compiled SQL: {}", .0.len(), if .0.len() == 1 { "model has" } else { "models have" }, .0.join(", "))]
+    NotCompiled(Vec<String>),
+    #[error("two dbt resources would both be the sqb {kind} `{name}`: {first} and {second}")]
+    NameClash {
+        kind: &'static str,
+        name: String,
+        first: String,
+        second: String,
+    },
+}
+
+fn unsupported(version: u32, dbt: Option<&str>, newer: bool) -> String {
+    let by = dbt
+        .map(|v| format!(", written by dbt-core {v}"))
+        .unwrap_or_default();
+    let range = format!(
+        "sqb reads v{} to v{} (dbt-core {} and later)",
+        SUPPORTED[0].0,
+        SUPPORTED[SUPPORTED.len() - 1].0,
+        SUPPORTED[0].1
+    );
+    match newer {
+        true => {
+            format!("the manifest is schema v{version}{by}, newer than this sqb reads; {range}")
+        }
+        false => format!("the manifest is schema v{version}{by}; {range}"),
+    }
+}
+
+impl DbtError {
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            DbtError::NotJson(_) | DbtError::NotManifest(_) => {
+                Some("point --manifest at the target/manifest.json that `dbt compile` writes")
+            }
+            DbtError::UnsupportedVersion { newer: true, .. } => {
+                Some("upgrade sqb, or compile with the dbt-core release this sqb names")
+            }
+            DbtError::UnsupportedVersion { newer: false, .. } => {
+                Some("run `dbt compile` with dbt-core 1.5 or later")
+            }
+            DbtError::UnsupportedAdapter(_) => {
+                Some("pass --engine postgres or --engine duckdb to read its SQL in that dialect")
+            }
+            DbtError::NotCompiled(_) => Some(
+                "run `dbt compile` (not `dbt parse`): the manifest then holds each model's compiled SQL",
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// What the importer reads.
+pub struct Input<'a> {
+    pub manifest: &'a str,
+    pub dbt_project_yml: &'a str,
+    /// The engine of the sqb project; default: from the manifest's adapter.
+    pub engine: Option<Engine>,
+}
+
+/// The new project: its files (relative paths, `/`-separated, sorted) and the report.
+#[derive(Debug)]
+pub struct Imported {
+    pub files: Vec<(String, String)>,
+    pub report: Report,
+}
+
+/// What was imported, and everything that was not (or only in part).
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub project: String,
+    pub dbt_version: Option<String>,
+    pub manifest_schema: u32,
+    pub engine: &'static str,
+    pub models: usize,
+    pub sources: usize,
+    pub audits: usize,
+    pub not_carried_over: Vec<Entry>,
+}
+
+/// One dbt resource (or part of one) that sqb does not carry over as dbt had it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    /// The file that declares it, relative to the dbt project.
+    pub file: String,
+    /// dbt's unique id of the node.
+    pub node: String,
+    pub kind: &'static str,
+    /// `partly` (carried over in another form, said in `what`) or `not`.
+    pub carried: Carried,
+    pub what: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Carried {
+    Partly,
+    Not,
+}
+
+/// A model as it will be written.
+#[derive(Debug)]
+pub(crate) struct ModelOut {
+    pub name: String,
+    /// `models/...`, without the extension.
+    pub path: String,
+    pub sql: String,
+    pub props: Vec<(&'static str, toml_edit::Value)>,
+    pub columns: Vec<ColumnOut>,
+}
+
+/// A source table as it will be written, into `sources/<file>.toml`.
+#[derive(Debug)]
+pub(crate) struct SourceOut {
+    pub file: String,
+    pub header: Option<String>,
+    pub name: String,
+    pub props: Vec<(&'static str, toml_edit::Value)>,
+    pub columns: Vec<ColumnOut>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct ColumnOut {
+    pub name: String,
+    pub ty: Option<String>,
+    pub not_null: bool,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    pub meta: Option<toml_edit::Value>,
+    pub audits: Vec<toml_edit::Value>,
+}
+
+/// The materializations sqb knows by the same name.
+const MATERIALIZATIONS: &[&str] = &["view", "table", "incremental"];
+
+/// Imports the dbt project whose manifest and `dbt_project.yml` are given.
+pub fn import(input: &Input<'_>) -> Result<Imported, DbtError> {
+    let manifest = Manifest::parse(input.manifest)?;
+    let project = DbtProject::parse(input.dbt_project_yml)?;
+    let engine = match input.engine {
+        Some(engine) => engine,
+        None => engine_of(manifest.adapter_type.as_deref())?,
+    };
+    let mut importer = Importer::new(&manifest, &project, engine);
+    importer.plan_models()?;
+    importer.plan_sources()?;
+    importer.rewrite_sql();
+    importer.attach_tests();
+    importer.list_others();
+    Ok(importer.finish())
+}
+
+fn engine_of(adapter: Option<&str>) -> Result<Engine, DbtError> {
+    match adapter {
+        Some("duckdb") => Ok(Engine::DuckDb),
+        Some("postgres") => Ok(Engine::Postgres),
+        other => Err(DbtError::UnsupportedAdapter(
+            other.unwrap_or("(none)").to_string(),
+        )),
+    }
+}

@@ -1,0 +1,194 @@
+//! `sqb import dbt`: read a dbt project's manifest and `dbt_project.yml`, convert them
+//! ([`crate::importers::dbt`]), write the new project into an empty directory all at once, and
+//! compile it.
+//!
+//! The tree is written into a hidden staging directory beside `--out` and renamed into place
+//! only when every file is written, so a failure (or Ctrl-C) leaves `--out` as it was. With
+//! `force`, an existing directory is moved aside first and removed once the new one is in place.
+
+use std::path::{Path, PathBuf};
+
+use crate::engine::Engine;
+use crate::error::UserError;
+use crate::importers::dbt::{self, Report};
+use crate::ops::compile::{compile, CompileOptions};
+
+pub struct ImportDbtOptions {
+    /// The dbt project (the directory holding dbt_project.yml).
+    pub dbt_dir: PathBuf,
+    pub out: PathBuf,
+    /// Default: `<dbt_dir>/target/manifest.json`.
+    pub manifest: Option<PathBuf>,
+    pub engine: Option<Engine>,
+    /// Replace a non-empty `out`.
+    pub force: bool,
+}
+
+/// What the import wrote and found.
+pub struct ImportOutcome {
+    pub report: Report,
+    pub out: PathBuf,
+    pub files: Vec<String>,
+    /// Errors and warnings `sqb compile` reports on the new project.
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+pub fn import_dbt(options: &ImportDbtOptions) -> anyhow::Result<ImportOutcome> {
+    let project_yml = options.dbt_dir.join("dbt_project.yml");
+    if !project_yml.is_file() {
+        return Err(UserError::new(format!(
+            "{} is not a dbt project: it has no dbt_project.yml",
+            options.dbt_dir.display()
+        ))
+        .with_hint("pass the directory that holds dbt_project.yml")
+        .into());
+    }
+    let manifest_path = options
+        .manifest
+        .clone()
+        .unwrap_or_else(|| options.dbt_dir.join("target").join("manifest.json"));
+    check_out(options)?;
+    let manifest = read(&manifest_path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => anyhow::Error::new(
+            UserError::new(format!("{} does not exist", manifest_path.display()))
+                .with_hint("run `dbt compile` in the dbt project first, or pass --manifest FILE"),
+        ),
+        _ => anyhow::anyhow!("could not read {}: {e}", manifest_path.display()),
+    })?;
+    let yml = read(&project_yml)
+        .map_err(|e| anyhow::anyhow!("could not read {}: {e}", project_yml.display()))?;
+    let imported = dbt::import(&dbt::Input {
+        manifest: &manifest,
+        dbt_project_yml: &yml,
+        engine: options.engine,
+    })
+    .map_err(|e| {
+        let path = match e {
+            dbt::DbtError::ProjectYml { .. } => &project_yml,
+            _ => &manifest_path,
+        };
+        let mut user = UserError::new(format!("{}: {e}", path.display()));
+        if let Some(hint) = e.hint() {
+            user = user.with_hint(hint);
+        }
+        anyhow::Error::new(user)
+    })?;
+    write_tree(&options.out, &imported.files)?;
+    let compiled = compile(
+        &options.out,
+        &CompileOptions {
+            sql_analysis: true,
+            use_cache: false,
+        },
+    )?;
+    let counts = crate::diagnostics::count(&compiled.diagnostics);
+    Ok(ImportOutcome {
+        report: imported.report,
+        out: options.out.clone(),
+        files: imported.files.into_iter().map(|(path, _)| path).collect(),
+        errors: counts.errors,
+        warnings: counts.warnings,
+    })
+}
+
+fn read(path: &Path) -> std::io::Result<String> {
+    std::fs::read_to_string(path)
+}
+
+/// `out` must be empty or absent (or `force`), and must not hold the dbt project.
+fn check_out(options: &ImportDbtOptions) -> anyhow::Result<()> {
+    let out = &options.out;
+    let dbt = options
+        .dbt_dir
+        .canonicalize()
+        .unwrap_or_else(|_| options.dbt_dir.clone());
+    if let Ok(canonical) = out.canonicalize() {
+        if dbt.starts_with(&canonical) {
+            return Err(UserError::new(format!(
+                "--out {} holds the dbt project itself",
+                out.display()
+            ))
+            .with_hint("write the sqb project into a directory of its own")
+            .into());
+        }
+    }
+    match std::fs::read_dir(out) {
+        Ok(mut entries) => {
+            if entries.next().is_some() && !options.force {
+                return Err(UserError::new(format!("{} is not empty", out.display()))
+                    .with_hint("choose an empty directory, or pass --force to replace it")
+                    .into());
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            Err(UserError::new(format!("{} is a file, not a directory", out.display())).into())
+        }
+        Err(e) => Err(anyhow::anyhow!("could not read {}: {e}", out.display())),
+    }
+}
+
+/// Writes every file under a staging directory beside `out`, then puts it in `out`'s place.
+fn write_tree(out: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent)
+        .map_err(|e| anyhow::anyhow!("could not create {}: {e}", parent.display()))?;
+    let (staging, _guard) = crate::interrupt::create_tracked(
+        || {
+            tempfile::Builder::new()
+                .prefix(".sqb-import-")
+                .tempdir_in(&parent)
+        },
+        |dir| dir.path(),
+    )
+    .map_err(|e| anyhow::anyhow!("could not create a directory in {}: {e}", parent.display()))?;
+    for (rel, text) in files {
+        let path = staging.path().join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| anyhow::anyhow!("could not create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(&path, text)
+            .map_err(|e| anyhow::anyhow!("could not write {}: {e}", path.display()))?;
+    }
+    crate::interrupt::fault("import-written");
+    let aside = match out.exists() {
+        true => Some(move_aside(out, &parent)?),
+        false => None,
+    };
+    let staged = staging.keep();
+    if let Err(e) = std::fs::rename(&staged, out) {
+        if let Some(aside) = &aside {
+            let _ = std::fs::rename(aside, out);
+        }
+        let _ = std::fs::remove_dir_all(&staged);
+        return Err(anyhow::anyhow!(
+            "could not move the new project to {}: {e}",
+            out.display()
+        ));
+    }
+    if let Some(aside) = aside {
+        std::fs::remove_dir_all(&aside)
+            .map_err(|e| anyhow::anyhow!("could not remove {}: {e}", aside.display()))?;
+    }
+    crate::atomic::sync_dir(&parent);
+    Ok(())
+}
+
+/// An existing `out` (empty, or replaced with `force`: [`check_out`] decided), renamed aside.
+fn move_aside(out: &Path, parent: &Path) -> anyhow::Result<PathBuf> {
+    let aside = tempfile::Builder::new()
+        .prefix(".sqb-import-old-")
+        .tempdir_in(parent)
+        .map_err(|e| anyhow::anyhow!("could not create a directory in {}: {e}", parent.display()))?
+        .keep();
+    std::fs::remove_dir(&aside).ok();
+    std::fs::rename(out, &aside)
+        .map_err(|e| anyhow::anyhow!("could not move {} aside: {e}", out.display()))?;
+    Ok(aside)
+}

@@ -1,0 +1,1 @@
+select * from {{ ref('fct_orders') }} where status = 'returned'

@@ -1,0 +1,1 @@
+select customer_id, 'all' as segment from {{ ref('stg_customers') }}

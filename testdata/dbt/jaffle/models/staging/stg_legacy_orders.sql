@@ -1,0 +1,3 @@
+{{ config(enabled=false) }}
+
+select * from {{ source('raw', 'orders') }}

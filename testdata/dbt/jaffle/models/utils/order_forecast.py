@@ -1,0 +1,3 @@
+def model(dbt, session):
+    dbt.config(materialized="table")
+    return dbt.ref("fct_orders").df()

@@ -1,0 +1,1 @@
+select order_id from {{ ref('fct_orders') }} where payment_total < amount
