@@ -399,10 +399,16 @@ fn check_incremental(model: &Model, contract: &Spanned<Contract>, diags: &mut Ve
     if value == "append_new_columns" || value == "fail" {
         return;
     }
-    let message = format!(
-        "incremental model `{}` has an enforced contract but on_schema_change = \"{value}\"",
-        model.name
-    );
+    let message = match change {
+        Some(_) => format!(
+            "incremental model `{}` has an enforced contract but on_schema_change = \"{value}\"",
+            model.name
+        ),
+        None => format!(
+            "incremental model `{}` has an enforced contract but no on_schema_change",
+            model.name
+        ),
+    };
     let diag = Diagnostic::error(Code::IncrementalSchemaChange, message);
     let diag = match change {
         Some(c) if value == "sync_all_columns" => diag

@@ -88,6 +88,18 @@ pub fn pg_exec(url: &str, sql: &str) {
     });
 }
 
+/// Runs SQL (several statements, in one implicit transaction) on a Postgres database, and says
+/// why it failed.
+pub fn pg_try_exec(url: &str, sql: &str) -> Result<(), String> {
+    with_pg(url, async |conn| {
+        sqlx::raw_sql(sql)
+            .execute(conn)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    })
+}
+
 /// Runs a query returning one text column per row.
 pub fn pg_strings(url: &str, sql: &str) -> Vec<String> {
     with_pg(url, async |conn| {

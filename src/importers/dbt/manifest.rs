@@ -235,7 +235,7 @@ impl Manifest {
             serde_json::from_str(text).map_err(|e| DbtError::NotJson(e.to_string()))?;
         if !head.is_object() {
             return Err(DbtError::NotManifest(
-                "the file is not a JSON object".into(),
+                "it is not a JSON object".into(),
             ));
         }
         let head: Head =

@@ -36,7 +36,7 @@ pub enum DbtError {
     },
     #[error("the manifest has an entry sqb cannot read: {0}")]
     BadEntry(String),
-    #[error("dbt_project.yml: {message}")]
+    #[error("{message}")]
     ProjectYml { message: String },
     #[error("the manifest's adapter is `{0}`, which sqb does not support")]
     UnsupportedAdapter(String),
@@ -76,7 +76,7 @@ impl DbtError {
                 Some("point --manifest at the target/manifest.json that `dbt compile` writes")
             }
             DbtError::UnsupportedVersion { newer: true, .. } => {
-                Some("upgrade sqb, or compile with the dbt-core release this sqb names")
+                Some("upgrade sqb, or compile with a dbt-core release that writes one of the versions named")
             }
             DbtError::UnsupportedVersion { newer: false, .. } => {
                 Some("run `dbt compile` with dbt-core 1.5 or later")
