@@ -99,6 +99,21 @@ fn the_json_report_lists_what_was_written_and_the_compile() {
 }
 
 #[test]
+fn a_dbt_1_5_manifest_imports_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("legacy");
+    let result = import(&repo().join("testdata/dbt/legacy"), &out, &[]);
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "{}",
+        transcript(&result, tmp.path())
+    );
+    insta::assert_snapshot!("legacy_report", transcript(&result, tmp.path()));
+    insta::assert_snapshot!("legacy_tree", tree(&out));
+}
+
+#[test]
 fn on_postgres_only_the_connection_differs() {
     let tmp = tempfile::tempdir().unwrap();
     let (duck, pg) = (tmp.path().join("duck"), tmp.path().join("pg"));
@@ -319,7 +334,7 @@ fn contract_diff_agrees_with_the_postgres_warehouse_and_finds_drift() {
     pg_exec(
         &db.url,
         "alter table analytics.dim_customers drop column is_returning;
-         alter table raw.customers alter email type varchar(257);",
+         alter table raw.types alter c_varchar_256 type varchar(257);",
     );
     let drifted = diff(&out, Some(&db.url));
     assert_eq!(drifted.status.code(), Some(1));
@@ -327,7 +342,7 @@ fn contract_diff_agrees_with_the_postgres_warehouse_and_finds_drift() {
         differences(&drifted, &out),
         [
             "dim_customers.is_returning: missing_physical_column",
-            "raw_customers.email: type_mismatch"
+            "raw_types.c_varchar_256: type_mismatch"
         ]
     );
     without_type_sizes(&out);

@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 
 use crate::engine::Engine;
 use crate::error::UserError;
-use crate::importers::dbt::{self, Report};
+use crate::importers::dbt;
 use crate::ops::compile::{compile, CompileOptions};
+use crate::report::import::ImportOutcome;
 
 pub struct ImportDbtOptions {
     /// The dbt project (the directory holding dbt_project.yml).
@@ -22,16 +23,6 @@ pub struct ImportDbtOptions {
     pub engine: Option<Engine>,
     /// Replace a non-empty `out`.
     pub force: bool,
-}
-
-/// What the import wrote and found.
-pub struct ImportOutcome {
-    pub report: Report,
-    pub out: PathBuf,
-    pub files: Vec<String>,
-    /// Errors and warnings `sqb compile` reports on the new project.
-    pub errors: usize,
-    pub warnings: usize,
 }
 
 pub fn import_dbt(options: &ImportDbtOptions) -> anyhow::Result<ImportOutcome> {

@@ -2,8 +2,8 @@
 //! prints. Each op returns data (a report, a plan, a verdict) for a command to hand to a printer
 //! in [`crate::report`], or a typed error.
 //!
-//! `root` finds the project (recovering an interrupted write); `compile`, `lineage` and
-//! `publish` are offline; `inspect` is what `diff` and `generate` share: the warehouse session started before
+//! `root` finds the project (recovering an interrupted write); `compile`, `lineage`,
+//! `publish` and `import` (a dbt project as a new sqb project) are offline; `inspect` is what `diff` and `generate` share: the warehouse session started before
 //! the project loads, the compile, the selection, and the catalog read matched to it.
 
 pub mod compile;

@@ -3,12 +3,22 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
 use crate::importers::dbt::{Carried, Entry, Report};
-use crate::ops::import::ImportOutcome;
 use crate::report::count;
+
+/// What the import wrote and found.
+pub struct ImportOutcome {
+    pub report: Report,
+    pub out: PathBuf,
+    pub files: Vec<String>,
+    /// Errors and warnings `sqb compile` reports on the new project.
+    pub errors: usize,
+    pub warnings: usize,
+}
 
 pub fn emit_text(outcome: &ImportOutcome, w: &mut dyn Write) -> io::Result<()> {
     let r = &outcome.report;

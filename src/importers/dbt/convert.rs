@@ -108,7 +108,7 @@ impl<'m> Importer<'m> {
         for node in nodes {
             let file = node.original_file_path.clone();
             if node.language.as_deref() == Some("python") {
-                self.relation_as_source(node, "python_models")?;
+                self.relation_as_source(node, "python_models");
                 self.entry(&file, &node.unique_id, "python model", Carried::Partly, format!(
                     "a Python model has no SQL for sqb to read: its relation is declared as the source `{}` (sources/python_models.toml)",
                     self.last_source_name()
@@ -417,16 +417,15 @@ impl<'m> Importer<'m> {
                 "seed" => ("seeds", "seed", "sqb loads no CSV"),
                 _ => ("snapshots", "snapshot", "sqb runs no snapshot logic"),
             };
-            if seen.contains_key(&node.name.to_lowercase()) {
+            if let Some(first) = seen.insert(node.name.to_lowercase(), node.unique_id.clone()) {
                 return Err(DbtError::NameClash {
                     kind: "source",
                     name: node.name.clone(),
-                    first: seen[&node.name.to_lowercase()].clone(),
+                    first,
                     second: node.unique_id.clone(),
                 });
             }
-            seen.insert(node.name.to_lowercase(), node.unique_id.clone());
-            self.relation_as_source(node, file)?;
+            self.relation_as_source(node, file);
             self.entry(&node.original_file_path, &node.unique_id, kind, Carried::Partly, format!(
                 "its table is declared as the source `{}` (sources/{file}.toml), so models that read it keep the edge; {what}",
                 node.name
@@ -493,7 +492,7 @@ impl<'m> Importer<'m> {
 
     /// A relation dbt builds that is not a sqb model (seed, snapshot, Python model), as a
     /// source named like the node.
-    fn relation_as_source(&mut self, node: &'m Node, file: &str) -> Result<(), DbtError> {
+    fn relation_as_source(&mut self, node: &'m Node, file: &str) {
         let mut props: Vec<(&'static str, toml_edit::Value)> = Vec::new();
         if let Some(db) = node
             .database
@@ -531,7 +530,6 @@ impl<'m> Importer<'m> {
             props,
             columns,
         });
-        Ok(())
     }
 
     /// How the SQL of a model names each target.
@@ -561,19 +559,9 @@ impl<'m> Importer<'m> {
     /// Each model's compiled SQL with the relations of its `ref()`s and `source()`s renamed.
     pub(super) fn rewrite_sql(&mut self) {
         let mut names: Vec<(String, String)> = Vec::new();
-        let relation_of = |id: &str| -> Option<String> {
-            if let Some(node) = self.manifest.node(id) {
-                return node.relation_name.clone();
-            }
-            self.manifest
-                .sources
-                .iter()
-                .find(|s| s.unique_id == id)
-                .and_then(|s| s.relation_name.clone())
-        };
         for (id, target) in &self.targets {
-            if let Some(relation) = relation_of(id) {
-                names.push((relation, self.reference(target)));
+            if let Some(relation) = self.manifest.relation_of(id) {
+                names.push((relation.to_string(), self.reference(target)));
             }
         }
         let relations = sql::Relations::new(names.iter().map(|(a, b)| (a.as_str(), b.as_str())));

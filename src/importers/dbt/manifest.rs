@@ -2,7 +2,7 @@
 //! (dbt-core 1.5 and later). Everything else in the file is ignored; fields dbt added after 1.5
 //! default when absent.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
@@ -23,6 +23,9 @@ pub struct Manifest {
     pub sources: Vec<SourceNode>,
     /// Disabled nodes by unique id.
     pub disabled: BTreeMap<String, Vec<Value>>,
+    /// Where each node and source is, by unique id.
+    by_id: HashMap<String, usize>,
+    source_by_id: HashMap<String, usize>,
     /// Other resources by section (`unit_tests`, `semantic_models`, ...): unique id → entry.
     pub others: Vec<(&'static str, String, OtherNode)>,
 }
@@ -234,9 +237,7 @@ impl Manifest {
         let head: Value =
             serde_json::from_str(text).map_err(|e| DbtError::NotJson(e.to_string()))?;
         if !head.is_object() {
-            return Err(DbtError::NotManifest(
-                "it is not a JSON object".into(),
-            ));
+            return Err(DbtError::NotManifest("it is not a JSON object".into()));
         }
         let head: Head =
             serde_json::from_value(head).map_err(|e| DbtError::NotManifest(e.to_string()))?;
@@ -262,20 +263,43 @@ impl Manifest {
         .into_iter()
         .flat_map(|(section, list)| list.into_iter().map(move |(id, n)| (section, id, n)))
         .collect();
+        let nodes: Vec<Node> = sections.nodes.into_iter().map(|(_, n)| n).collect();
+        let sources: Vec<SourceNode> = sections.sources.into_iter().map(|(_, n)| n).collect();
         Ok(Manifest {
+            by_id: nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.unique_id.clone(), i))
+                .collect(),
+            source_by_id: sources
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.unique_id.clone(), i))
+                .collect(),
             version,
             dbt_version: metadata.dbt_version,
             adapter_type: metadata.adapter_type,
             project_name: metadata.project_name,
-            nodes: sections.nodes.into_iter().map(|(_, n)| n).collect(),
-            sources: sections.sources.into_iter().map(|(_, n)| n).collect(),
+            nodes,
+            sources,
             disabled: sections.disabled.unwrap_or_default(),
             others,
         })
     }
 
     pub fn node(&self, id: &str) -> Option<&Node> {
-        self.nodes.iter().find(|n| n.unique_id == id)
+        self.by_id.get(id).map(|&i| &self.nodes[i])
+    }
+
+    /// The relation dbt renders for a node or a source.
+    pub fn relation_of(&self, id: &str) -> Option<&str> {
+        match self.node(id) {
+            Some(node) => node.relation_name.as_deref(),
+            None => self
+                .source_by_id
+                .get(id)
+                .and_then(|&i| self.sources[i].relation_name.as_deref()),
+        }
     }
 }
 

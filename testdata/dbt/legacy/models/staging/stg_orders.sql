@@ -1,0 +1,1 @@
+select id as order_id, status from {{ source('raw', 'orders') }}
