@@ -105,12 +105,12 @@ fn read_schema(
 ) -> Result<Vec<PhysicalRelation>, WarehouseError> {
     let query_error = |e: duckdb::Error| WarehouseError::Query(first_line(&e.to_string()));
     let views = view_names(conn, catalog, schema, wanted).map_err(query_error)?;
-    // Binding the views is CPU work of its own: it runs on other connections while this one
-    // reads the catalog.
-    let (relations, probed) = std::thread::scope(|scope| {
+    // Binding a view refreshes the columns DuckDB keeps for it (until then, those of when it was
+    // created, even after a table it reads changed a type): every view is bound first, on
+    // connections of their own, so that the catalog read after it has the columns a query of
+    // the view gets, whatever the timing.
+    let probed: HashMap<&str, String> = std::thread::scope(|scope| {
         let (probing, left) = spawn_probes(scope, conn, catalog, schema, &views);
-        let relations = tracing::debug_span!("catalog rows read")
-            .in_scope(|| read_columns(conn, catalog, schema, wanted));
         let mut probed: HashMap<&str, String> =
             probe_all(conn, catalog, schema, left).into_iter().collect();
         probed.extend(
@@ -118,8 +118,10 @@ fn read_schema(
                 .into_iter()
                 .flat_map(|h| h.join().unwrap_or_default()),
         );
-        (relations, probed)
+        probed
     });
+    let relations = tracing::debug_span!("catalog rows read")
+        .in_scope(|| read_columns(conn, catalog, schema, wanted));
     let mut relations = relations.map_err(query_error)?;
     for relation in relations
         .iter_mut()
