@@ -603,3 +603,39 @@ fn an_interrupted_import_leaves_out_as_it_was() {
         }
     }
 }
+
+#[test]
+fn sql_that_dbt_compiled_from_the_warehouse_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut m = manifest();
+    let node = &mut m["nodes"]["model.jaffle.fct_orders"];
+    // Compiled against a warehouse where the table existed: `is_incremental()` was true.
+    let code = node["compiled_code"].as_str().unwrap().to_string()
+        + "\nwhere orders.ordered_at > (select max(ordered_at) from \"jaffle\".\"analytics\".\"fct_orders\")";
+    node["compiled_code"] = code.into();
+    let node = &mut m["nodes"]["model.jaffle.dim_customers"];
+    node["depends_on"]["macros"] = serde_json::json!(["macro.dbt_utils.star"]);
+    let dbt = project_with_manifest(tmp.path(), &m.to_string());
+    let out = tmp.path().join("out");
+    let result = import(&dbt, &out, &["--format", "json"]);
+    // No cycle: the model's own table stays external.
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "{}",
+        transcript(&result, tmp.path())
+    );
+    let json: Value = serde_json::from_slice(&result.stdout).unwrap();
+    let entries: Vec<&Value> = json["not_carried_over"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "incremental branch" || e["kind"] == "compile-time macro")
+        .collect();
+    insta::assert_json_snapshot!(entries);
+    let sql = std::fs::read_to_string(out.join("models/marts/fct_orders.sql")).unwrap();
+    assert!(
+        sql.ends_with("from \"jaffle\".\"analytics\".\"fct_orders\")\n"),
+        "{sql}"
+    );
+}

@@ -168,6 +168,7 @@ impl<'m> Importer<'m> {
                 "version {v} of `{}` is the model `{name}` of its own; sqb has no model versions", node.name
             ));
         }
+        self.compile_time_reads(node);
         for (hook, list) in [
             ("pre-hook", &node.config.pre_hook),
             ("post-hook", &node.config.post_hook),
@@ -196,6 +197,28 @@ impl<'m> Importer<'m> {
             props,
             columns,
         });
+    }
+
+    /// Macros that read the warehouse while dbt compiles (`dbt_utils.star` lists a relation's
+    /// columns): the compiled SQL holds what they found then, and the import that SQL.
+    fn compile_time_reads(&mut self, node: &Node) {
+        for id in &node.depends_on.macros {
+            let name = id.rsplit('.').next().unwrap_or(id);
+            if !INTROSPECTIVE_MACROS.contains(&name) {
+                continue;
+            }
+            let what = format!(
+                "its SQL was compiled with `{}`, which reads the warehouse while dbt compiles: the import has the SQL of that moment; run `dbt compile` and import again after the relations it read change",
+                id.strip_prefix("macro.").unwrap_or(id)
+            );
+            self.entry(
+                &node.original_file_path,
+                &node.unique_id,
+                "compile-time macro",
+                Carried::Partly,
+                what,
+            );
+        }
     }
 
     /// The model's file path in the sqb project (`models/...` without extension), and its
@@ -568,8 +591,20 @@ impl<'m> Importer<'m> {
         let mut entries = Vec::new();
         for (i, node) in self.model_nodes.iter().enumerate() {
             let code = node.compiled_code.as_deref().unwrap_or_default();
-            let (sql, _) = sql::rewrite(code, &relations);
-            self.models[i].sql = tidy(&sql);
+            // `{{ this }}`: dbt compiled the incremental branch (`is_incremental()` was true).
+            // Renamed, the model would read itself (a cycle); kept, it reads its own table.
+            let own = node.relation_name.as_deref();
+            let rewritten = sql::rewrite(code, &relations, own);
+            if rewritten.kept {
+                entries.push(Entry {
+                    file: node.original_file_path.clone(),
+                    node: node.unique_id.clone(),
+                    kind: "incremental branch",
+                    carried: Carried::Partly,
+                    what: "its compiled SQL reads its own table (`is_incremental()` was true when dbt compiled it): kept as dbt compiled it, an external relation for sqb; `dbt compile --full-refresh` compiles the model without that branch".into(),
+                });
+            }
+            self.models[i].sql = tidy(&rewritten.sql);
             for dep in &node.depends_on.nodes {
                 if self.targets.contains_key(dep) || self.is_ephemeral(dep) {
                     continue;
@@ -872,6 +907,21 @@ impl Node {
         }
     }
 }
+
+/// Macros (by name, any package) that query the warehouse while dbt compiles a model.
+const INTROSPECTIVE_MACROS: &[&str] = &[
+    "run_query",
+    "get_columns_in_relation",
+    "get_columns_in_query",
+    "star",
+    "get_column_values",
+    "get_filtered_columns_in_relation",
+    "get_relations_by_pattern",
+    "get_relations_by_prefix",
+    "union_relations",
+    "get_query_results_as_dict",
+    "get_single_value",
+];
 
 /// What an `operation` node (`<project>-on-run-end-0`) is.
 fn operation_text(name: &str) -> String {

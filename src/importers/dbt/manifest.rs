@@ -150,6 +150,8 @@ pub struct Constraint {
 pub struct DependsOn {
     #[serde(default)]
     pub nodes: Vec<String>,
+    #[serde(default)]
+    pub macros: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -21,11 +21,21 @@ impl<'a> Relations<'a> {
     }
 }
 
-/// `code` with every known relation replaced, and the relation names it replaced, in order.
-pub fn rewrite<'a>(code: &str, relations: &Relations<'a>) -> (String, Vec<&'a str>) {
+/// What [`rewrite`] made of a statement.
+pub struct Rewritten<'a> {
+    pub sql: String,
+    /// The relation names replaced, in order.
+    pub used: Vec<&'a str>,
+    /// Whether the excepted relation occurs (and was kept).
+    pub kept: bool,
+}
+
+/// `code` with every known relation but `except` replaced.
+pub fn rewrite<'a>(code: &str, relations: &Relations<'a>, except: Option<&str>) -> Rewritten<'a> {
     let bytes = code.as_bytes();
     let mut out = String::with_capacity(code.len());
     let mut used = Vec::new();
+    let mut kept = false;
     let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
@@ -34,17 +44,39 @@ pub fn rewrite<'a>(code: &str, relations: &Relations<'a>) -> (String, Vec<&'a st
             b'-' if bytes.get(i + 1) == Some(&b'-') => i = skip_line(bytes, i),
             b'/' if bytes.get(i + 1) == Some(&b'*') => i = skip_block(bytes, i),
             b'"' if !follows_dot(bytes, i) => {
-                i = name_at(code, i, relations, &mut out, &mut copied, &mut used)
+                i = name_at(
+                    code,
+                    i,
+                    relations,
+                    except,
+                    &mut out,
+                    &mut copied,
+                    &mut used,
+                    &mut kept,
+                )
             }
             c if is_ident_start(c) && i > 0 && is_ident_byte(bytes[i - 1]) => i += 1,
             c if is_ident_start(c) && !follows_dot(bytes, i) => {
-                i = name_at(code, i, relations, &mut out, &mut copied, &mut used)
+                i = name_at(
+                    code,
+                    i,
+                    relations,
+                    except,
+                    &mut out,
+                    &mut copied,
+                    &mut used,
+                    &mut kept,
+                )
             }
             _ => i += 1,
         }
     }
     out.push_str(&code[copied..]);
-    (out, used)
+    Rewritten {
+        sql: out,
+        used,
+        kept,
+    }
 }
 
 /// At the start of a dotted name: replaces its longest known prefix, and returns where to go
@@ -53,9 +85,11 @@ fn name_at<'a>(
     code: &str,
     start: usize,
     relations: &Relations<'a>,
+    except: Option<&str>,
     out: &mut String,
     copied: &mut usize,
     used: &mut Vec<&'a str>,
+    kept: &mut bool,
 ) -> usize {
     let bytes = code.as_bytes();
     let mut ends = Vec::new();
@@ -76,6 +110,10 @@ fn name_at<'a>(
             .is_some_and(|&c| is_ident_byte(c) || c == b'"')
         {
             continue;
+        }
+        if Some(&code[start..end]) == except {
+            *kept = true;
+            return end;
         }
         if let Some((name, replacement)) = relations.names.get_key_value(&code[start..end]) {
             out.push_str(&code[*copied..start]);
@@ -163,12 +201,17 @@ mod tests {
     use super::*;
 
     fn run(code: &str) -> (String, Vec<&'static str>) {
+        let r = run_with(code);
+        (r.sql, r.used)
+    }
+
+    fn run_with(code: &str) -> Rewritten<'static> {
         let relations = Relations::new([
             (r#""db"."main"."orders""#, "orders"),
             (r#""db"."raw"."orders""#, "raw.orders"),
             ("db.main.customers", "customers"),
         ]);
-        rewrite(code, &relations)
+        rewrite(code, &relations, None)
     }
 
     #[test]
@@ -189,6 +232,15 @@ mod tests {
         let (sql, used) = run(code);
         assert_eq!(sql, code);
         assert!(used.is_empty());
+    }
+
+    #[test]
+    fn the_excepted_relation_is_kept() {
+        let relations = Relations::new([(r#""db"."main"."orders""#, "orders")]);
+        let code = r#"select * from "db"."main"."orders""#;
+        let r = rewrite(code, &relations, Some(r#""db"."main"."orders""#));
+        assert_eq!(r.sql, code);
+        assert!(r.kept && r.used.is_empty());
     }
 
     #[test]
