@@ -595,6 +595,7 @@ impl<'m> Importer<'m> {
             // Renamed, the model would read itself (a cycle); kept, it reads its own table.
             let own = node.relation_name.as_deref();
             let rewritten = sql::rewrite(code, &relations, own);
+            tracing::debug!(model = %node.unique_id, relations = rewritten.replaced, "renamed");
             if rewritten.kept {
                 entries.push(Entry {
                     file: node.original_file_path.clone(),
