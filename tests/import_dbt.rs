@@ -639,3 +639,81 @@ fn sql_that_dbt_compiled_from_the_warehouse_is_reported() {
         "{sql}"
     );
 }
+
+/// dbt's parents of each model it builds from SQL, as sqb names: an ephemeral parent stands for
+/// its own parents (dbt inlines it).
+fn dbt_parents(
+    manifest: &Value,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let nodes = manifest["nodes"].as_object().unwrap();
+    let sources = manifest["sources"].as_object().unwrap();
+    let sqb_name = |id: &str| -> String {
+        if let Some(s) = sources.get(id) {
+            return format!(
+                "{}_{}",
+                s["source_name"].as_str().unwrap(),
+                s["name"].as_str().unwrap()
+            );
+        }
+        let node = &nodes[id];
+        let name = node["name"].as_str().unwrap();
+        match &node["version"] {
+            Value::Null => name.to_string(),
+            v => format!("{name}_v{}", v.to_string().trim_matches('"')),
+        }
+    };
+    let ephemeral = |id: &str| {
+        nodes
+            .get(id)
+            .is_some_and(|n| n["config"]["materialized"] == "ephemeral")
+    };
+    fn expand(
+        id: &str,
+        nodes: &serde_json::Map<String, Value>,
+        ephemeral: &dyn Fn(&str) -> bool,
+        out: &mut Vec<String>,
+    ) {
+        for dep in nodes[id]["depends_on"]["nodes"].as_array().unwrap() {
+            let dep = dep.as_str().unwrap();
+            match ephemeral(dep) {
+                true => expand(dep, nodes, ephemeral, out),
+                false => out.push(dep.to_string()),
+            }
+        }
+    }
+    let mut parents = std::collections::BTreeMap::new();
+    for (id, node) in nodes {
+        let sql_model = node["resource_type"] == "model" && node["language"] == "sql";
+        if !sql_model || ephemeral(id) {
+            continue;
+        }
+        let mut deps = Vec::new();
+        expand(id, nodes, &ephemeral, &mut deps);
+        parents.insert(sqb_name(id), deps.iter().map(|d| sqb_name(d)).collect());
+    }
+    parents
+}
+
+#[test]
+fn the_imported_dag_is_dbts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("shop");
+    assert_eq!(import(&jaffle(), &out, &[]).status.code(), Some(0));
+    let project = sqb::project::Project::load(&out).unwrap();
+    let (diags, graph) =
+        sqb::compile::compile_with_graph(&project, sqb::compile::Options { sql_analysis: true });
+    assert!(diags.is_empty(), "{diags:?}");
+    let resources = sqb::project::all_resources(&project);
+    let mut sqb = std::collections::BTreeMap::new();
+    for (i, resource) in resources.iter().enumerate() {
+        if resource.resource_type() != "model" {
+            continue;
+        }
+        let parents: std::collections::BTreeSet<String> = graph.parents[i]
+            .iter()
+            .map(|&p| resources[p].name().to_string())
+            .collect();
+        sqb.insert(resource.name().to_string(), parents);
+    }
+    assert_eq!(sqb, dbt_parents(&manifest()));
+}
