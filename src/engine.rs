@@ -23,6 +23,14 @@ impl Engine {
     pub fn parse(name: &str) -> Option<Self> {
         name.parse().ok()
     }
+
+    /// The sqlparser dialect its SQL is read in.
+    pub fn dialect(self) -> Box<dyn sqlparser::dialect::Dialect> {
+        match self {
+            Engine::Postgres => Box::new(sqlparser::dialect::PostgreSqlDialect {}),
+            Engine::DuckDb => Box::new(sqlparser::dialect::DuckDbDialect {}),
+        }
+    }
 }
 
 impl fmt::Display for Engine {

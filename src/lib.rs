@@ -32,6 +32,7 @@ pub mod project;
 pub mod redact;
 pub mod report;
 pub mod select;
+pub mod semantic;
 pub mod source;
 pub mod types;
 pub mod warehouse;

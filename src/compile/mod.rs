@@ -173,6 +173,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
         }
     }
     check_numeric_precision(project, &mut diags);
+    diags.extend(crate::semantic::validate(project));
     let graph = deps::build(project, parents, imports.len(), &mut diags);
     if options.sql_analysis {
         tracing::debug_span!("second pass: models reading models analysed").in_scope(|| {

@@ -8,7 +8,9 @@ use toml_edit::{Document, Item, TableLike};
 use super::columns::{read_columns, read_model_props};
 use super::config::{finish, merge, read_raw, RawConfig};
 use super::discover::{list, Found, LOCAL_FILE, PROJECT_FILE};
+use super::metrics::{read_binding, MetricBinding};
 use super::reader::Reader;
+use super::semantic::{read_semantic, Semantic};
 use super::{Column, ColumnSet, EnumBase, EnumDef, Model, ModelProps, Project, SourceTable};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;
@@ -44,6 +46,10 @@ const SIDECAR_KEYS: &[&str] = &[
     "access",
     "meta",
     "columns",
+    "measures",
+    "dimensions",
+    "joins",
+    "grain",
 ];
 const SCHEMA_KEYS: &[&str] = &["description", "columns"];
 const ENUM_KEYS: &[&str] = &["description", "members"];
@@ -58,6 +64,10 @@ const SOURCE_KEYS: &[&str] = &[
     "meta",
     "complete",
     "columns",
+    "measures",
+    "dimensions",
+    "joins",
+    "grain",
 ];
 
 struct Loader {
@@ -143,6 +153,7 @@ impl Project {
                 enums: Default::default(),
                 source_tables: Default::default(),
                 imports: Vec::new(),
+                metrics: Vec::new(),
                 diagnostics: loader.diags,
             });
         }
@@ -153,6 +164,7 @@ impl Project {
         check_path_defaults(&mut loader, &config.path_defaults);
         let models = load_models(&mut loader, &config.path_defaults);
         let imports = load_imports(&mut loader, &config.imports);
+        let metrics = load_metrics(&mut loader);
         tracing::debug!(
             models = models.len(),
             files = loader.sources.len(),
@@ -167,6 +179,7 @@ impl Project {
             enums,
             source_tables,
             imports,
+            metrics,
             diagnostics: loader.diags,
         };
         tracing::debug_span!("declared types resolved")
@@ -325,6 +338,7 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
             sidecar,
             props: ModelProps::default(),
             columns: Vec::new(),
+            semantic: None,
             unreadable: false,
         });
     }
@@ -345,9 +359,10 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
     for ((i, _), (sidecar, diags)) in pending.into_iter().zip(parsed) {
         loader.diags.extend(diags);
         match sidecar {
-            Some((props, columns)) => {
+            Some((props, columns, semantic)) => {
                 models[i].props = props;
                 models[i].columns = columns;
+                models[i].semantic = semantic;
             }
             None => {
                 models[i].sidecar = None;
@@ -374,7 +389,7 @@ fn read_all<T: Sync, const N: usize>(
     })
 }
 
-type Sidecar = Option<(ModelProps, Vec<Column>)>;
+type Sidecar = Option<(ModelProps, Vec<Column>, Option<Box<Semantic>>)>;
 
 /// Parses one sidecar; `None` when it is not valid TOML (reported).
 fn parse_sidecar(sources: &SourceMap, id: FileId, name: &str) -> (Sidecar, Vec<Diagnostic>) {
@@ -391,7 +406,8 @@ fn parse_sidecar(sources: &SourceMap, id: FileId, name: &str) -> (Sidecar, Vec<D
     r.check_keys(root, SIDECAR_KEYS, &format!("model `{name}`"));
     let props = read_model_props(&mut r, root);
     let columns = read_columns(&mut r, root, &format!("model `{name}`"));
-    (Some((props, columns)), diags)
+    let semantic = read_semantic(&mut r, root, &format!("model `{name}`"));
+    (Some((props, columns, semantic)), diags)
 }
 
 fn toml_syntax(id: FileId, err: &toml_edit::TomlError) -> Diagnostic {
@@ -547,6 +563,19 @@ fn read_members(
     (members, base)
 }
 
+/// The metric bindings of `contracts/metrics/`, one per file.
+fn load_metrics(loader: &mut Loader) -> Vec<MetricBinding> {
+    let mut out = Vec::new();
+    for found in list(&loader.root, "contracts/metrics", &["toml"]) {
+        let Some((id, doc)) = loader.read_toml(&found) else {
+            continue;
+        };
+        let mut r = loader.reader(id);
+        out.push(read_binding(&mut r, doc.as_table(), id, &found.rel));
+    }
+    out
+}
+
 fn load_sources(loader: &mut Loader) -> Vec<SourceTable> {
     let mut out: Vec<SourceTable> = Vec::new();
     let mut first_loc: HashMap<String, Loc> = HashMap::new();
@@ -600,6 +629,7 @@ fn load_sources(loader: &mut Loader) -> Vec<SourceTable> {
                     .unwrap_or_default(),
                 description: r.string(t, "description"),
                 columns: read_columns(&mut r, t, &format!("source `{name}`")),
+                semantic: read_semantic(&mut r, t, &format!("source `{name}`")),
                 complete: r.boolean(t, "complete").is_some_and(|b| b.value),
                 schema,
                 name: Spanned::new(name.to_string(), name_loc),

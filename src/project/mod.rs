@@ -9,8 +9,10 @@ mod columns;
 mod config;
 mod discover;
 mod load;
+pub mod metrics;
 mod reader;
 mod resource;
+pub mod semantic;
 
 pub use config::{Config, Connection, ContractMode, ImportDecl, Settings, Target};
 pub use discover::{find_root, model_stems, rel_path, LOCAL_FILE, PROJECT_FILE};
@@ -38,6 +40,8 @@ pub struct Project {
     pub enums: BTreeMap<String, EnumDef>,
     pub source_tables: Vec<SourceTable>,
     pub imports: Vec<Import>,
+    /// `contracts/metrics/*.toml`, in path order.
+    pub metrics: Vec<metrics::MetricBinding>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -137,6 +141,8 @@ pub struct Model {
     /// The model's own keys merged over its folder's `path_defaults`.
     pub props: ModelProps,
     pub columns: Vec<Column>,
+    /// `[measures.*]`, `[dimensions.*]`, `[joins.*]`, `grain`, when the sidecar has any.
+    pub semantic: Option<Box<semantic::Semantic>>,
     /// Its sidecar is not valid TOML (reported once): the rules that need what the sidecar
     /// says are skipped for it, as if it declared no contract.
     pub unreadable: bool,
@@ -310,6 +316,8 @@ pub struct SourceTable {
     pub tags: Vec<Spanned<String>>,
     pub description: Option<Spanned<String>>,
     pub columns: Vec<Column>,
+    /// `[NAME.measures.*]` and the other semantic keys, when the source has any.
+    pub semantic: Option<Box<semantic::Semantic>>,
     /// `complete = true`: the declared columns are the table's whole shape (compile reads
     /// `*` over it and rejects references to other columns; diff reports undeclared columns).
     pub complete: bool,

@@ -1,7 +1,7 @@
 //! Checking that each model's SQL parses as exactly one query in the project engine's dialect.
 
 use sqlparser::ast::{Spanned as _, Statement};
-use sqlparser::dialect::{Dialect, DuckDbDialect, PostgreSqlDialect};
+use sqlparser::dialect::Dialect;
 use sqlparser::parser::{Parser, ParserError};
 
 use crate::diagnostics::{Code, Diagnostic};
@@ -11,10 +11,7 @@ use crate::source::{Loc, SourceFile};
 
 /// The sqlparser dialect of an engine.
 pub fn dialect(engine: Engine) -> Box<dyn Dialect> {
-    match engine {
-        Engine::Postgres => Box::new(PostgreSqlDialect {}),
-        Engine::DuckDb => Box::new(DuckDbDialect {}),
-    }
+    engine.dialect()
 }
 
 /// Parses a model's SQL; returns the query statement, or reports why it is not one.

@@ -778,8 +778,8 @@ impl<'m> Importer<'m> {
         for (section, id, other) in &self.manifest.others {
             let (kind, what) = match *section {
                 "unit_tests" => ("unit test", "sqb runs no model on fixture rows"),
-                "semantic_models" => ("semantic model", "MetricFlow's semantic models are not carried over: sqb's semantic contracts are not built yet"),
-                "metrics" => ("metric", "MetricFlow's metrics are not carried over: sqb's semantic contracts are not built yet"),
+                "semantic_models" => ("semantic model", "MetricFlow's semantic models are not carried over yet: declare their measures, dimensions and joins in the sidecars (docs/semantic-contracts.md)"),
+                "metrics" => ("metric", "MetricFlow's metrics are not carried over yet: bind them in contracts/metrics/ (docs/semantic-contracts.md)"),
                 "saved_queries" => ("saved query", "MetricFlow's saved queries are not carried over"),
                 _ => ("exposure", "sqb has no exposures; `access = \"public\"` and `sqb publish` are how other projects read models"),
             };

@@ -1,0 +1,312 @@
+//! `contracts/metrics/*.toml`: one metric binding per file, which names the metric, who owns
+//! it, and its canonical definition: a kind and, per kind, the measure, columns or component
+//! metrics it is computed from (docs/semantic-contracts.md).
+//!
+//! Reading checks each file's shape: unknown keys, wrong types, values outside the allowed
+//! sets, the fields each kind requires and those foreign to it. Whether what they name exists
+//! is `crate::semantic`'s to check.
+
+use toml_edit::TableLike;
+
+use super::reader::Reader;
+use super::NameList;
+use crate::diagnostics::{Code, Diagnostic};
+use crate::source::{FileId, Loc, Spanned};
+
+const BINDING_KEYS: &[&str] = &[
+    "metric",
+    "owner",
+    "label",
+    "aliases",
+    "provenance",
+    "status",
+    "canonical",
+    "deprecated_alternatives",
+    "examples",
+];
+pub const KINDS: &[&str] = &[
+    "single",
+    "ratio",
+    "weighted_avg",
+    "semi_additive",
+    "distinct_count",
+    "percentile",
+    "opaque",
+];
+const PROVENANCE: &[&str] = &["board_approved", "human_curated", "inferred"];
+const STATUS: &[&str] = &["active", "deprecated"];
+const COLLAPSE_AGG: &[&str] = &["last", "first", "avg", "min", "max"];
+const ON_ZERO: &[&str] = &["null", "zero", "error"];
+/// Keys every kind may have.
+const COMMON: &[&str] = &["kind", "population_filter", "on_zero_denominator"];
+
+/// The fields each kind requires (and the only ones it takes, with [`COMMON`]).
+pub fn kind_fields(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "single" => &["source", "measure"],
+        "ratio" => &["numerator", "denominator"],
+        "weighted_avg" => &["weighted_sum", "weight"],
+        "semi_additive" => &["source", "measure", "collapse_dimension", "collapse_agg"],
+        "distinct_count" => &["source", "distinct_on"],
+        "percentile" => &["source", "column", "quantile"],
+        "opaque" => &["source", "measure", "native_grain"],
+        _ => &[],
+    }
+}
+
+/// A metric binding.
+#[derive(Debug)]
+pub struct MetricBinding {
+    pub file: FileId,
+    pub metric: Option<Spanned<String>>,
+    pub owner: Option<Spanned<String>>,
+    pub label: Option<Spanned<String>>,
+    pub aliases: Vec<Spanned<String>>,
+    pub provenance: Option<Spanned<String>>,
+    pub status: Option<Spanned<String>>,
+    pub canonical: Option<Canonical>,
+}
+
+impl MetricBinding {
+    /// `status = "deprecated"` bindings never compete for names.
+    pub fn is_active(&self) -> bool {
+        self.status.as_ref().is_none_or(|s| s.value == "active")
+    }
+
+    /// The metric's name, or the file's stem where it has none (reported).
+    pub fn name(&self) -> Option<&Spanned<String>> {
+        self.metric.as_ref()
+    }
+}
+
+/// `[canonical]`: the kind and its fields, each where it is written.
+#[derive(Debug)]
+pub struct Canonical {
+    pub kind: Option<Spanned<String>>,
+    pub loc: Loc,
+    pub source: Option<Spanned<String>>,
+    pub measure: Option<Spanned<String>>,
+    pub numerator: Option<Spanned<String>>,
+    pub denominator: Option<Spanned<String>>,
+    pub weighted_sum: Option<Spanned<String>>,
+    pub weight: Option<Spanned<String>>,
+    pub collapse_dimension: Option<Spanned<String>>,
+    pub collapse_agg: Option<Spanned<String>>,
+    pub distinct_on: Option<Spanned<String>>,
+    pub column: Option<Spanned<String>>,
+    pub quantile: Option<Spanned<f64>>,
+    pub native_grain: Option<NameList>,
+    pub population_filter: Option<Spanned<String>>,
+    pub on_zero_denominator: Option<Spanned<String>>,
+}
+
+impl Canonical {
+    /// The component metrics of a composite kind (ratio, weighted average).
+    pub fn components(&self) -> Vec<&Spanned<String>> {
+        [
+            &self.numerator,
+            &self.denominator,
+            &self.weighted_sum,
+            &self.weight,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// Reads one binding file's root table.
+pub(super) fn read_binding(
+    r: &mut Reader<'_>,
+    root: &dyn TableLike,
+    file: FileId,
+    rel: &str,
+) -> MetricBinding {
+    r.check_keys(root, BINDING_KEYS, rel);
+    let metric = r.string(root, "metric");
+    if metric.is_none() && !root.contains_key("metric") {
+        r.missing(
+            Loc::file_start(file),
+            "metric",
+            rel,
+            "name the metric: `metric = \"revenue\"`",
+        );
+    }
+    let canonical = match r.table(root, "canonical") {
+        Some(t) => Some(read_canonical(r, t, r.key_loc(root, "canonical"))),
+        None if !root.contains_key("canonical") => {
+            r.missing(
+                Loc::file_start(file),
+                "canonical",
+                rel,
+                "define it: `[canonical]` with `kind = \"single\"`, `source` and `measure`",
+            );
+            None
+        }
+        None => None,
+    };
+    for (key, fields) in [
+        ("deprecated_alternatives", &["source", "ref", "reason"][..]),
+        ("examples", &["query", "origin", "frequency"][..]),
+    ] {
+        let Some(item) = root.get(key) else { continue };
+        match item.as_array_of_tables() {
+            Some(tables) => {
+                for table in tables.iter() {
+                    r.check_keys(table, fields, &format!("[[{key}]]"));
+                    for field in fields {
+                        r.string(table, field);
+                    }
+                }
+            }
+            None => r.wrong_type(
+                root,
+                key,
+                "an array of tables",
+                Some(format!("write `[[{key}]]` tables")),
+            ),
+        }
+    }
+    MetricBinding {
+        file,
+        owner: r.string(root, "owner"),
+        label: r.string(root, "label"),
+        aliases: r
+            .strings(root, "aliases", false)
+            .map(|a| a.value)
+            .unwrap_or_default(),
+        provenance: r.choice(root, "provenance", PROVENANCE),
+        status: r.choice(root, "status", STATUS),
+        metric,
+        canonical,
+    }
+}
+
+fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical {
+    let kind = r.choice(t, "kind", KINDS);
+    if kind.is_none() && !t.contains_key("kind") {
+        r.missing(
+            loc.clone(),
+            "kind",
+            "[canonical]",
+            format!("say what kind of metric it is: one of {}", KINDS.join(", ")),
+        );
+    }
+    match &kind {
+        Some(kind) => check_kind_fields(r, t, kind, &loc),
+        None => {
+            let mut all: Vec<&str> = COMMON.to_vec();
+            for k in KINDS {
+                all.extend(
+                    kind_fields(k)
+                        .iter()
+                        .filter(|f| !all.contains(f))
+                        .collect::<Vec<_>>(),
+                );
+            }
+            r.check_keys(t, &all, "[canonical]");
+        }
+    }
+    let quantile = read_quantile(r, t);
+    Canonical {
+        source: r.string(t, "source"),
+        measure: r.string(t, "measure"),
+        numerator: r.string(t, "numerator"),
+        denominator: r.string(t, "denominator"),
+        weighted_sum: r.string(t, "weighted_sum"),
+        weight: r.string(t, "weight"),
+        collapse_dimension: r.string(t, "collapse_dimension"),
+        collapse_agg: r.choice(t, "collapse_agg", COLLAPSE_AGG),
+        distinct_on: r.string(t, "distinct_on"),
+        column: r.string(t, "column"),
+        native_grain: r.strings(t, "native_grain", false),
+        population_filter: r.string(t, "population_filter"),
+        on_zero_denominator: r.choice(t, "on_zero_denominator", ON_ZERO),
+        quantile,
+        kind,
+        loc,
+    }
+}
+
+/// Every field the kind requires is there, and none foreign to it.
+fn check_kind_fields(r: &mut Reader<'_>, t: &dyn TableLike, kind: &Spanned<String>, loc: &Loc) {
+    let fields = kind_fields(&kind.value);
+    for (key, _) in t.iter() {
+        if COMMON.contains(&key) || fields.contains(&key) {
+            continue;
+        }
+        let known = KINDS.iter().any(|k| kind_fields(k).contains(&key));
+        let diag = match known {
+            true => Diagnostic::error(
+                Code::MetricKindField,
+                format!("`{key}` does not belong to a `{}` metric", kind.value),
+            )
+            .at(
+                r.key_loc(t, key),
+                format!("not a field of `{}`", kind.value),
+            )
+            .related(kind.loc.clone(), "the kind is set here")
+            .hint(format!(
+                "a `{}` metric takes {}",
+                kind.value,
+                fields.join(", ")
+            )),
+            false => Diagnostic::error(
+                Code::UnknownKey,
+                format!("unknown key `{key}` in [canonical]"),
+            )
+            .at(r.key_loc(t, key), "unknown key")
+            .hint(format!(
+                "a `{}` metric takes {}, and {}",
+                kind.value,
+                fields.join(", "),
+                COMMON[1..].join(", ")
+            )),
+        };
+        r.push(diag);
+    }
+    for field in fields {
+        if !t.contains_key(field) {
+            r.missing(
+                loc.clone(),
+                field,
+                &format!("a `{}` metric's [canonical]", kind.value),
+                format!("a `{}` metric takes {}", kind.value, fields.join(", ")),
+            );
+        }
+    }
+}
+
+/// `quantile`: a number strictly between 0 and 1.
+fn read_quantile(r: &mut Reader<'_>, t: &dyn TableLike) -> Option<Spanned<f64>> {
+    let item = t.get("quantile")?;
+    let value = item
+        .as_float()
+        .or_else(|| item.as_integer().map(|i| i as f64));
+    let loc = r.value_loc(t, "quantile");
+    match value {
+        Some(q) if q > 0.0 && q < 1.0 => Some(Spanned::new(q, loc)),
+        Some(q) => {
+            r.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("invalid value {q} for `quantile`"),
+                )
+                .at(loc, "expected a number strictly between 0 and 1")
+                .hint(
+                    "write the quantile as a fraction: `quantile = 0.95` for the 95th percentile",
+                ),
+            );
+            None
+        }
+        None => {
+            r.wrong_type(
+                t,
+                "quantile",
+                "a number",
+                Some("write `quantile = 0.5`".into()),
+            );
+            None
+        }
+    }
+}

@@ -1,0 +1,501 @@
+//! The checks on metric bindings: what each canonical definition names exists on its source
+//! (measures, columns, dimensions) or among the active metrics (a ratio's components), with the
+//! types its kind needs; composites are acyclic; active names and aliases are unique; each
+//! population filter parses and names the source's columns, and compares an enum column only
+//! with its members.
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{BinaryOperator, Expr, InTarget, Value};
+
+use super::validate::{is_numeric, is_temporal, resolve_on, Relation};
+use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::project::metrics::{Canonical, MetricBinding};
+use crate::project::{Column, Project};
+use crate::source::{Loc, Spanned};
+use crate::types::DataType;
+
+pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut Vec<Diagnostic>) {
+    let active = active_names(project, diags);
+    for binding in &project.metrics {
+        let (Some(name), Some(canonical)) = (binding.name(), &binding.canonical) else {
+            continue;
+        };
+        let what = format!("metric `{}`", name.value);
+        let source = canonical
+            .source
+            .as_ref()
+            .and_then(|s| relation(relations, s, &what, diags));
+        if let Some(source) = source {
+            on_source(project, canonical, source, &what, diags);
+        }
+        for component in canonical.components() {
+            component_of(project, component, &what, &active, diags);
+        }
+    }
+    cycles(project, diags);
+}
+
+/// The active bindings by lower-cased name and alias; clashes reported.
+fn active_names<'p>(
+    project: &'p Project,
+    diags: &mut Vec<Diagnostic>,
+) -> HashMap<String, &'p MetricBinding> {
+    let mut seen: HashMap<String, (&Spanned<String>, &MetricBinding)> = HashMap::new();
+    for binding in project.metrics.iter().filter(|b| b.is_active()) {
+        let Some(name) = binding.name() else { continue };
+        for alias in &binding.aliases {
+            if alias.value.eq_ignore_ascii_case(&name.value) {
+                diags.push(
+                    Diagnostic::error(
+                        Code::MetricNameClash,
+                        format!("metric `{}` has itself as an alias", name.value),
+                    )
+                    .at(alias.loc.clone(), "the metric's own name")
+                    .related(name.loc.clone(), "the metric")
+                    .hint("an alias is another name for the metric: remove this one"),
+                );
+            }
+        }
+        let names = std::iter::once(name).chain(
+            binding
+                .aliases
+                .iter()
+                .filter(|a| !a.value.eq_ignore_ascii_case(&name.value)),
+        );
+        for spelled in names {
+            let key = spelled.value.to_lowercase();
+            match seen.get(&key) {
+                Some((first, other)) if !std::ptr::eq(*other, binding) => diags.push(
+                    Diagnostic::error(Code::MetricNameClash, format!("`{}` names two active metrics", spelled.value))
+                        .at(spelled.loc.clone(), "named here")
+                        .related(first.loc.clone(), "and here")
+                        .hint("metric names and aliases are unique among active bindings (case-insensitively); rename one, or set `status = \"deprecated\"` on the old one"),
+                ),
+                Some(_) => {}
+                None => {
+                    seen.insert(key, (spelled, binding));
+                }
+            }
+        }
+    }
+    seen.into_iter().map(|(k, (_, b))| (k, b)).collect()
+}
+
+fn relation<'a, 'p>(
+    relations: &'a [Relation<'p>],
+    name: &Spanned<String>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<&'a Relation<'p>> {
+    if let Some(r) = relations.iter().find(|r| r.name == name.value) {
+        return Some(r);
+    }
+    let mut diag = Diagnostic::error(
+        Code::SemanticUnknownRelation,
+        format!(
+            "{what} is computed from `{}`, which is no model or source",
+            name.value
+        ),
+    )
+    .at(name.loc.clone(), "no such model or source");
+    diag = match did_you_mean(&name.value, relations.iter().map(|r| r.name)) {
+        Some(close) => diag.hint(format!("did you mean `{close}`?")),
+        None => diag.hint("name a model (its file stem) or a source of the project"),
+    };
+    diags.push(diag);
+    None
+}
+
+/// What the definition names on its source: the measure, columns and collapse dimension.
+fn on_source(
+    project: &Project,
+    c: &Canonical,
+    source: &Relation<'_>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if let Some(measure) = &c.measure {
+        let measures = source
+            .semantic
+            .map(|s| s.measures.as_slice())
+            .unwrap_or_default();
+        if !measures.iter().any(|m| m.name.value == measure.value) {
+            let mut diag = Diagnostic::error(
+                Code::SemanticUnknownMeasure,
+                format!(
+                    "{what} reads measure `{}`, which {} does not declare",
+                    measure.value,
+                    source.describe()
+                ),
+            )
+            .at(measure.loc.clone(), "no such measure")
+            .related(
+                source.loc.clone(),
+                format!("the measures of {}", source.describe()),
+            );
+            diag = match did_you_mean(
+                &measure.value,
+                measures.iter().map(|m| m.name.value.as_str()),
+            ) {
+                Some(close) => diag.hint(format!("did you mean `{close}`?")),
+                None => diag.hint(format!(
+                    "declare it under [measures.{}] of {}",
+                    measure.value,
+                    source.describe()
+                )),
+            };
+            diags.push(diag);
+        }
+    }
+    for column in [&c.distinct_on].into_iter().flatten() {
+        resolve_on(source, column, what, diags);
+    }
+    if let Some(column) = &c.column {
+        if let Some(declared) = resolve_on(source, column, what, diags) {
+            typed(
+                declared,
+                column,
+                &format!("{what} (percentile)"),
+                "a numeric or temporal type",
+                |t| is_numeric(t) || is_temporal(t),
+                diags,
+            );
+        }
+    }
+    for column in c.native_grain.iter().flat_map(|g| g.value.iter()) {
+        resolve_on(source, column, what, diags);
+    }
+    if let Some(grain) = c.native_grain.as_ref().filter(|g| g.value.is_empty()) {
+        diags.push(
+            Diagnostic::error(
+                Code::InvalidValue,
+                format!("{what} has an empty `native_grain`"),
+            )
+            .at(grain.loc.clone(), "no column")
+            .hint("an opaque metric is served only at its native grain: name its columns"),
+        );
+    }
+    if let Some(dimension) = &c.collapse_dimension {
+        collapse_dimension(source, dimension, what, diags);
+    }
+    if let Some(filter) = &c.population_filter {
+        predicate(
+            project,
+            source,
+            filter,
+            &format!("the population filter of {what}"),
+            diags,
+        );
+    }
+}
+
+/// A semi-additive metric collapses a dimension of its source (or a column) that is temporal.
+fn collapse_dimension(
+    source: &Relation<'_>,
+    name: &Spanned<String>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let dimension = source
+        .semantic
+        .and_then(|s| s.dimensions.iter().find(|d| d.name.value == name.value));
+    let column_name = dimension.map_or(name.clone(), |d| {
+        Spanned::new(d.column().value.clone(), name.loc.clone())
+    });
+    if let Some(declared) = resolve_on(source, &column_name, what, diags) {
+        typed(
+            declared,
+            name,
+            &format!("{what} (collapse_dimension)"),
+            "a DATE or TIMESTAMP type",
+            is_temporal,
+            diags,
+        );
+    }
+}
+
+fn typed(
+    column: &Column,
+    at: &Spanned<String>,
+    what: &str,
+    expected: &str,
+    fits: impl Fn(&DataType) -> bool,
+    diags: &mut Vec<Diagnostic>,
+) {
+    match (&column.ty, &column.type_text) {
+        (Some(ty), Some(text)) if !fits(ty) => diags.push(
+            Diagnostic::error(
+                Code::SemanticWrongType,
+                format!(
+                    "{what} needs {expected}, but column `{}` is {}",
+                    column.name.value, text.value
+                ),
+            )
+            .at(at.loc.clone(), format!("needs {expected}"))
+            .related(
+                text.loc.clone(),
+                format!("`{}` is declared {} here", column.name.value, text.value),
+            )
+            .hint("use a column of that type"),
+        ),
+        (None, None) => diags.push(
+            Diagnostic::warning(
+                Code::SemanticTypeUnknown,
+                format!(
+                    "{what} needs {expected}, but column `{}` declares no type",
+                    column.name.value
+                ),
+            )
+            .at(at.loc.clone(), format!("needs {expected}"))
+            .related(column.name.loc.clone(), "declared here without a type")
+            .hint("declare the column's type so that sqb can check it"),
+        ),
+        _ => {}
+    }
+}
+
+/// A component of a ratio or weighted average is an active metric.
+fn component_of(
+    project: &Project,
+    component: &Spanned<String>,
+    what: &str,
+    active: &HashMap<String, &MetricBinding>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if active.contains_key(&component.value.to_lowercase()) {
+        return;
+    }
+    let inactive = project.metrics.iter().find(|b| {
+        b.name()
+            .is_some_and(|n| n.value.eq_ignore_ascii_case(&component.value))
+    });
+    let diag = match inactive.and_then(|b| b.status.as_ref()) {
+        Some(status) => Diagnostic::error(
+            Code::MetricComponentInactive,
+            format!(
+                "{what} is computed from `{}`, which is deprecated",
+                component.value
+            ),
+        )
+        .at(component.loc.clone(), "a deprecated metric")
+        .related(status.loc.clone(), "deprecated here")
+        .hint("compose active metrics only: use its replacement"),
+        None => {
+            let names = active.keys().map(String::as_str);
+            let mut d = Diagnostic::error(
+                Code::SemanticUnknownMetric,
+                format!(
+                    "{what} is computed from `{}`, which is no metric",
+                    component.value
+                ),
+            )
+            .at(component.loc.clone(), "no such metric");
+            d = match did_you_mean(&component.value, names) {
+                Some(close) => d.hint(format!("did you mean `{close}`?")),
+                None => d.hint("name a metric bound in contracts/metrics/"),
+            };
+            d
+        }
+    };
+    diags.push(diag);
+}
+
+/// Composite metrics must not be computed from themselves: each cycle, in full, once.
+fn cycles(project: &Project, diags: &mut Vec<Diagnostic>) {
+    let index: HashMap<String, usize> = project
+        .metrics
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| Some((b.name()?.value.to_lowercase(), i)))
+        .collect();
+    let edges: Vec<Vec<(usize, &Spanned<String>)>> = project
+        .metrics
+        .iter()
+        .map(|b| {
+            b.canonical
+                .iter()
+                .flat_map(|c| c.components())
+                .filter_map(|c| Some((*index.get(&c.value.to_lowercase())?, c)))
+                .collect()
+        })
+        .collect();
+    let mut state = vec![0u8; edges.len()];
+    let mut stack = Vec::new();
+    let mut reported = std::collections::HashSet::new();
+    for start in 0..edges.len() {
+        visit(
+            project,
+            &edges,
+            start,
+            &mut state,
+            &mut stack,
+            &mut reported,
+            diags,
+        );
+    }
+}
+
+fn visit<'a>(
+    project: &Project,
+    edges: &'a [Vec<(usize, &'a Spanned<String>)>],
+    at: usize,
+    state: &mut [u8],
+    stack: &mut Vec<usize>,
+    reported: &mut std::collections::HashSet<Vec<usize>>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if state[at] != 0 {
+        return;
+    }
+    state[at] = 1;
+    stack.push(at);
+    for &(next, reference) in &edges[at] {
+        if state[next] == 1 {
+            let from = stack.iter().position(|&s| s == next).unwrap_or(0);
+            let mut cycle: Vec<usize> = stack[from..].to_vec();
+            let mut key = cycle.clone();
+            key.sort_unstable();
+            if reported.insert(key) {
+                cycle.push(next);
+                let names: Vec<&str> = cycle
+                    .iter()
+                    .filter_map(|&i| project.metrics[i].name().map(|n| n.value.as_str()))
+                    .collect();
+                diags.push(
+                    Diagnostic::error(Code::MetricCycle, format!("metrics are computed from each other: {}", names.join(" → ")))
+                        .at(reference.loc.clone(), "closes the cycle")
+                        .hint("a composite metric is computed from other metrics; one of these must be computed from a source"),
+                );
+            }
+        } else {
+            visit(project, edges, next, state, stack, reported, diags);
+        }
+    }
+    stack.pop();
+    state[at] = 2;
+}
+
+/// A SQL predicate over `source`'s columns: it parses in the engine's dialect, every column it
+/// names is declared, and an enum column is compared only with its members.
+pub(super) fn predicate(
+    project: &Project,
+    source: &Relation<'_>,
+    text: &Spanned<String>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let dialect = project.engine().dialect();
+    let parsed = sqlparser::parser::Parser::new(dialect.as_ref())
+        .try_with_sql(&text.value)
+        .and_then(|mut p| {
+            let expr = p.parse_expr()?;
+            // The whole text is one expression: nothing may follow it.
+            p.expect_token(&sqlparser::tokenizer::Token::EOF)?;
+            Ok(expr)
+        });
+    let expr = match parsed {
+        Ok(expr) => expr,
+        Err(e) => {
+            diags.push(
+                Diagnostic::error(Code::PredicateInvalid, format!("{what} does not parse as {} SQL", project.engine()))
+                    .at(text.loc.clone(), e.to_string())
+                    .hint("write one boolean SQL expression over the source's columns, such as \"status <> 'cancelled'\""),
+            );
+            return;
+        }
+    };
+    let _ = sqlparser::ast::visit_expressions(&expr, |e: &Expr| {
+        match e {
+            Expr::Identifier(id) => {
+                resolve_on(
+                    source,
+                    &Spanned::new(id.value.clone(), text.loc.clone()),
+                    what,
+                    diags,
+                );
+            }
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Eq | BinaryOperator::NotEq,
+                right,
+            } => {
+                members(
+                    project,
+                    source,
+                    left,
+                    std::slice::from_ref(right.as_ref()),
+                    text,
+                    what,
+                    diags,
+                );
+                members(
+                    project,
+                    source,
+                    right,
+                    std::slice::from_ref(left.as_ref()),
+                    text,
+                    what,
+                    diags,
+                );
+            }
+            Expr::In {
+                expr,
+                target: InTarget::List(list),
+                ..
+            } => members(project, source, expr, list, text, what, diags),
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// A string literal compared with an enum-typed column must be one of its members.
+fn members(
+    project: &Project,
+    source: &Relation<'_>,
+    column: &Expr,
+    literals: &[Expr],
+    text: &Spanned<String>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Expr::Identifier(id) = column else { return };
+    let Some(declared) = source.column(&id.value) else {
+        return;
+    };
+    let Some(DataType::Named(name)) = &declared.ty else {
+        return;
+    };
+    let Some(domain) = project.enum_named(name) else {
+        return;
+    };
+    let values = domain.values();
+    for literal in literals {
+        let Expr::Value(v) = literal else { continue };
+        let Value::SingleQuotedString(s) = &v.value else {
+            continue;
+        };
+        if values.contains(s) {
+            continue;
+        }
+        let mut diag = Diagnostic::error(
+            Code::PredicateInvalid,
+            format!(
+                "{what} compares `{}` with '{s}', which is not a member of enum `{}`",
+                id.value, domain.name
+            ),
+        )
+        .at(text.loc.clone(), format!("'{s}' is no `{}`", domain.name))
+        .related(
+            Loc::file_start(domain.file),
+            format!("the members of `{}`", domain.name),
+        );
+        diag = match did_you_mean(s, values.iter().map(String::as_str)) {
+            Some(close) => diag.hint(format!("did you mean '{close}'?")),
+            None => diag.hint(format!("`{}` has {}", domain.name, values.join(", "))),
+        };
+        diags.push(diag);
+    }
+}

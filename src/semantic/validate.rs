@@ -1,0 +1,326 @@
+//! The checks on semantic declarations: every column, relation and join key they name
+//! resolves, and each has a type its use needs. Every problem is reported at the declaration
+//! that names it, with a second label at what it relied on.
+
+use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::engine::Engine;
+use crate::project::semantic::{Join, Semantic};
+use crate::project::{Column, Project};
+use crate::source::{Loc, Spanned};
+use crate::types::{self, DataType};
+
+/// A model or source with its semantic declarations, as the checks see it.
+pub(super) struct Relation<'p> {
+    pub kind: &'static str,
+    pub name: &'p str,
+    pub columns: Vec<&'p Column>,
+    pub semantic: Option<&'p Semantic>,
+    /// Where the relation is declared, for labels that point at it.
+    pub loc: Loc,
+}
+
+impl<'p> Relation<'p> {
+    pub fn describe(&self) -> String {
+        format!("{} `{}`", self.kind, self.name)
+    }
+
+    pub fn column(&self, name: &str) -> Option<&'p Column> {
+        self.columns
+            .iter()
+            .copied()
+            .find(|c| c.name.value.eq_ignore_ascii_case(name))
+    }
+}
+
+/// The checks of each relation's measures, dimensions, joins and grain.
+pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut Vec<Diagnostic>) {
+    for relation in relations {
+        let Some(semantic) = relation.semantic else {
+            continue;
+        };
+        let check = Check {
+            engine: project.engine(),
+            relation,
+            relations,
+        };
+        check.measures(semantic, diags);
+        check.dimensions(semantic, diags);
+        check.joins(semantic, diags);
+        if let Some(grain) = &semantic.grain {
+            for column in &grain.value {
+                check.resolve(column, "the grain", diags);
+            }
+        }
+    }
+}
+
+pub(super) fn relations(project: &Project) -> Vec<Relation<'_>> {
+    let models = project.models.iter().map(|m| Relation {
+        kind: "model",
+        name: &m.name,
+        columns: project.effective_columns(m),
+        semantic: m.semantic.as_deref(),
+        loc: Loc::file_start(m.sidecar.unwrap_or(m.sql_file)),
+    });
+    let sources = project.source_tables.iter().map(|s| Relation {
+        kind: "source",
+        name: &s.name.value,
+        columns: s.columns.iter().collect(),
+        semantic: s.semantic.as_deref(),
+        loc: s.name.loc.clone(),
+    });
+    models.chain(sources).collect()
+}
+
+/// What a use of a column needs of its type.
+struct Need {
+    what: String,
+    expected: &'static str,
+    fits: fn(&DataType) -> bool,
+    hint: &'static str,
+}
+
+struct Check<'a, 'p> {
+    engine: Engine,
+    relation: &'a Relation<'p>,
+    relations: &'a [Relation<'p>],
+}
+
+impl<'p> Check<'_, 'p> {
+    /// The declared column `name` names, or an error at it.
+    fn resolve(
+        &self,
+        name: &Spanned<String>,
+        what: &str,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Option<&'p Column> {
+        resolve_on(self.relation, name, what, diags)
+    }
+
+    fn measures(&self, semantic: &Semantic, diags: &mut Vec<Diagnostic>) {
+        for measure in &semantic.measures {
+            let what = format!("measure `{}`", measure.name.value);
+            let agg = measure.agg.as_ref().map(|a| a.value.as_str());
+            match (&measure.column, &measure.expr) {
+                (Some(column), Some(expr)) => diags.push(
+                    Diagnostic::error(Code::MeasureShape, format!("{what} of {} has both a `column` and an `expr`", self.relation.describe()))
+                        .at(expr.loc.clone(), "an expression")
+                        .related(column.loc.clone(), "and a column")
+                        .hint("a measure aggregates one column or one expression: keep one"),
+                ),
+                (None, None) if agg != Some("count") => diags.push(
+                    Diagnostic::error(Code::MeasureShape, format!("{what} of {} aggregates nothing", self.relation.describe()))
+                        .at(measure.name.loc.clone(), "no `column` or `expr`")
+                        .hint("name the column it aggregates: `column = \"amount\"` (only `count` may count rows)"),
+                ),
+                _ => {}
+            }
+            let Some(column) = measure.column.as_ref() else {
+                continue;
+            };
+            let Some(declared) = self.resolve(column, &what, diags) else {
+                continue;
+            };
+            if let Some(agg @ ("sum" | "avg")) = agg {
+                let need = Need {
+                    what: format!("{what} ({agg})"),
+                    expected: "a numeric type",
+                    fits: is_numeric,
+                    hint: "aggregate a numeric column, or use count, count_distinct, min or max",
+                };
+                self.needs(declared, column, &need, diags);
+            }
+        }
+    }
+
+    fn dimensions(&self, semantic: &Semantic, diags: &mut Vec<Diagnostic>) {
+        for dimension in &semantic.dimensions {
+            let what = format!("dimension `{}`", dimension.name.value);
+            let Some(declared) = self.resolve(dimension.column(), &what, diags) else {
+                continue;
+            };
+            if let Some(granularity) = &dimension.granularity {
+                let need = Need {
+                    what: format!("{what} (granularity `{}`)", granularity.value),
+                    expected: "a DATE or TIMESTAMP type",
+                    fits: is_temporal,
+                    hint: "a granularity groups dates and times: drop it, or use a DATE or TIMESTAMP column",
+                };
+                self.needs(declared, granularity, &need, diags);
+            }
+        }
+    }
+
+    /// `column` must have a type `fits` accepts: an error when its declared type does not, a
+    /// warning when it declares none (the check cannot run).
+    fn needs(
+        &self,
+        column: &Column,
+        at: &Spanned<String>,
+        need: &Need,
+        diags: &mut Vec<Diagnostic>,
+    ) {
+        let owner = self.relation.describe();
+        let Need {
+            what,
+            expected,
+            fits,
+            hint,
+        } = need;
+        match (&column.ty, &column.type_text) {
+            (Some(ty), Some(text)) if !fits(ty) => diags.push(
+                Diagnostic::error(
+                    Code::SemanticWrongType,
+                    format!(
+                        "{what} of {owner} needs {expected}, but column `{}` is {}",
+                        column.name.value, text.value
+                    ),
+                )
+                .at(at.loc.clone(), format!("needs {expected}"))
+                .related(
+                    text.loc.clone(),
+                    format!("`{}` is declared {} here", column.name.value, text.value),
+                )
+                .hint(*hint),
+            ),
+            (None, None) => diags.push(
+                Diagnostic::warning(
+                    Code::SemanticTypeUnknown,
+                    format!(
+                        "{what} of {owner} needs {expected}, but column `{}` declares no type",
+                        column.name.value
+                    ),
+                )
+                .at(at.loc.clone(), format!("needs {expected}"))
+                .related(column.name.loc.clone(), "declared here without a type")
+                .hint("declare the column's type so that sqb can check it"),
+            ),
+            _ => {}
+        }
+    }
+
+    fn joins(&self, semantic: &Semantic, diags: &mut Vec<Diagnostic>) {
+        for join in &semantic.joins {
+            let Some(to) = &join.to else { continue };
+            let Some(target) = self.relations.iter().find(|r| r.name == to.value) else {
+                let names = self.relations.iter().map(|r| r.name);
+                let mut diag = Diagnostic::error(
+                    Code::SemanticUnknownRelation,
+                    format!(
+                        "join `{}` of {} is to `{}`, which is no model or source",
+                        join.alias.value,
+                        self.relation.describe(),
+                        to.value
+                    ),
+                )
+                .at(to.loc.clone(), "no such model or source");
+                diag = match did_you_mean(&to.value, names) {
+                    Some(close) => diag.hint(format!("did you mean `{close}`?")),
+                    None => diag.hint("name a model (its file stem) or a source of the project"),
+                };
+                diags.push(diag);
+                continue;
+            };
+            self.join_keys(join, target, diags);
+        }
+    }
+
+    fn join_keys(&self, join: &Join, target: &Relation<'p>, diags: &mut Vec<Diagnostic>) {
+        let what = format!("join `{}`", join.alias.value);
+        for (local, remote) in &join.on {
+            let mine = self.resolve(local, &what, diags);
+            let theirs = resolve_on(target, remote, &what, diags);
+            let (Some(mine), Some(theirs)) = (mine, theirs) else {
+                continue;
+            };
+            let (Some(a), Some(b)) = (&mine.ty, &theirs.ty) else {
+                continue;
+            };
+            if types::equivalent(a, b, self.engine) && types::equivalent(b, a, self.engine) {
+                continue;
+            }
+            let (ta, tb) = (mine.type_text.as_ref(), theirs.type_text.as_ref());
+            let spelled =
+                |t: Option<&Spanned<String>>| t.map_or(String::new(), |t| t.value.clone());
+            let mut diag = Diagnostic::error(
+                Code::JoinKeyTypes,
+                format!(
+                    "{what} of {} compares `{}` ({}) with `{}.{}` ({})",
+                    self.relation.describe(),
+                    local.value,
+                    spelled(ta),
+                    target.name,
+                    remote.value,
+                    spelled(tb)
+                ),
+            )
+            .at(local.loc.clone(), format!("{} here", spelled(ta)));
+            if let Some(t) = tb {
+                diag = diag.related(t.loc.clone(), format!("{} there", t.value));
+            }
+            diags.push(diag.hint("join keys must have equivalent types: declare both the same, or cast one in its model"));
+        }
+    }
+}
+
+/// The declared column of `relation` that `name` names, or an error at `name`.
+pub(super) fn resolve_on<'p>(
+    relation: &Relation<'p>,
+    name: &Spanned<String>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<&'p Column> {
+    if let Some(column) = relation.column(&name.value) {
+        return Some(column);
+    }
+    let mut diag = Diagnostic::error(
+        Code::SemanticUnknownColumn,
+        format!(
+            "{what} names column `{}`, which {} does not declare",
+            name.value,
+            relation.describe()
+        ),
+    )
+    .at(name.loc.clone(), "no such declared column")
+    .related(
+        relation.loc.clone(),
+        format!("the columns of {}", relation.describe()),
+    );
+    diag = match did_you_mean(
+        &name.value,
+        relation.columns.iter().map(|c| c.name.value.as_str()),
+    ) {
+        Some(close) => diag.hint(format!("did you mean `{close}`?")),
+        None => diag.hint(format!(
+            "declare the column under [columns.{}] of {}",
+            name.value,
+            relation.describe()
+        )),
+    };
+    diags.push(diag);
+    None
+}
+
+pub(super) fn is_numeric(ty: &DataType) -> bool {
+    use DataType::*;
+    matches!(
+        ty,
+        TinyInt
+            | SmallInt
+            | Integer
+            | BigInt
+            | HugeInt
+            | UTinyInt
+            | USmallInt
+            | UInteger
+            | UBigInt
+            | UHugeInt
+            | Numeric(_)
+            | Real
+            | Double
+    )
+}
+
+pub(super) fn is_temporal(ty: &DataType) -> bool {
+    matches!(ty, DataType::Date | DataType::Timestamp { .. })
+}
