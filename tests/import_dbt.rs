@@ -71,7 +71,7 @@ fn the_json_report_lists_what_was_written_and_the_compile() {
         json["compile"],
         serde_json::json!({"errors": 0, "warnings": 0})
     );
-    assert_eq!(json["files"].as_array().unwrap().len(), 24);
+    assert_eq!(json["files"].as_array().unwrap().len(), 25);
     let kinds: Vec<&str> = json["not_carried_over"]
         .as_array()
         .unwrap()
@@ -81,7 +81,6 @@ fn the_json_report_lists_what_was_written_and_the_compile() {
     for kind in [
         "unit test",
         "semantic model",
-        "metric",
         "snapshot",
         "seed",
         "python model",
@@ -716,4 +715,53 @@ fn the_imported_dag_is_dbts() {
         sqb.insert(resource.name().to_string(), parents);
     }
     assert_eq!(sqb, dbt_parents(&manifest()));
+}
+
+#[test]
+fn metricflow_without_a_sqb_form_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut m = manifest();
+    let sm = &mut m["semantic_models"]["semantic_model.jaffle.orders"];
+    sm["measures"][1]["agg"] = "percentile".into();
+    sm["dimensions"][1]["expr"] = "upper(status)".into();
+    let metrics = m["metrics"].as_object_mut().unwrap();
+    let mut ratio = metrics["metric.jaffle.revenue"].clone();
+    ratio["name"] = "revenue_share".into();
+    ratio["type"] = "ratio".into();
+    ratio["type_params"]["numerator"] = serde_json::json!({"name": "revenue"});
+    ratio["type_params"]["denominator"] = serde_json::json!({"name": "revenue", "filter": null});
+    let mut filtered = metrics["metric.jaffle.revenue"].clone();
+    filtered["name"] = "completed_revenue".into();
+    filtered["filter"] = serde_json::json!({"where_filters": [{"where_sql_template": "{{ Dimension('orders__status') }} = 'completed'"}]});
+    metrics.insert("metric.jaffle.completed_revenue".into(), filtered);
+    let mut derived = metrics["metric.jaffle.revenue"].clone();
+    derived["name"] = "revenue_growth".into();
+    derived["type"] = "derived".into();
+    metrics.insert("metric.jaffle.revenue_share".into(), ratio);
+    metrics.insert("metric.jaffle.revenue_growth".into(), derived);
+    let dbt = project_with_manifest(tmp.path(), &m.to_string());
+    let out = tmp.path().join("out");
+    let result = import(&dbt, &out, &["--format", "json"]);
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "{}",
+        transcript(&result, tmp.path())
+    );
+    let json: Value = serde_json::from_slice(&result.stdout).unwrap();
+    let entries: Vec<&Value> = json["not_carried_over"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "semantic model" || e["kind"] == "metric")
+        .collect();
+    insta::assert_json_snapshot!(entries);
+    insta::assert_snapshot!(std::fs::read_to_string(
+        out.join("contracts/metrics/revenue_share.toml")
+    )
+    .unwrap());
+    assert!(!out.join("contracts/metrics/revenue_growth.toml").exists());
+    assert!(!out
+        .join("contracts/metrics/completed_revenue.toml")
+        .exists());
 }

@@ -15,6 +15,8 @@ use super::{
 use crate::engine::Engine;
 use crate::ident::quote_ident;
 
+mod metricflow;
+
 /// Where each dbt resource that other models read goes in the sqb project.
 #[derive(Debug, Clone)]
 enum Target {
@@ -41,6 +43,8 @@ pub(super) struct Importer<'m> {
     schemas: BTreeMap<String, usize>,
     entries: Vec<Entry>,
     audits: usize,
+    /// `contracts/metrics/*.toml` from MetricFlow's metrics.
+    metric_files: Vec<(String, String)>,
 }
 
 impl<'m> Importer<'m> {
@@ -74,6 +78,7 @@ impl<'m> Importer<'m> {
             schemas: BTreeMap::new(),
             entries: Vec::new(),
             audits: 0,
+            metric_files: Vec::new(),
         }
     }
 
@@ -196,6 +201,7 @@ impl<'m> Importer<'m> {
             sql: String::new(),
             props,
             columns,
+            semantic: Vec::new(),
         });
     }
 
@@ -778,8 +784,6 @@ impl<'m> Importer<'m> {
         for (section, id, other) in &self.manifest.others {
             let (kind, what) = match *section {
                 "unit_tests" => ("unit test", "sqb runs no model on fixture rows"),
-                "semantic_models" => ("semantic model", "MetricFlow's semantic models are not carried over yet: declare their measures, dimensions and joins in the sidecars (docs/semantic-contracts.md)"),
-                "metrics" => ("metric", "MetricFlow's metrics are not carried over yet: bind them in contracts/metrics/ (docs/semantic-contracts.md)"),
                 "saved_queries" => ("saved query", "MetricFlow's saved queries are not carried over"),
                 _ => ("exposure", "sqb has no exposures; `access = \"public\"` and `sqb publish` are how other projects read models"),
             };
@@ -860,6 +864,7 @@ impl<'m> Importer<'m> {
         for (file, sources) in by_file {
             files.push((format!("sources/{file}.toml"), render::sources(&sources)));
         }
+        files.append(&mut self.metric_files);
         files.sort();
         self.entries.sort();
         self.entries.dedup();

@@ -26,8 +26,12 @@ pub struct Manifest {
     /// Where each node and source is, by unique id.
     by_id: HashMap<String, usize>,
     source_by_id: HashMap<String, usize>,
-    /// Other resources by section (`unit_tests`, `semantic_models`, ...): unique id → entry.
+    /// Other resources by section (`unit_tests`, `saved_queries`, `exposures`): unique id →
+    /// entry.
     pub others: Vec<(&'static str, String, OtherNode)>,
+    /// MetricFlow's semantic models and metrics (schema v10 and later).
+    pub semantic_models: Vec<(String, SemanticModel)>,
+    pub metrics: Vec<(String, Metric)>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -198,6 +202,68 @@ pub struct SourceNode {
     pub columns: Vec<(String, ColumnInfo)>,
 }
 
+/// A MetricFlow semantic model: measures, dimensions and entities over one dbt model.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SemanticModel {
+    pub name: String,
+    #[serde(default)]
+    pub original_file_path: String,
+    #[serde(default)]
+    pub depends_on: DependsOn,
+    #[serde(default)]
+    pub entities: Vec<Entity>,
+    #[serde(default)]
+    pub dimensions: Vec<SemanticDimension>,
+    #[serde(default)]
+    pub measures: Vec<SemanticMeasure>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Entity {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub expr: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SemanticDimension {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub expr: Option<String>,
+    #[serde(default)]
+    pub type_params: Option<Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SemanticMeasure {
+    pub name: String,
+    pub agg: String,
+    #[serde(default)]
+    pub expr: Option<Value>,
+    #[serde(default)]
+    pub non_additive_dimension: Option<Value>,
+}
+
+/// A MetricFlow metric.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(default)]
+    pub original_file_path: String,
+    #[serde(default)]
+    pub type_params: Value,
+    #[serde(default)]
+    pub filter: Option<Value>,
+}
+
 /// A resource the importer only lists: its name and the file that declares it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct OtherNode {
@@ -219,9 +285,9 @@ struct Sections {
     #[serde(default, deserialize_with = "entries")]
     unit_tests: Vec<(String, OtherNode)>,
     #[serde(default, deserialize_with = "entries")]
-    semantic_models: Vec<(String, OtherNode)>,
+    semantic_models: Vec<(String, SemanticModel)>,
     #[serde(default, deserialize_with = "entries")]
-    metrics: Vec<(String, OtherNode)>,
+    metrics: Vec<(String, Metric)>,
     #[serde(default, deserialize_with = "entries")]
     saved_queries: Vec<(String, OtherNode)>,
     #[serde(default, deserialize_with = "entries")]
@@ -257,8 +323,6 @@ impl Manifest {
             serde_json::from_str(text).map_err(|e| DbtError::BadEntry(e.to_string()))?;
         let others = [
             ("unit_tests", sections.unit_tests),
-            ("semantic_models", sections.semantic_models),
-            ("metrics", sections.metrics),
             ("saved_queries", sections.saved_queries),
             ("exposures", sections.exposures),
         ]
@@ -286,6 +350,8 @@ impl Manifest {
             sources,
             disabled: sections.disabled.unwrap_or_default(),
             others,
+            semantic_models: sections.semantic_models,
+            metrics: sections.metrics,
         })
     }
 

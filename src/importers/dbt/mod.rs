@@ -149,6 +149,8 @@ pub(crate) struct ModelOut {
     pub sql: String,
     pub props: Vec<(&'static str, toml_edit::Value)>,
     pub columns: Vec<ColumnOut>,
+    /// `[measures.*]`, `[dimensions.*]`, `[joins.*]` from MetricFlow: section, name, table.
+    pub semantic: Vec<(&'static str, String, toml_edit::Table)>,
 }
 
 /// A source table as it will be written, into `sources/<file>.toml`.
@@ -188,6 +190,7 @@ pub fn import(input: &Input<'_>) -> Result<Imported, DbtError> {
     importer.plan_sources()?;
     importer.rewrite_sql();
     importer.attach_tests();
+    importer.carry_semantic_layer();
     importer.list_others();
     Ok(importer.finish())
 }

@@ -191,7 +191,7 @@ fn folder_table(d: &FolderDefaults) -> Table {
 
 /// A model's sidecar; `None` when it would say nothing.
 pub fn sidecar(model: &ModelOut) -> Option<String> {
-    if model.props.is_empty() && model.columns.is_empty() {
+    if model.props.is_empty() && model.columns.is_empty() && model.semantic.is_empty() {
         return None;
     }
     let mut doc = DocumentMut::new();
@@ -199,6 +199,18 @@ pub fn sidecar(model: &ModelOut) -> Option<String> {
         doc.insert(key, value.clone().into());
     }
     insert_columns(doc.as_table_mut(), &model.columns, !model.props.is_empty());
+    for section in ["measures", "dimensions", "joins"] {
+        let mut parent = Table::new();
+        parent.set_implicit(true);
+        for (_, name, table) in model.semantic.iter().filter(|(s, _, _)| *s == section) {
+            let mut t = table.clone();
+            t.decor_mut().set_prefix("\n");
+            parent.insert(name, Item::Table(t));
+        }
+        if !parent.is_empty() {
+            doc.insert(section, Item::Table(parent));
+        }
+    }
     Some(doc.to_string())
 }
 
