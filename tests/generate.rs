@@ -517,3 +517,21 @@ fn every_pg_catalog_type_round_trips() {
     let report: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
     assert_eq!(report["summary"]["findings"], 0, "{report:#}");
 }
+
+#[test]
+fn overwrite_keeps_a_column_that_semantic_contracts_use() {
+    let case = repo().join("testdata/diff/semantic_impact");
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "duckdb", tmp.path());
+    // The case's warehouse, with `method` as declared: only `amount` is gone.
+    let sql = case_warehouse(&case, "duckdb")
+        .unwrap()
+        .replace("method INTEGER", "method VARCHAR");
+    duckdb_file(&tmp.path().join("w.duckdb"), &sql);
+    let before = std::fs::read_to_string(tmp.path().join("models/payments.toml")).unwrap();
+    let out = generate(tmp.path(), &["--write", "--overwrite"]);
+    insta::assert_snapshot!(transcript(&out, tmp.path()));
+    assert_eq!(out.status.code(), Some(0));
+    let after = std::fs::read_to_string(tmp.path().join("models/payments.toml")).unwrap();
+    assert_eq!(before, after);
+}

@@ -69,6 +69,10 @@ fn show(
     note(
         global,
         &match (changes.is_empty(), args.write) {
+            (true, _) if !plan.skipped.is_empty() => format!(
+                "nothing to change but what sqb will not change ({})",
+                count(plan.skipped.len(), "note", "notes")
+            ),
             (true, _) => {
                 "nothing to change: the declarations already say what the warehouse has".into()
             }

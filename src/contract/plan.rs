@@ -71,6 +71,13 @@ pub enum Skipped {
     GeneratedFile { resource: String, file: String },
     /// The resource has no readable relation in the target.
     NoRelation { resource: String, relation: String },
+    /// `--overwrite` would remove a column that semantic contracts use.
+    SemanticUse {
+        resource: String,
+        column: String,
+        /// Each use, with where it is declared.
+        used_by: Vec<String>,
+    },
 }
 
 impl Skipped {
@@ -87,6 +94,12 @@ impl Skipped {
             Skipped::NoRelation { resource, relation } => {
                 format!("`{resource}`: no readable relation {relation}, nothing to generate from")
             }
+            Skipped::SemanticUse { resource, column, used_by } => format!(
+                "column `{column}` of `{resource}` was not removed: {} {} it; change {} first",
+                used_by.join(", "),
+                if used_by.len() == 1 { "uses" } else { "use" },
+                if used_by.len() == 1 { "that" } else { "those" },
+            ),
         }
     }
 }
@@ -260,11 +273,29 @@ impl Rules<'_, '_> {
         }
     }
 
-    /// A declaration absent physically is removed.
+    /// A declaration absent physically is removed, unless a semantic contract uses it.
     fn remove(&self, name: &str, out: &mut Plan) {
         let Some(decl) = self.declared_named(name) else {
             return;
         };
+        let uses = crate::semantic::uses(self.project, self.resource.name(), name);
+        if !uses.is_empty() {
+            let sources = &self.project.sources;
+            let used_by = uses
+                .into_iter()
+                .map(|u| {
+                    let file = sources.get(u.loc.file);
+                    let (line, _) = file.line_col(u.loc.span.start);
+                    format!("{} ({}:{line})", u.what, file.rel_path)
+                })
+                .collect();
+            out.skipped.push(Skipped::SemanticUse {
+                resource: self.resource.name().to_string(),
+                column: name.to_string(),
+                used_by,
+            });
+            return;
+        }
         let old = decl.type_text.as_ref().map(|t| t.value.clone());
         self.push_or_conflict(
             decl,

@@ -5,8 +5,9 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::inspect::{inspect, InspectOptions, ReadTarget};
-use crate::contract::diff::{diff as diff_resource, Declared};
+use crate::contract::diff::{diff as diff_resource, Declared, Finding, FindingKind};
 use crate::contract::matching;
+use crate::diagnostics::JsonLocation;
 use crate::project::{Project, Resource};
 use crate::report::diff::{DiffReport, FindingReport, NamespaceInfo, ResourceReport};
 
@@ -55,7 +56,12 @@ fn resource_report(project: &Project, item: &matching::Inspected<'_>) -> Resourc
         item.case_only.as_deref(),
     )
     .into_iter()
-    .map(|f| FindingReport::from_finding(f, &project.sources))
+    .map(|f| {
+        let uses = semantic_uses(project, resource.name(), &f);
+        let mut report = FindingReport::from_finding(f, &project.sources);
+        report.semantic_uses = uses;
+        report
+    })
     .collect();
     ResourceReport::new(
         resource.resource_type(),
@@ -65,6 +71,21 @@ fn resource_report(project: &Project, item: &matching::Inspected<'_>) -> Resourc
         policy,
         findings,
     )
+}
+
+/// What the semantic contracts do with a column that is gone, retyped or renamed.
+fn semantic_uses(project: &Project, resource: &str, finding: &Finding) -> Vec<JsonLocation> {
+    let affects = matches!(
+        finding.kind,
+        FindingKind::MissingPhysicalColumn | FindingKind::TypeMismatch | FindingKind::NameConflict
+    );
+    let Some(column) = finding.column.as_deref().filter(|_| affects) else {
+        return Vec::new();
+    };
+    crate::semantic::uses(project, resource, column)
+        .into_iter()
+        .map(|u| JsonLocation::from_loc(&u.loc, &project.sources, Some(u.what)))
+        .collect()
 }
 
 /// The project root relative to the working directory, so that GitHub annotations made from

@@ -6,7 +6,10 @@
 //! relation's effective declaration.
 
 mod metrics;
+mod uses;
 mod validate;
+
+pub use uses::{uses, Use};
 
 use crate::diagnostics::Diagnostic;
 use crate::project::Project;

@@ -91,6 +91,10 @@ pub struct FindingReport {
     /// With `--baseline`: `new` or `known`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<baseline::Mark>,
+    /// For a dropped, retyped or renamed column: the semantic contracts that use it, each at
+    /// its declaration, its `label` saying what it is (docs/semantic-contracts.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub semantic_uses: Vec<JsonLocation>,
 }
 
 impl FindingReport {
@@ -106,6 +110,7 @@ impl FindingReport {
             location: f.loc.map(|l| JsonLocation::from_loc(&l, sources, None)),
             fingerprint: String::new(),
             baseline: None,
+            semantic_uses: Vec::new(),
         }
     }
 

@@ -37,9 +37,11 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
         )?;
         write!(
             w,
-            "{}\n\n",
+            "{}\n",
             table(&resource.findings, report.baseline.is_some())
         )?;
+        semantic_uses(&resource.findings, w)?;
+        writeln!(w)?;
     }
     let style = verdict_style(report.has_differences());
     writeln!(w, "{style}{}{style:#}", report.verdict())?;
@@ -60,6 +62,19 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
             "{} on agreeing resources not shown (undeclared columns of open contracts and the like); --format json lists them",
             crate::report::count(hidden, "note", "notes")
         )?;
+    }
+    Ok(())
+}
+
+/// For each finding whose column the semantic contracts use: what uses it, and where.
+fn semantic_uses(findings: &[FindingReport], w: &mut dyn Write) -> io::Result<()> {
+    for f in findings.iter().filter(|f| !f.semantic_uses.is_empty()) {
+        let column = f.column.as_deref().unwrap_or("-");
+        writeln!(w, "`{column}` is used by:")?;
+        for u in &f.semantic_uses {
+            let what = u.label.as_deref().unwrap_or("a semantic contract");
+            writeln!(w, "  {what} ({}:{}:{})", u.file, u.line, u.column)?;
+        }
     }
     Ok(())
 }

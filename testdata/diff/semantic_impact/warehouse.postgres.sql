@@ -1,0 +1,2 @@
+CREATE SCHEMA analytics;
+CREATE TABLE analytics.payments (payment_id INTEGER, method INTEGER);
