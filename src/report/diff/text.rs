@@ -35,9 +35,9 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
             "{BOLD}{} {}{BOLD:#} → {} ({})",
             resource.resource_type, resource.resource_name, resource.relation, resource.file
         )?;
-        write!(
+        writeln!(
             w,
-            "{}\n",
+            "{}",
             table(&resource.findings, report.baseline.is_some())
         )?;
         semantic_uses(&resource.findings, w)?;
