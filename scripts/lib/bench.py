@@ -140,6 +140,37 @@ def write_project(root, engine, layout, declared_fraction, drift_fraction, seed,
     return drifted
 
 
+NUMERIC = ("INTEGER", "BIGINT", "DECIMAL(12,2)", "NUMERIC(12,2)", "numeric(12,2)", "integer", "bigint", "HUGEINT")
+
+
+def add_semantic(root, layout, metrics):
+    """Semantic contracts over a written project: a measure and a dimension on the sidecars of
+    the models that have a numeric column, and `metrics` bindings in contracts/metrics/ (one in
+    five a ratio of two others), each with a population filter."""
+    out = os.path.join(root, "contracts", "metrics")
+    os.makedirs(out, exist_ok=True)
+    singles = []
+    for i, (name, _, _) in enumerate(layout.tables):
+        if len(singles) * 5 >= metrics * 4:
+            break
+        sidecar = os.path.join(root, "models", name + ".toml")
+        cols = declared_columns(layout, i)
+        numeric = next((c for c, _, decl, _ in cols if decl in NUMERIC), None)
+        if numeric is None or not os.path.exists(sidecar):
+            continue
+        with open(sidecar, "a") as f:
+            f.write(f'\n[measures.total]\nagg = "sum"\ncolumn = "{numeric}"\n\n[dimensions.{cols[0][0]}]\n')
+        metric = f"total_{name}"
+        with open(os.path.join(out, metric + ".toml"), "w") as f:
+            f.write(f'metric = "{metric}"\nowner = "bench"\n\n[canonical]\nkind = "single"\nsource = "{name}"\nmeasure = "total"\npopulation_filter = "{numeric} > 0"\n')
+        singles.append(metric)
+    for k in range(min(metrics - len(singles), len(singles) // 2)):
+        a, b = singles[2 * k], singles[2 * k + 1]
+        with open(os.path.join(out, f"ratio_{k}.toml"), "w") as f:
+            f.write(f'metric = "ratio_{k}"\n\n[canonical]\nkind = "ratio"\nnumerator = "{a}"\ndenominator = "{b}"\n')
+    return len(os.listdir(out))
+
+
 def model_sql(name, columns):
     """A 30-40 line model: two CTEs over the raw relation, a join, and a cast per column, so that
     SQL analysis proves every declared type."""
@@ -245,6 +276,10 @@ def run_engine(engine, args, results):
         sub = Layout(engine, args.relations, args.columns, args.seed)
         sub.tables = sub.tables[: args.generate_models]
         write_project(compile_root, engine, sub, args.declared, 0.0, args.seed)
+        # The same project with semantic contracts: the cost of checking them.
+        semantic_root = os.path.join(work, "semantic")
+        write_project(semantic_root, engine, sub, args.declared, 0.0, args.seed)
+        bound = add_semantic(semantic_root, sub, 1_000)
         drifted_root, drifted = project("drifted", args.declared, args.drift)
         pct = f"{args.drift:.0%}"
         share = f", {args.declared:.0%} of models declared" if args.declared < 1.0 else ""
@@ -272,6 +307,7 @@ def run_engine(engine, args, results):
         steps = [
             (f"compile ({len(sub.tables)} models), cold", [sqb, "--project-dir", compile_root, "compile"], compile_root, (0,), True),
             (f"compile ({len(sub.tables)} models)", [sqb, "--project-dir", compile_root, "compile"], compile_root, (0,), False),
+            (f"compile ({len(sub.tables)} models, {bound} metrics), cold", [sqb, "--project-dir", semantic_root, "compile"], semantic_root, (0,), True),
             (f"compile ({args.relations} models), cold", [sqb, "--project-dir", clean, "compile"], clean, (0,), True),
             ("contract diff, no drift, cold", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,), True),
             ("contract diff, no drift", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,), False),
