@@ -102,6 +102,7 @@ codes! {
     SemanticUnknownMeasure => ("E070", "semantic-unknown-measure"),
     SemanticUnknownMetric => ("E071", "semantic-unknown-metric"),
     SemanticTypeUnknown => ("W060", "semantic-type-unknown"),
+    ContractNotChecked => ("W061", "contract-not-checked"),
     TypeNotProven => ("W003", "type-not-proven"),
     ShapeUnknown => ("I001", "shape-unknown"),
     NumericWithoutPrecision => ("W001", "numeric-without-precision"),

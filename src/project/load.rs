@@ -563,8 +563,24 @@ fn read_members(
     (members, base)
 }
 
-/// The metric bindings of `contracts/metrics/`, one per file.
+/// The metric bindings of `contracts/metrics/`, one per file. Any other file under
+/// `contracts/` is a kind of contract sqb does not check yet: said, never silently passed.
 fn load_metrics(loader: &mut Loader) -> Vec<MetricBinding> {
+    for found in list(&loader.root, "contracts", &["toml"]) {
+        if found.rel.starts_with("contracts/metrics/") {
+            continue;
+        }
+        if let Some(id) = loader.read(&found.rel, &found.abs) {
+            loader.diags.push(
+                Diagnostic::warning(
+                    Code::ContractNotChecked,
+                    format!("{} is not checked: sqb checks only contracts/metrics/ so far", found.rel),
+                )
+                .at(Loc::file_start(id), "not read")
+                .hint("guardrails, finality rules, assertions and policies are not supported yet (docs/semantic-contracts.md); nothing enforces this file"),
+            );
+        }
+    }
     let mut out = Vec::new();
     for found in list(&loader.root, "contracts/metrics", &["toml"]) {
         let Some((id, doc)) = loader.read_toml(&found) else {
