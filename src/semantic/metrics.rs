@@ -9,10 +9,10 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{BinaryOperator, Expr, InTarget, Value};
 
-use super::validate::{is_numeric, is_temporal, resolve_on, Relation};
+use super::validate::{is_numeric, is_temporal, needs, resolve_on, Need, Relation};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::project::metrics::{Canonical, MetricBinding};
-use crate::project::{Column, Project};
+use crate::project::Project;
 use crate::source::{Loc, Spanned};
 use crate::types::DataType;
 
@@ -154,14 +154,13 @@ fn on_source(
     }
     if let Some(column) = &c.column {
         if let Some(declared) = resolve_on(source, column, what, diags) {
-            typed(
-                declared,
-                column,
-                &format!("{what} (percentile)"),
-                "a numeric or temporal type",
-                |t| is_numeric(t) || is_temporal(t),
-                diags,
-            );
+            let need = Need {
+                what: format!("{what} (percentile)"),
+                expected: "a numeric or temporal type",
+                fits: |t| is_numeric(t) || is_temporal(t),
+                hint: "use a column of that type",
+            };
+            needs(declared, column, &need, diags);
         }
     }
     for column in c.native_grain.iter().flat_map(|g| g.value.iter()) {
@@ -205,54 +204,13 @@ fn collapse_dimension(
         Spanned::new(d.column().value.clone(), name.loc.clone())
     });
     if let Some(declared) = resolve_on(source, &column_name, what, diags) {
-        typed(
-            declared,
-            name,
-            &format!("{what} (collapse_dimension)"),
-            "a DATE or TIMESTAMP type",
-            is_temporal,
-            diags,
-        );
-    }
-}
-
-fn typed(
-    column: &Column,
-    at: &Spanned<String>,
-    what: &str,
-    expected: &str,
-    fits: impl Fn(&DataType) -> bool,
-    diags: &mut Vec<Diagnostic>,
-) {
-    match (&column.ty, &column.type_text) {
-        (Some(ty), Some(text)) if !fits(ty) => diags.push(
-            Diagnostic::error(
-                Code::SemanticWrongType,
-                format!(
-                    "{what} needs {expected}, but column `{}` is {}",
-                    column.name.value, text.value
-                ),
-            )
-            .at(at.loc.clone(), format!("needs {expected}"))
-            .related(
-                text.loc.clone(),
-                format!("`{}` is declared {} here", column.name.value, text.value),
-            )
-            .hint("use a column of that type"),
-        ),
-        (None, None) => diags.push(
-            Diagnostic::warning(
-                Code::SemanticTypeUnknown,
-                format!(
-                    "{what} needs {expected}, but column `{}` declares no type",
-                    column.name.value
-                ),
-            )
-            .at(at.loc.clone(), format!("needs {expected}"))
-            .related(column.name.loc.clone(), "declared here without a type")
-            .hint("declare the column's type so that sqb can check it"),
-        ),
-        _ => {}
+        let need = Need {
+            what: format!("{what} (collapse_dimension)"),
+            expected: "a DATE or TIMESTAMP type",
+            fits: is_temporal,
+            hint: "use a column of that type",
+        };
+        needs(declared, name, &need, diags);
     }
 }
 

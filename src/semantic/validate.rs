@@ -73,11 +73,12 @@ pub(super) fn relations(project: &Project) -> Vec<Relation<'_>> {
 }
 
 /// What a use of a column needs of its type.
-struct Need {
-    what: String,
-    expected: &'static str,
-    fits: fn(&DataType) -> bool,
-    hint: &'static str,
+pub(super) struct Need {
+    /// What uses the column, and whose it is: "measure `x` (sum) of model `orders`".
+    pub what: String,
+    pub expected: &'static str,
+    pub fits: fn(&DataType) -> bool,
+    pub hint: &'static str,
 }
 
 struct Check<'a, 'p> {
@@ -123,12 +124,12 @@ impl<'p> Check<'_, 'p> {
             };
             if let Some(agg @ ("sum" | "avg")) = agg {
                 let need = Need {
-                    what: format!("{what} ({agg})"),
+                    what: format!("{what} ({agg}) of {}", self.relation.describe()),
                     expected: "a numeric type",
                     fits: is_numeric,
                     hint: "aggregate a numeric column, or use count, count_distinct, min or max",
                 };
-                self.needs(declared, column, &need, diags);
+                needs(declared, column, &need, diags);
             }
         }
     }
@@ -141,61 +142,17 @@ impl<'p> Check<'_, 'p> {
             };
             if let Some(granularity) = &dimension.granularity {
                 let need = Need {
-                    what: format!("{what} (granularity `{}`)", granularity.value),
+                    what: format!(
+                        "{what} (granularity `{}`) of {}",
+                        granularity.value,
+                        self.relation.describe()
+                    ),
                     expected: "a DATE or TIMESTAMP type",
                     fits: is_temporal,
                     hint: "a granularity groups dates and times: drop it, or use a DATE or TIMESTAMP column",
                 };
-                self.needs(declared, granularity, &need, diags);
+                needs(declared, granularity, &need, diags);
             }
-        }
-    }
-
-    /// `column` must have a type `fits` accepts: an error when its declared type does not, a
-    /// warning when it declares none (the check cannot run).
-    fn needs(
-        &self,
-        column: &Column,
-        at: &Spanned<String>,
-        need: &Need,
-        diags: &mut Vec<Diagnostic>,
-    ) {
-        let owner = self.relation.describe();
-        let Need {
-            what,
-            expected,
-            fits,
-            hint,
-        } = need;
-        match (&column.ty, &column.type_text) {
-            (Some(ty), Some(text)) if !fits(ty) => diags.push(
-                Diagnostic::error(
-                    Code::SemanticWrongType,
-                    format!(
-                        "{what} of {owner} needs {expected}, but column `{}` is {}",
-                        column.name.value, text.value
-                    ),
-                )
-                .at(at.loc.clone(), format!("needs {expected}"))
-                .related(
-                    text.loc.clone(),
-                    format!("`{}` is declared {} here", column.name.value, text.value),
-                )
-                .hint(*hint),
-            ),
-            (None, None) => diags.push(
-                Diagnostic::warning(
-                    Code::SemanticTypeUnknown,
-                    format!(
-                        "{what} of {owner} needs {expected}, but column `{}` declares no type",
-                        column.name.value
-                    ),
-                )
-                .at(at.loc.clone(), format!("needs {expected}"))
-                .related(column.name.loc.clone(), "declared here without a type")
-                .hint("declare the column's type so that sqb can check it"),
-            ),
-            _ => {}
         }
     }
 
@@ -260,6 +217,52 @@ impl<'p> Check<'_, 'p> {
             }
             diags.push(diag.hint("join keys must have equivalent types: declare both the same, or cast one in its model"));
         }
+    }
+}
+
+/// `column` must have a type `fits` accepts: an error when its declared type does not, a
+/// warning when it declares none (the check cannot run).
+pub(super) fn needs(
+    column: &Column,
+    at: &Spanned<String>,
+    need: &Need,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Need {
+        what,
+        expected,
+        fits,
+        hint,
+    } = need;
+    match (&column.ty, &column.type_text) {
+        (Some(ty), Some(text)) if !fits(ty) => diags.push(
+            Diagnostic::error(
+                Code::SemanticWrongType,
+                format!(
+                    "{what} needs {expected}, but column `{}` is {}",
+                    column.name.value, text.value
+                ),
+            )
+            .at(at.loc.clone(), format!("needs {expected}"))
+            .related(
+                text.loc.clone(),
+                format!("`{}` is declared {} here", column.name.value, text.value),
+            )
+            .hint(*hint),
+        ),
+        (None, None) => diags.push(
+            Diagnostic::warning(
+                Code::SemanticTypeUnknown,
+                format!(
+                    "{what} needs {expected}, but column `{}` declares no type",
+                    column.name.value
+                ),
+            )
+            .at(at.loc.clone(), format!("needs {expected}"))
+            .related(column.name.loc.clone(), "declared here without a type")
+            .hint("declare the column's type so that sqb can check it"),
+        ),
+        _ => {}
     }
 }
 

@@ -9,7 +9,7 @@ use toml_edit::{InlineTable, Table};
 
 use super::{Importer, Target};
 use crate::importers::dbt::manifest::{Metric, SemanticModel};
-use crate::importers::dbt::{Carried, ColumnOut, Entry};
+use crate::importers::dbt::{Carried, ColumnOut};
 
 /// MetricFlow's aggregations that sqb's measures have, and their sqb names.
 fn aggregation(agg: &str) -> Option<&'static str> {
@@ -56,7 +56,7 @@ impl Importer<'_> {
         }
         for (id, sm) in &models {
             let Some(i) = self.semantic_target(sm) else {
-                self.report(
+                self.entry(
                     &sm.original_file_path,
                     id,
                     "semantic model",
@@ -88,23 +88,6 @@ impl Importer<'_> {
             })
     }
 
-    fn report(
-        &mut self,
-        file: &str,
-        node: &str,
-        kind: &'static str,
-        carried: Carried,
-        what: String,
-    ) {
-        self.entries.push(Entry {
-            file: file.to_string(),
-            node: node.to_string(),
-            kind,
-            carried,
-            what,
-        });
-    }
-
     /// The model's declared column `name`, declared (without a type) if the YAML did not.
     fn ensure_column(&mut self, model: usize, name: &str) {
         let columns = &mut self.models[model].columns;
@@ -119,7 +102,7 @@ impl Importer<'_> {
     fn measures(&mut self, id: &str, sm: &SemanticModel, model: usize) {
         for measure in &sm.measures {
             let Some(agg) = aggregation(&measure.agg) else {
-                self.report(
+                self.entry(
                     &sm.original_file_path,
                     id,
                     "semantic model",
@@ -160,7 +143,7 @@ impl Importer<'_> {
                 .as_ref()
                 .is_some_and(|v| !v.is_null())
             {
-                self.report(&sm.original_file_path, id, "semantic model", Carried::Partly, format!("measure `{}` is non-additive over a dimension: carried as a plain measure; bind a `semi_additive` metric to collapse it", measure.name));
+                self.entry(&sm.original_file_path, id, "semantic model", Carried::Partly, format!("measure `{}` is non-additive over a dimension: carried as a plain measure; bind a `semi_additive` metric to collapse it", measure.name));
             }
             self.models[model]
                 .semantic
@@ -175,7 +158,7 @@ impl Importer<'_> {
                 .as_deref()
                 .map_or(Some(dimension.name.as_str()), column_name);
             let Some(column) = column.map(str::to_string) else {
-                self.report(&sm.original_file_path, id, "semantic model", Carried::Not, format!("dimension `{}` is an expression; a sqb dimension reads a column (compute it in the model)", dimension.name));
+                self.entry(&sm.original_file_path, id, "semantic model", Carried::Not, format!("dimension `{}` is an expression; a sqb dimension reads a column (compute it in the model)", dimension.name));
                 continue;
             };
             let mut table = Table::new();
@@ -212,12 +195,12 @@ impl Importer<'_> {
                 .iter()
                 .find(|(name, i, _)| *name == entity.name && *i != model)
             else {
-                self.report(&sm.original_file_path, id, "semantic model", Carried::Not, format!("foreign entity `{}` names no primary entity of another semantic model: no join", entity.name));
+                self.entry(&sm.original_file_path, id, "semantic model", Carried::Not, format!("foreign entity `{}` names no primary entity of another semantic model: no join", entity.name));
                 continue;
             };
             let local = entity.expr.clone().unwrap_or_else(|| entity.name.clone());
             if column_name(&local).is_none() {
-                self.report(
+                self.entry(
                     &sm.original_file_path,
                     id,
                     "semantic model",
@@ -263,14 +246,14 @@ impl Importer<'_> {
                 .iter()
                 .any(|k| filtered(params.get(*k)))
         {
-            self.report(&file, id, "metric", Carried::Not, format!("`{}` has a filter, written in MetricFlow's Jinja rather than SQL: not bound; bind it by hand with a `population_filter`", metric.name));
+            self.entry(&file, id, "metric", Carried::Not, format!("`{}` has a filter, written in MetricFlow's Jinja rather than SQL: not bound; bind it by hand with a `population_filter`", metric.name));
             return;
         }
         let mut canonical = Table::new();
         match metric.kind.as_str() {
             "simple" => {
                 let Some(measure) = metric.type_params.get("measure").and_then(name_of) else {
-                    self.report(
+                    self.entry(
                         &file,
                         id,
                         "metric",
@@ -283,7 +266,7 @@ impl Importer<'_> {
                     .iter()
                     .find(|(_, sm)| sm.measures.iter().any(|m| m.name == measure));
                 let Some(model) = owner.and_then(|(_, sm)| self.semantic_target(sm)) else {
-                    self.report(&file, id, "metric", Carried::Not, format!("`{}` reads measure `{measure}`, which no imported semantic model declares", metric.name));
+                    self.entry(&file, id, "metric", Carried::Not, format!("`{}` reads measure `{measure}`, which no imported semantic model declares", metric.name));
                     return;
                 };
                 canonical.insert("kind", "single".into());
@@ -294,7 +277,7 @@ impl Importer<'_> {
                 let part = |key: &str| metric.type_params.get(key).and_then(name_of);
                 let (Some(numerator), Some(denominator)) = (part("numerator"), part("denominator"))
                 else {
-                    self.report(
+                    self.entry(
                         &file,
                         id,
                         "metric",
@@ -308,7 +291,7 @@ impl Importer<'_> {
                 canonical.insert("denominator", denominator.as_str().into());
             }
             other => {
-                self.report(
+                self.entry(
                     &file,
                     id,
                     "metric",
