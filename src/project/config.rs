@@ -101,6 +101,8 @@ pub struct Config {
     pub settings: Settings,
     pub path_defaults: Vec<(Spanned<String>, ModelProps)>,
     pub imports: Vec<ImportDecl>,
+    /// `[semantic] contexts`: the named contexts guardrails and queries may name.
+    pub contexts: Vec<Spanned<String>>,
     /// `sqb.toml` or `sqb.local.toml` is not valid TOML (reported): nothing else is read.
     pub unparsed: bool,
 }
@@ -120,6 +122,7 @@ pub(super) struct RawConfig {
     compare_type_size: Option<Spanned<bool>>,
     path_defaults: Vec<(Spanned<String>, ModelProps)>,
     imports: Vec<ImportDecl>,
+    contexts: Option<Vec<Spanned<String>>>,
     /// The file (or `sqb.local.toml`) is not valid TOML: no rule reads its content.
     unparsed: bool,
 }
@@ -141,7 +144,9 @@ const TOP_KEYS: &[&str] = &[
     "settings",
     "path_defaults",
     "imports",
+    "semantic",
 ];
+const SEMANTIC_KEYS: &[&str] = &["contexts"];
 const IMPORT_KEYS: &[&str] = &["path", "snapshot", "baseline", "pin", "waive"];
 const WAIVER_KEYS: &[&str] = &["code", "column", "reason", "expires"];
 const CONNECTION_KEYS: &[&str] = &["engine", "path", "url"];
@@ -192,6 +197,10 @@ pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
         raw.mode = r.choice(settings, "column_contract_mode", &["implicit", "explicit"]);
         raw.sql_analysis = r.boolean(settings, "sql_analysis");
         raw.compare_type_size = r.boolean(settings, "compare_type_size");
+    }
+    if let Some(semantic) = r.table(root, "semantic") {
+        r.check_keys(semantic, SEMANTIC_KEYS, "[semantic]");
+        raw.contexts = r.strings(semantic, "contexts", false).map(|c| c.value);
     }
     if let Some(defaults) = r.table(root, "path_defaults") {
         for (path, _) in defaults.iter() {
@@ -351,6 +360,7 @@ pub(super) fn merge(base: RawConfig, local: RawConfig) -> RawConfig {
     }
     RawConfig {
         imports,
+        contexts: local.contexts.or(base.contexts),
         name: local.name.or(base.name),
         default_target: local.default_target.or(base.default_target),
         connection_loc: base.connection_loc.or(local.connection_loc),
@@ -438,6 +448,7 @@ fn config(file: FileId, raw: RawConfig, engine: Engine) -> Config {
         },
         path_defaults: raw.path_defaults,
         imports: raw.imports,
+        contexts: raw.contexts.unwrap_or_default(),
     }
 }
 

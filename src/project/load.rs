@@ -8,7 +8,10 @@ use toml_edit::{Document, Item, TableLike};
 use super::columns::{read_columns, read_model_props};
 use super::config::{finish, merge, read_raw, RawConfig};
 use super::discover::{list, Found, LOCAL_FILE, PROJECT_FILE};
+use super::contracts::{read_assertion, read_finality, read_guardrail};
 use super::metrics::{read_binding, MetricBinding};
+use super::policies::{read_roles, read_tenancy};
+use super::Contracts;
 use super::reader::Reader;
 use super::semantic::{read_semantic, Semantic};
 use super::{Column, ColumnSet, EnumBase, EnumDef, Model, ModelProps, Project, SourceTable};
@@ -154,6 +157,7 @@ impl Project {
                 source_tables: Default::default(),
                 imports: Vec::new(),
                 metrics: Vec::new(),
+                contracts: Default::default(),
                 diagnostics: loader.diags,
             });
         }
@@ -164,7 +168,7 @@ impl Project {
         check_path_defaults(&mut loader, &config.path_defaults);
         let models = load_models(&mut loader, &config.path_defaults);
         let imports = load_imports(&mut loader, &config.imports);
-        let metrics = load_metrics(&mut loader);
+        let (metrics, contracts) = load_contracts(&mut loader);
         tracing::debug!(
             models = models.len(),
             files = loader.sources.len(),
@@ -180,6 +184,7 @@ impl Project {
             source_tables,
             imports,
             metrics,
+            contracts,
             diagnostics: loader.diags,
         };
         tracing::debug_span!("declared types resolved")
@@ -563,33 +568,66 @@ fn read_members(
     (members, base)
 }
 
-/// The metric bindings of `contracts/metrics/`, one per file. Any other file under
-/// `contracts/` is a kind of contract sqb does not check yet: said, never silently passed.
-fn load_metrics(loader: &mut Loader) -> Vec<MetricBinding> {
+/// What `contracts/` holds: metric bindings, guardrails, finality rules, assertions and the
+/// tenancy and roles policies, each kind by where it is. A file anywhere else under
+/// `contracts/` is no contract sqb knows: said, never silently passed.
+fn load_contracts(loader: &mut Loader) -> (Vec<MetricBinding>, Contracts) {
+    let mut metrics = Vec::new();
+    let mut contracts = Contracts::default();
     for found in list(&loader.root, "contracts", &["toml"]) {
-        if found.rel.starts_with("contracts/metrics/") {
+        let Some(kind) = contract_kind(&found.rel) else {
+            if let Some(id) = loader.read(&found.rel, &found.abs) {
+                loader.diags.push(
+                    Diagnostic::warning(
+                        Code::ContractNotChecked,
+                        format!("{} is no kind of contract sqb knows", found.rel),
+                    )
+                    .at(Loc::file_start(id), "not read")
+                    .hint("contracts/ holds metrics/*.toml, guardrails/*.toml (finality rules as guardrails/finality-*.toml), assertions/*.toml, policies/tenancy.toml and policies/roles.toml; nothing enforces this file"),
+                );
+            }
             continue;
-        }
-        if let Some(id) = loader.read(&found.rel, &found.abs) {
-            loader.diags.push(
-                Diagnostic::warning(
-                    Code::ContractNotChecked,
-                    format!("{} is not checked: sqb checks only contracts/metrics/ so far", found.rel),
-                )
-                .at(Loc::file_start(id), "not read")
-                .hint("guardrails, finality rules, assertions and policies are not supported yet (docs/semantic-contracts.md); nothing enforces this file"),
-            );
-        }
-    }
-    let mut out = Vec::new();
-    for found in list(&loader.root, "contracts/metrics", &["toml"]) {
+        };
         let Some((id, doc)) = loader.read_toml(&found) else {
             continue;
         };
         let mut r = loader.reader(id);
-        out.push(read_binding(&mut r, doc.as_table(), id, &found.rel));
+        let root = doc.as_table();
+        match kind {
+            ContractKind::Metric => metrics.push(read_binding(&mut r, root, id, &found.rel)),
+            ContractKind::Guardrail => contracts.guardrails.push(read_guardrail(&mut r, root, id)),
+            ContractKind::Finality => contracts.finality.push(read_finality(&mut r, root, id)),
+            ContractKind::Assertion => contracts.assertions.push(read_assertion(&mut r, root, id)),
+            ContractKind::Tenancy => contracts.tenancy = Some(read_tenancy(&mut r, root, id)),
+            ContractKind::Roles => contracts.roles = Some(read_roles(&mut r, root, id)),
+        }
     }
-    out
+    (metrics, contracts)
+}
+
+enum ContractKind {
+    Metric,
+    Guardrail,
+    Finality,
+    Assertion,
+    Tenancy,
+    Roles,
+}
+
+/// What kind of contract a file under `contracts/` is, by its path.
+fn contract_kind(rel: &str) -> Option<ContractKind> {
+    let rest = rel.strip_prefix("contracts/")?;
+    let (dir, file) = rest.split_once('/')?;
+    let nested = file.contains('/');
+    Some(match (dir, file) {
+        ("metrics", _) => ContractKind::Metric,
+        ("guardrails", f) if !nested && f.starts_with("finality-") => ContractKind::Finality,
+        ("guardrails", _) => ContractKind::Guardrail,
+        ("assertions", _) => ContractKind::Assertion,
+        ("policies", "tenancy.toml") => ContractKind::Tenancy,
+        ("policies", "roles.toml") => ContractKind::Roles,
+        _ => return None,
+    })
 }
 
 fn load_sources(loader: &mut Loader) -> Vec<SourceTable> {

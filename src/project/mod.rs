@@ -7,9 +7,11 @@
 mod cache;
 mod columns;
 mod config;
+pub mod contracts;
 mod discover;
 mod load;
 pub mod metrics;
+pub mod policies;
 mod reader;
 mod resource;
 pub mod semantic;
@@ -42,7 +44,19 @@ pub struct Project {
     pub imports: Vec<Import>,
     /// `contracts/metrics/*.toml`, in path order.
     pub metrics: Vec<metrics::MetricBinding>,
+    /// The rest of `contracts/`: guardrails, finality rules, assertions and policies.
+    pub contracts: Contracts,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// `contracts/` beyond the metric bindings, each kind in path order.
+#[derive(Debug, Default)]
+pub struct Contracts {
+    pub guardrails: Vec<contracts::Guardrail>,
+    pub finality: Vec<contracts::Finality>,
+    pub assertions: Vec<contracts::Assertion>,
+    pub tenancy: Option<policies::Tenancy>,
+    pub roles: Option<policies::Roles>,
 }
 
 /// An import and its vendored files, where they could be read (reported otherwise).

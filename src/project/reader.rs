@@ -229,6 +229,62 @@ impl<'d> Reader<'d> {
         Some(Spanned::new(out, loc))
     }
 
+    /// An integer.
+    pub fn integer(&mut self, table: &dyn TableLike, key: &str) -> Option<Spanned<i64>> {
+        let item = table.get(key)?;
+        match item.as_integer() {
+            Some(i) => Some(Spanned::new(i, self.value_loc(table, key))),
+            None => {
+                self.wrong_type(table, key, "an integer", None);
+                None
+            }
+        }
+    }
+
+    /// A number: an integer or a float.
+    pub fn number(&mut self, table: &dyn TableLike, key: &str) -> Option<Spanned<f64>> {
+        let item = table.get(key)?;
+        let value = item
+            .as_float()
+            .or_else(|| item.as_integer().map(|i| i as f64));
+        match value {
+            Some(n) => Some(Spanned::new(n, self.value_loc(table, key))),
+            None => {
+                self.wrong_type(table, key, "a number", None);
+                None
+            }
+        }
+    }
+
+    /// An array of tables: `[[key]]` tables, or an array of inline tables; each with its
+    /// location.
+    pub fn tables<'t>(
+        &mut self,
+        table: &'t dyn TableLike,
+        key: &str,
+        hint: &str,
+    ) -> Vec<(&'t dyn TableLike, Loc)> {
+        let Some(item) = table.get(key) else {
+            return Vec::new();
+        };
+        if let Item::ArrayOfTables(array) = item {
+            return array
+                .iter()
+                .map(|t| (t as &dyn TableLike, self.loc(t.span())))
+                .collect();
+        }
+        match item.as_array() {
+            Some(array) if array.iter().all(|v| v.as_inline_table().is_some()) => array
+                .iter()
+                .filter_map(|v| Some((v.as_inline_table()? as &dyn TableLike, self.loc(v.span()))))
+                .collect(),
+            _ => {
+                self.wrong_type(table, key, "an array of tables", Some(hint.to_string()));
+                Vec::new()
+            }
+        }
+    }
+
     /// A table (standard or inline).
     pub fn table<'t>(&mut self, table: &'t dyn TableLike, key: &str) -> Option<&'t dyn TableLike> {
         let item = table.get(key)?;

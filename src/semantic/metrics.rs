@@ -5,16 +5,14 @@
 //! with its members.
 
 use std::collections::HashMap;
-use std::ops::ControlFlow;
 
-use sqlparser::ast::{BinaryOperator, Expr, InTarget, Value};
-
+use super::predicate;
 use super::validate::{is_numeric, is_temporal, needs, resolve_on, Need, Relation};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::project::metrics::{Canonical, MetricBinding};
+use crate::project::semantic::Measure;
 use crate::project::Project;
-use crate::source::{Loc, Spanned};
-use crate::types::DataType;
+use crate::source::Spanned;
 
 pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut Vec<Diagnostic>) {
     let active = active_names(project, diags);
@@ -83,7 +81,7 @@ fn active_names<'p>(
     seen.into_iter().map(|(k, (_, b))| (k, b)).collect()
 }
 
-fn relation<'a, 'p>(
+pub(super) fn relation<'a, 'p>(
     relations: &'a [Relation<'p>],
     name: &Spanned<String>,
     what: &str,
@@ -117,37 +115,7 @@ fn on_source(
     diags: &mut Vec<Diagnostic>,
 ) {
     if let Some(measure) = &c.measure {
-        let measures = source
-            .semantic
-            .map(|s| s.measures.as_slice())
-            .unwrap_or_default();
-        if !measures.iter().any(|m| m.name.value == measure.value) {
-            let mut diag = Diagnostic::error(
-                Code::SemanticUnknownMeasure,
-                format!(
-                    "{what} reads measure `{}`, which {} does not declare",
-                    measure.value,
-                    source.describe()
-                ),
-            )
-            .at(measure.loc.clone(), "no such measure")
-            .related(
-                source.loc.clone(),
-                format!("the measures of {}", source.describe()),
-            );
-            diag = match did_you_mean(
-                &measure.value,
-                measures.iter().map(|m| m.name.value.as_str()),
-            ) {
-                Some(close) => diag.hint(format!("did you mean `{close}`?")),
-                None => diag.hint(format!(
-                    "declare it under [measures.{}] of {}",
-                    measure.value,
-                    source.describe()
-                )),
-            };
-            diags.push(diag);
-        }
+        measure_on(source, measure, what, diags);
     }
     for column in [&c.distinct_on].into_iter().flatten() {
         resolve_on(source, column, what, diags);
@@ -188,6 +156,48 @@ fn on_source(
             diags,
         );
     }
+}
+
+/// The measure `name` of `source`, or an error at the name.
+pub(super) fn measure_on<'p>(
+    source: &Relation<'p>,
+    measure: &Spanned<String>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<&'p Measure> {
+    let measures = source
+        .semantic
+        .map(|s| s.measures.as_slice())
+        .unwrap_or_default();
+    if let Some(found) = measures.iter().find(|m| m.name.value == measure.value) {
+        return Some(found);
+    }
+    let mut diag = Diagnostic::error(
+        Code::SemanticUnknownMeasure,
+        format!(
+            "{what} reads measure `{}`, which {} does not declare",
+            measure.value,
+            source.describe()
+        ),
+    )
+    .at(measure.loc.clone(), "no such measure")
+    .related(
+        source.loc.clone(),
+        format!("the measures of {}", source.describe()),
+    );
+    diag = match did_you_mean(
+        &measure.value,
+        measures.iter().map(|m| m.name.value.as_str()),
+    ) {
+        Some(close) => diag.hint(format!("did you mean `{close}`?")),
+        None => diag.hint(format!(
+            "declare it under [measures.{}] of {}",
+            measure.value,
+            source.describe()
+        )),
+    };
+    diags.push(diag);
+    None
 }
 
 /// A semi-additive metric collapses a dimension of its source (or a column) that is temporal.
@@ -336,7 +346,7 @@ fn visit<'a>(
 }
 
 /// A SQL predicate over `source`'s columns: it parses in the engine's dialect, every column it
-/// names is declared, and an enum column is compared only with its members.
+/// names is declared, and every literal fits the column it is compared with.
 pub(super) fn predicate(
     project: &Project,
     source: &Relation<'_>,
@@ -344,116 +354,10 @@ pub(super) fn predicate(
     what: &str,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let dialect = project.engine().dialect();
-    let parsed = sqlparser::parser::Parser::new(dialect.as_ref())
-        .try_with_sql(&text.value)
-        .and_then(|mut p| {
-            let expr = p.parse_expr()?;
-            // The whole text is one expression: nothing may follow it.
-            p.expect_token(&sqlparser::tokenizer::Token::EOF)?;
-            Ok(expr)
-        });
-    let expr = match parsed {
-        Ok(expr) => expr,
-        Err(e) => {
-            diags.push(
-                Diagnostic::error(Code::PredicateInvalid, format!("{what} does not parse as {} SQL", project.engine()))
-                    .at(text.loc.clone(), e.to_string())
-                    .hint("write one boolean SQL expression over the source's columns, such as \"status <> 'cancelled'\""),
-            );
-            return;
-        }
+    let snippet = predicate::Snippet {
+        text,
+        what,
+        example: "write one boolean SQL expression over the source's columns, such as \"status <> 'cancelled'\"",
     };
-    let _ = sqlparser::ast::visit_expressions(&expr, |e: &Expr| {
-        match e {
-            Expr::Identifier(id) => {
-                resolve_on(
-                    source,
-                    &Spanned::new(id.value.clone(), text.loc.clone()),
-                    what,
-                    diags,
-                );
-            }
-            Expr::BinaryOp {
-                left,
-                op: BinaryOperator::Eq | BinaryOperator::NotEq,
-                right,
-            } => {
-                members(
-                    project,
-                    source,
-                    left,
-                    std::slice::from_ref(right.as_ref()),
-                    text,
-                    what,
-                    diags,
-                );
-                members(
-                    project,
-                    source,
-                    right,
-                    std::slice::from_ref(left.as_ref()),
-                    text,
-                    what,
-                    diags,
-                );
-            }
-            Expr::In {
-                expr,
-                target: InTarget::List(list),
-                ..
-            } => members(project, source, expr, list, text, what, diags),
-            _ => {}
-        }
-        ControlFlow::<()>::Continue(())
-    });
-}
-
-/// A string literal compared with an enum-typed column must be one of its members.
-fn members(
-    project: &Project,
-    source: &Relation<'_>,
-    column: &Expr,
-    literals: &[Expr],
-    text: &Spanned<String>,
-    what: &str,
-    diags: &mut Vec<Diagnostic>,
-) {
-    let Expr::Identifier(id) = column else { return };
-    let Some(declared) = source.column(&id.value) else {
-        return;
-    };
-    let Some(DataType::Named(name)) = &declared.ty else {
-        return;
-    };
-    let Some(domain) = project.enum_named(name) else {
-        return;
-    };
-    let values = domain.values();
-    for literal in literals {
-        let Expr::Value(v) = literal else { continue };
-        let Value::SingleQuotedString(s) = &v.value else {
-            continue;
-        };
-        if values.contains(s) {
-            continue;
-        }
-        let mut diag = Diagnostic::error(
-            Code::PredicateInvalid,
-            format!(
-                "{what} compares `{}` with '{s}', which is not a member of enum `{}`",
-                id.value, domain.name
-            ),
-        )
-        .at(text.loc.clone(), format!("'{s}' is no `{}`", domain.name))
-        .related(
-            Loc::file_start(domain.file),
-            format!("the members of `{}`", domain.name),
-        );
-        diag = match did_you_mean(s, values.iter().map(String::as_str)) {
-            Some(close) => diag.hint(format!("did you mean '{close}'?")),
-            None => diag.hint(format!("`{}` has {}", domain.name, values.join(", "))),
-        };
-        diags.push(diag);
-    }
+    predicate::check(project, &snippet, &mut predicate::on_relation(source, what), diags);
 }

@@ -1,14 +1,22 @@
 //! Semantic contracts, checked offline: the measures, dimensions and joins that models and
-//! sources declare, and the metric bindings of `contracts/metrics/`, must name columns,
-//! measures, relations and metrics that exist, with types that fit (docs/semantic-contracts.md).
+//! sources declare, and what `contracts/` holds — metric bindings, guardrails, finality rules,
+//! assertions, the tenancy and roles policies — must name columns, measures, relations,
+//! metrics, dimensions, contexts and roles that exist, with types that fit
+//! (docs/semantic-contracts.md).
 //!
 //! Pure: a function of the loaded [`Project`]; the columns and types are those of each
 //! relation's effective declaration.
 
+mod assertions;
+mod guardrails;
 mod metrics;
+mod policies;
+mod predicate;
+mod resolve;
 mod uses;
 mod validate;
 
+pub use policies::effective_role;
 pub use uses::{uses, Use};
 
 use crate::diagnostics::Diagnostic;
@@ -20,5 +28,8 @@ pub fn validate(project: &Project) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     validate::check(project, &relations, &mut diags);
     metrics::check(project, &relations, &mut diags);
+    guardrails::check(project, &relations, &mut diags);
+    assertions::check(project, &relations, &mut diags);
+    policies::check(project, &relations, &mut diags);
     diags
 }

@@ -39,6 +39,7 @@ pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut V
             continue;
         };
         let check = Check {
+            project,
             engine: project.engine(),
             relation,
             relations,
@@ -82,6 +83,7 @@ pub(super) struct Need {
 }
 
 struct Check<'a, 'p> {
+    project: &'p Project,
     engine: Engine,
     relation: &'a Relation<'p>,
     relations: &'a [Relation<'p>],
@@ -115,6 +117,16 @@ impl<'p> Check<'_, 'p> {
                         .hint("name the column it aggregates: `column = \"amount\"` (only `count` may count rows)"),
                 ),
                 _ => {}
+            }
+            if let Some(expr) = &measure.expr {
+                let what = format!("the expression of {what} of {}", self.relation.describe());
+                let snippet = super::predicate::Snippet {
+                    text: expr,
+                    what: &what,
+                    example: "write one SQL expression over the relation's columns, such as \"amount - discount\"",
+                };
+                let mut lookup = super::predicate::on_relation(self.relation, &what);
+                super::predicate::check(self.project, &snippet, &mut lookup, diags);
             }
             let Some(column) = measure.column.as_ref() else {
                 continue;

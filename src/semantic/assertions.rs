@@ -1,0 +1,198 @@
+//! The checks on assertions: each query resolves offline (metrics by name or alias, dimensions
+//! reachable from every source the metrics are computed from, filters over those dimensions,
+//! a declared context), and every expected value is under an output column of the query with
+//! a value its type can hold.
+
+use super::guardrails::{context, unique_ids};
+use super::predicate::{self, is_date, is_timestamp, Snippet};
+use super::resolve::{self, Reached};
+use super::validate::{is_numeric, is_temporal, Relation};
+use crate::diagnostics::{did_you_mean, Code, Diagnostic};
+use crate::project::contracts::{Assertion, ExpectRow, Expected, SemanticQuery};
+use crate::project::{Column, Project};
+use crate::source::Spanned;
+use crate::types::DataType;
+
+/// What an output column of a query holds.
+#[derive(Clone, Copy)]
+enum Output<'p> {
+    /// A metric's value: a number.
+    Metric,
+    /// A dimension's value: its column's type (unknown when undeclared), or a truncated time
+    /// with a granularity.
+    Dimension(Option<&'p Column>, bool),
+}
+
+pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut Vec<Diagnostic>) {
+    let assertions = &project.contracts.assertions;
+    unique_ids(assertions.iter().filter_map(|a| a.id.as_ref()), "assertion", diags);
+    for assertion in assertions {
+        let what = match &assertion.id {
+            Some(id) => format!("assertion `{}`", id.value),
+            None => "an assertion".to_string(),
+        };
+        match &assertion.source_of_truth {
+            Some(s) if !s.value.trim().is_empty() => {}
+            Some(s) => diags.push(no_truth(&what, s.loc.clone())),
+            None => diags.push(no_truth(&what, crate::source::Loc::file_start(assertion.file))),
+        }
+        let Some(query) = &assertion.query else { continue };
+        let outputs = resolve_query(project, relations, query, &what, diags);
+        if let Some(outputs) = outputs {
+            expectations(project, assertion, &outputs, diags);
+        }
+    }
+}
+
+fn no_truth(what: &str, loc: crate::source::Loc) -> Diagnostic {
+    Diagnostic::warning(Code::AssertionWithoutTruth, format!("{what} names no source of truth"))
+        .at(loc, "no `source_of_truth`")
+        .hint("say where the expected values come from (a ledger export, a signed-off report), so that a failure can be judged")
+}
+
+/// Resolves the query; its output columns when every name resolved.
+fn resolve_query<'p>(
+    project: &'p Project,
+    relations: &[Relation<'p>],
+    query: &SemanticQuery,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Vec<(String, Output<'p>)>> {
+    let before = diags.len();
+    if let Some(ctx) = &query.context {
+        context(project, ctx, what, diags);
+    }
+    let mut sources: Vec<&Relation<'p>> = Vec::new();
+    let mut outputs = Vec::new();
+    for name in &query.metrics {
+        match resolve::metric(project, name) {
+            Ok(binding) => {
+                for source in resolve::leaf_sources(project, binding) {
+                    if let Some(r) = relations.iter().find(|r| r.name == source.value) {
+                        if !sources.iter().any(|s| s.name == r.name) {
+                            sources.push(r);
+                        }
+                    }
+                }
+            }
+            Err(diag) => diags.push(diag),
+        }
+        outputs.push((name.value.clone(), Output::Metric));
+    }
+    for reference in &query.dimensions {
+        let mut column = None;
+        let mut truncated = false;
+        for source in &sources {
+            match resolve::dimension(relations, source, reference) {
+                Ok(found) => {
+                    truncated = found.granularity.is_some();
+                    column = column.or(reached_column(&found));
+                }
+                Err(diag) => {
+                    diags.push(diag);
+                    break;
+                }
+            }
+        }
+        outputs.push((reference.value.clone(), Output::Dimension(column, truncated)));
+    }
+    for filter in &query.filters {
+        let what = format!("a filter of {what}");
+        let snippet = Snippet { text: filter, what: &what, example: "write one boolean SQL expression over the query's dimensions, such as \"status = 'completed'\"" };
+        let mut lookup = |parts: &[String], text: &Spanned<String>, diags: &mut Vec<Diagnostic>| {
+            let reference = Spanned::new(parts.join("."), text.loc.clone());
+            let mut column = None;
+            for source in &sources {
+                match resolve::dimension(relations, source, &reference) {
+                    Ok(found) => column = column.or(reached_column(&found)),
+                    Err(diag) => {
+                        diags.push(diag);
+                        return None;
+                    }
+                }
+            }
+            column
+        };
+        predicate::check(project, &snippet, &mut lookup, diags);
+    }
+    (diags[before..].iter().all(|d| d.severity != crate::diagnostics::Severity::Error)).then_some(outputs)
+}
+
+fn reached_column<'p>(found: &Reached<'_, 'p>) -> Option<&'p Column> {
+    found.relation.column(&found.dimension.column().value)
+}
+
+/// Every expected value is under an output column and fits it; keyed rows give every
+/// dimension.
+fn expectations(project: &Project, assertion: &Assertion, outputs: &[(String, Output<'_>)], diags: &mut Vec<Diagnostic>) {
+    let Some(expect) = &assertion.expect else { return };
+    for row in expect.rows.iter().chain(expect.values.iter()) {
+        cells(project, row, outputs, diags);
+    }
+    for row in &expect.rows {
+        for (name, output) in outputs {
+            if matches!(output, Output::Dimension(..)) && !row.cells.iter().any(|(k, _)| k.value == *name) {
+                diags.push(
+                    Diagnostic::error(Code::ExpectMismatch, format!("an expected row gives no value for dimension `{name}`"))
+                        .at(row.loc.clone(), format!("no `{name}`"))
+                        .hint("rows are matched by their dimension values: give every dimension of the query"),
+                );
+            }
+        }
+    }
+}
+
+fn cells(project: &Project, row: &ExpectRow, outputs: &[(String, Output<'_>)], diags: &mut Vec<Diagnostic>) {
+    for (key, value) in &row.cells {
+        let Some((_, output)) = outputs.iter().find(|(n, _)| *n == key.value) else {
+            let mut diag = Diagnostic::error(Code::ExpectMismatch, format!("`{}` is no output column of the query", key.value))
+                .at(key.loc.clone(), "not in the query");
+            diag = match did_you_mean(&key.value, outputs.iter().map(|(n, _)| n.as_str())) {
+                Some(close) => diag.hint(format!("did you mean `{close}`?")),
+                None => {
+                    let names: Vec<&str> = outputs.iter().map(|(n, _)| n.as_str()).collect();
+                    diag.hint(format!("the query's output columns are {}", names.join(", ")))
+                }
+            };
+            diags.push(diag);
+            continue;
+        };
+        if let Some(problem) = misfit(project, output, &value.value) {
+            diags.push(
+                Diagnostic::error(Code::ExpectMismatch, format!("the expected `{}` {problem}", key.value))
+                    .at(value.loc.clone(), "does not fit the output column")
+                    .hint("write exact decimals as strings (\"1234.50\"), dates as dates (2024-01-31), NULL as `{ null = true }`"),
+            );
+        }
+    }
+}
+
+/// Why an expected value cannot be a value of the output column, if it cannot.
+fn misfit(project: &Project, output: &Output<'_>, value: &Expected) -> Option<String> {
+    let decimal = |s: &str| s.trim().parse::<f64>().is_ok();
+    let number = match value {
+        Expected::Null => return None,
+        Expected::Integer(_) | Expected::Float(_) => true,
+        Expected::Text(s) => decimal(s),
+        Expected::Bool(_) | Expected::Temporal(_) => false,
+    };
+    let (column, truncated) = match output {
+        Output::Metric => return (!number).then(|| "is no number, and a metric's value is one".to_string()),
+        Output::Dimension(column, truncated) => (column, *truncated),
+    };
+    let Some(ty) = column.and_then(|c| c.ty.as_ref()) else {
+        return None;
+    };
+    let spelled = column.and_then(|c| c.type_text.as_ref()).map_or(ty.to_string(), |t| t.value.clone());
+    let fits = match (ty, value) {
+        (t, Expected::Temporal(_)) => is_temporal(t) || truncated,
+        (t, Expected::Text(s)) if is_temporal(t) || truncated => is_date(s) || is_timestamp(s),
+        (t, _) if is_temporal(t) => false,
+        (t, _) if is_numeric(t) => number,
+        (DataType::Boolean, v) => matches!(v, Expected::Bool(_)),
+        (DataType::Named(name), Expected::Text(s)) => project.enum_named(name).is_none_or(|e| e.values().contains(s)),
+        (DataType::Varchar(_) | DataType::Char(_) | DataType::Text, v) => matches!(v, Expected::Text(_)),
+        _ => true,
+    };
+    (!fits).then(|| format!("does not fit the dimension's type {spelled}"))
+}
