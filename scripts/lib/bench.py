@@ -143,13 +143,15 @@ def write_project(root, engine, layout, declared_fraction, drift_fraction, seed,
 NUMERIC = ("INTEGER", "BIGINT", "DECIMAL(12,2)", "NUMERIC(12,2)", "numeric(12,2)", "integer", "bigint", "HUGEINT")
 
 
-def add_semantic(root, layout, metrics):
+def add_semantic(root, layout, metrics, guardrails=200, assertions=500):
     """Semantic contracts over a written project: a measure and a dimension on the sidecars of
-    the models that have a numeric column, and `metrics` bindings in contracts/metrics/ (one in
-    five a ratio of two others), each with a population filter."""
+    the models that have a numeric column, `metrics` bindings in contracts/metrics/ (one in
+    five a ratio of two others), each with a population filter, then `guardrails` guardrails
+    (filters and required dimensions) and `assertions` assertions over them. Returns the counts
+    written."""
     out = os.path.join(root, "contracts", "metrics")
     os.makedirs(out, exist_ok=True)
-    singles = []
+    singles, shapes = [], []
     for i, (name, _, _) in enumerate(layout.tables):
         if len(singles) * 5 >= metrics * 4:
             break
@@ -164,11 +166,28 @@ def add_semantic(root, layout, metrics):
         with open(os.path.join(out, metric + ".toml"), "w") as f:
             f.write(f'metric = "{metric}"\nowner = "bench"\n\n[canonical]\nkind = "single"\nsource = "{name}"\nmeasure = "total"\npopulation_filter = "{numeric} > 0"\n')
         singles.append(metric)
+        shapes.append((metric, numeric, cols[0][0]))
     for k in range(min(metrics - len(singles), len(singles) // 2)):
         a, b = singles[2 * k], singles[2 * k + 1]
         with open(os.path.join(out, f"ratio_{k}.toml"), "w") as f:
             f.write(f'metric = "ratio_{k}"\n\n[canonical]\nkind = "ratio"\nnumerator = "{a}"\ndenominator = "{b}"\n')
-    return len(os.listdir(out))
+    bound = len(os.listdir(out))
+    rails = os.path.join(root, "contracts", "guardrails")
+    os.makedirs(rails, exist_ok=True)
+    for k, (metric, numeric, dim) in enumerate(shapes[:guardrails]):
+        rule = f'kind = "mandatory_filter"\nfilter = "{numeric} >= 0"' if k % 2 else f'kind = "required_dimension"\ndimension = "{dim}"'
+        with open(os.path.join(rails, f"g_{k}.toml"), "w") as f:
+            f.write(f'id = "g_{k}"\napplies_to = {{ metric = "{metric}" }}\n{rule}\nrationale = "bench"\n')
+    checks = os.path.join(root, "contracts", "assertions")
+    os.makedirs(checks, exist_ok=True)
+    for k in range(assertions):
+        metric, numeric, dim = shapes[k % len(shapes)]
+        with open(os.path.join(checks, f"a_{k}.toml"), "w") as f:
+            f.write(
+                f'id = "a_{k}"\nsource_of_truth = "bench"\n\n[query]\nmetrics = ["{metric}"]\ndimensions = ["{dim}"]\n'
+                f'filters = ["{dim} is not null"]\n\n[expect]\ntolerance = {{ relative = 0.01 }}\n\n[[expect.rows]]\n{dim} = {{ null = true }}\n{metric} = "1.50"\n'
+            )
+    return bound, len(os.listdir(rails)), len(os.listdir(checks))
 
 
 def model_sql(name, columns):
@@ -279,7 +298,7 @@ def run_engine(engine, args, results):
         # The same project with semantic contracts: the cost of checking them.
         semantic_root = os.path.join(work, "semantic")
         write_project(semantic_root, engine, sub, args.declared, 0.0, args.seed)
-        bound = add_semantic(semantic_root, sub, 1_000)
+        bound, rails, checks = add_semantic(semantic_root, sub, 1_000)
         drifted_root, drifted = project("drifted", args.declared, args.drift)
         pct = f"{args.drift:.0%}"
         share = f", {args.declared:.0%} of models declared" if args.declared < 1.0 else ""
@@ -307,7 +326,7 @@ def run_engine(engine, args, results):
         steps = [
             (f"compile ({len(sub.tables)} models), cold", [sqb, "--project-dir", compile_root, "compile"], compile_root, (0,), True),
             (f"compile ({len(sub.tables)} models)", [sqb, "--project-dir", compile_root, "compile"], compile_root, (0,), False),
-            (f"compile ({len(sub.tables)} models, {bound} metrics), cold", [sqb, "--project-dir", semantic_root, "compile"], semantic_root, (0,), True),
+            (f"compile ({len(sub.tables)} models, {bound} metrics, {rails} guardrails, {checks} assertions), cold", [sqb, "--project-dir", semantic_root, "compile"], semantic_root, (0,), True),
             (f"compile ({args.relations} models), cold", [sqb, "--project-dir", clean, "compile"], clean, (0,), True),
             ("contract diff, no drift, cold", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,), True),
             ("contract diff, no drift", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,), False),

@@ -186,7 +186,12 @@ pub(super) fn read_guardrail(r: &mut Reader<'_>, root: &dyn TableLike, file: Fil
         let role = r.choice(t, "role", REALIZATION_ROLES);
         if role.is_none() && !t.contains_key("role") {
             let loc = r.key_loc(root, "restrict_to");
-            r.missing(loc, "role", "`restrict_to`", "write `restrict_to = { role = \"final\" }`");
+            r.missing(
+                loc,
+                "role",
+                "`restrict_to`",
+                "write `restrict_to = { role = \"final\" }`",
+            );
         }
         role
     });
@@ -228,7 +233,10 @@ fn kind_fields(r: &mut Reader<'_>, root: &dyn TableLike, kind: &Spanned<String>,
                     Code::GuardrailShape,
                     format!("`{key}` does not belong to a `{}` guardrail", kind.value),
                 )
-                .at(r.key_loc(root, key), format!("not a field of `{}`", kind.value))
+                .at(
+                    r.key_loc(root, key),
+                    format!("not a field of `{}`", kind.value),
+                )
                 .related(kind.loc.clone(), "the kind is set here")
                 .hint(takes()),
             );
@@ -253,7 +261,10 @@ fn applies_to(r: &mut Reader<'_>, root: &dyn TableLike) -> Option<AppliesTo> {
     let shape = |r: &mut Reader<'_>, message: &str| {
         r.push(
             Diagnostic::error(Code::GuardrailShape, format!("`applies_to` {message}"))
-                .at(loc.clone(), "expected `{ metric = .. }` or `{ source = .., measure = .. }`")
+                .at(
+                    loc.clone(),
+                    "expected `{ metric = .. }` or `{ source = .., measure = .. }`",
+                )
                 .hint("a guardrail governs one metric, or one measure of one model or source"),
         );
     };
@@ -284,13 +295,25 @@ fn applies_to(r: &mut Reader<'_>, root: &dyn TableLike) -> Option<AppliesTo> {
 pub(super) fn read_finality(r: &mut Reader<'_>, root: &dyn TableLike, file: FileId) -> Finality {
     r.check_keys(
         root,
-        &["metric", "realizations", "coalescing", "result_flag", "board_only_final"],
+        &[
+            "metric",
+            "realizations",
+            "coalescing",
+            "result_flag",
+            "board_only_final",
+        ],
         "a finality rule",
     );
     let start = Loc::file_start(file);
     for (key, hint) in [
-        ("metric", "name the metric it governs: `metric = \"revenue\"`"),
-        ("realizations", "list its realizations as `[[realizations]]` tables with `source` and `role`"),
+        (
+            "metric",
+            "name the metric it governs: `metric = \"revenue\"`",
+        ),
+        (
+            "realizations",
+            "list its realizations as `[[realizations]]` tables with `source` and `role`",
+        ),
     ] {
         if !root.contains_key(key) {
             r.missing(start.clone(), key, "a finality rule", hint);
@@ -304,7 +327,8 @@ pub(super) fn read_finality(r: &mut Reader<'_>, root: &dyn TableLike, file: File
             r.check_keys(t, &["source", "role", "watermark", "tz"], "a realization");
             for key in ["source", "role"] {
                 if !t.contains_key(key) {
-                    let hint = "a realization names its `source` and its `role` (final or provisional)";
+                    let hint =
+                        "a realization names its `source` and its `role` (final or provisional)";
                     r.missing(loc.clone(), key, "a realization", hint);
                 }
             }
@@ -329,20 +353,35 @@ pub(super) fn read_finality(r: &mut Reader<'_>, root: &dyn TableLike, file: File
 
 /// Reads an assertion file's root table.
 pub(super) fn read_assertion(r: &mut Reader<'_>, root: &dyn TableLike, file: FileId) -> Assertion {
-    r.check_keys(root, &["id", "query", "expect", "source_of_truth"], "an assertion");
+    r.check_keys(
+        root,
+        &["id", "query", "expect", "source_of_truth"],
+        "an assertion",
+    );
     let start = Loc::file_start(file);
     for (key, hint) in [
         ("id", "name it: `id = \"revenue_2024\"`"),
-        ("query", "say what it asks: `[query]` with `metrics = [\"revenue\"]`"),
-        ("expect", "say what the answer is: `[expect]` with `rows` or `values`"),
+        (
+            "query",
+            "say what it asks: `[query]` with `metrics = [\"revenue\"]`",
+        ),
+        (
+            "expect",
+            "say what the answer is: `[expect]` with `rows` or `values`",
+        ),
     ] {
         if !root.contains_key(key) {
             r.missing(start.clone(), key, "an assertion", hint);
         }
     }
     let query = r.table(root, "query").map(|t| {
-        r.check_keys(t, &["metrics", "dimensions", "filters", "context"], "[query]");
-        let list = |r: &mut Reader<'_>, key| r.strings(t, key, true).map(|l| l.value).unwrap_or_default();
+        r.check_keys(
+            t,
+            &["metrics", "dimensions", "filters", "context"],
+            "[query]",
+        );
+        let list =
+            |r: &mut Reader<'_>, key| r.strings(t, key, true).map(|l| l.value).unwrap_or_default();
         let query = SemanticQuery {
             loc: r.key_loc(root, "query"),
             metrics: list(r, "metrics"),
@@ -388,7 +427,8 @@ fn read_expect(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Expect {
             }
         }
         Some(_) => {
-            let hint = "write `rows = 12` for a row count, or `[[expect.rows]]` tables for the rows";
+            let hint =
+                "write `rows = 12` for a row count, or `[[expect.rows]]` tables for the rows";
             expect.rows = r
                 .tables(t, "rows", hint)
                 .into_iter()
@@ -400,7 +440,11 @@ fn read_expect(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Expect {
     if let Some(values) = r.table(t, "values") {
         expect.values = Some(read_row(r, values, r.value_loc(t, "values")));
     }
-    if expect.row_count.is_none() && expect.rows.is_empty() && expect.values.is_none() && !t.contains_key("rows") {
+    if expect.row_count.is_none()
+        && expect.rows.is_empty()
+        && expect.values.is_none()
+        && !t.contains_key("rows")
+    {
         r.push(
             Diagnostic::error(Code::MissingKey, "[expect] expects nothing")
                 .at(loc, "no `rows` or `values`")
@@ -427,24 +471,34 @@ fn read_tolerance(r: &mut Reader<'_>, t: &dyn TableLike) -> Option<Spanned<Toler
         (None, Some(v)) => (v, Tolerance::Absolute),
         (Some(_), Some(_)) => {
             r.push(
-                Diagnostic::error(Code::InvalidValue, "`tolerance` is both relative and absolute")
-                    .at(loc, "one of the two")
-                    .hint(hint),
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    "`tolerance` is both relative and absolute",
+                )
+                .at(loc, "one of the two")
+                .hint(hint),
             );
             return None;
         }
         (None, None) => {
             if table.is_empty() {
-                r.push(Diagnostic::error(Code::InvalidValue, "`tolerance` is empty").at(loc, "no bound").hint(hint));
+                r.push(
+                    Diagnostic::error(Code::InvalidValue, "`tolerance` is empty")
+                        .at(loc, "no bound")
+                        .hint(hint),
+                );
             }
             return None;
         }
     };
     if !(value.value >= 0.0 && value.value.is_finite()) {
         r.push(
-            Diagnostic::error(Code::InvalidValue, format!("invalid tolerance {}", value.value))
-                .at(value.loc, "expected a number of 0 or more")
-                .hint(hint),
+            Diagnostic::error(
+                Code::InvalidValue,
+                format!("invalid tolerance {}", value.value),
+            )
+            .at(value.loc, "expected a number of 0 or more")
+            .hint(hint),
         );
         return None;
     }
@@ -461,7 +515,9 @@ fn read_row(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> ExpectRow {
             Some(Value::Float(f)) => Some(Expected::Float(*f.value())),
             Some(Value::Boolean(b)) => Some(Expected::Bool(*b.value())),
             Some(Value::Datetime(d)) => Some(Expected::Temporal(d.value().to_string())),
-            Some(Value::InlineTable(n)) if n.len() == 1 && n.get("null").and_then(|v| v.as_bool()) == Some(true) => {
+            Some(Value::InlineTable(n))
+                if n.len() == 1 && n.get("null").and_then(|v| v.as_bool()) == Some(true) =>
+            {
                 Some(Expected::Null)
             }
             _ => None,

@@ -7,13 +7,13 @@ use toml_edit::{Document, Item, TableLike};
 
 use super::columns::{read_columns, read_model_props};
 use super::config::{finish, merge, read_raw, RawConfig};
-use super::discover::{list, Found, LOCAL_FILE, PROJECT_FILE};
 use super::contracts::{read_assertion, read_finality, read_guardrail};
+use super::discover::{list, Found, LOCAL_FILE, PROJECT_FILE};
 use super::metrics::{read_binding, MetricBinding};
 use super::policies::{read_roles, read_tenancy};
-use super::Contracts;
 use super::reader::Reader;
 use super::semantic::{read_semantic, Semantic};
+use super::Contracts;
 use super::{Column, ColumnSet, EnumBase, EnumDef, Model, ModelProps, Project, SourceTable};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;

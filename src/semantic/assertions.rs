@@ -25,7 +25,11 @@ enum Output<'p> {
 
 pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut Vec<Diagnostic>) {
     let assertions = &project.contracts.assertions;
-    unique_ids(assertions.iter().filter_map(|a| a.id.as_ref()), "assertion", diags);
+    unique_ids(
+        assertions.iter().filter_map(|a| a.id.as_ref()),
+        "assertion",
+        diags,
+    );
     for assertion in assertions {
         let what = match &assertion.id {
             Some(id) => format!("assertion `{}`", id.value),
@@ -33,10 +37,16 @@ pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut V
         };
         match &assertion.source_of_truth {
             Some(s) if !s.value.trim().is_empty() => {}
-            Some(s) => diags.push(no_truth(&what, s.loc.clone())),
-            None => diags.push(no_truth(&what, crate::source::Loc::file_start(assertion.file))),
+            Some(s) => diags.push(no_truth(&what, s.loc.clone(), "empty")),
+            None => diags.push(no_truth(
+                &what,
+                crate::source::Loc::file_start(assertion.file),
+                "no `source_of_truth`",
+            )),
         }
-        let Some(query) = &assertion.query else { continue };
+        let Some(query) = &assertion.query else {
+            continue;
+        };
         let outputs = resolve_query(project, relations, query, &what, diags);
         if let Some(outputs) = outputs {
             expectations(project, assertion, &outputs, diags);
@@ -44,13 +54,13 @@ pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut V
     }
 }
 
-fn no_truth(what: &str, loc: crate::source::Loc) -> Diagnostic {
+fn no_truth(what: &str, loc: crate::source::Loc, label: &str) -> Diagnostic {
     Diagnostic::warning(Code::AssertionWithoutTruth, format!("{what} names no source of truth"))
-        .at(loc, "no `source_of_truth`")
+        .at(loc, label)
         .hint("say where the expected values come from (a ledger export, a signed-off report), so that a failure can be judged")
 }
 
-/// Resolves the query; its output columns when every name resolved.
+/// Resolves the query; its output columns when every metric and dimension resolved.
 fn resolve_query<'p>(
     project: &'p Project,
     relations: &[Relation<'p>],
@@ -94,8 +104,14 @@ fn resolve_query<'p>(
                 }
             }
         }
-        outputs.push((reference.value.clone(), Output::Dimension(column, truncated)));
+        outputs.push((
+            reference.value.clone(),
+            Output::Dimension(column, truncated),
+        ));
     }
+    let resolved = diags[before..]
+        .iter()
+        .all(|d| d.severity != crate::diagnostics::Severity::Error);
     for filter in &query.filters {
         let what = format!("a filter of {what}");
         let snippet = Snippet { text: filter, what: &what, example: "write one boolean SQL expression over the query's dimensions, such as \"status = 'completed'\"" };
@@ -115,7 +131,7 @@ fn resolve_query<'p>(
         };
         predicate::check(project, &snippet, &mut lookup, diags);
     }
-    (diags[before..].iter().all(|d| d.severity != crate::diagnostics::Severity::Error)).then_some(outputs)
+    resolved.then_some(outputs)
 }
 
 fn reached_column<'p>(found: &Reached<'_, 'p>) -> Option<&'p Column> {
@@ -124,14 +140,23 @@ fn reached_column<'p>(found: &Reached<'_, 'p>) -> Option<&'p Column> {
 
 /// Every expected value is under an output column and fits it; keyed rows give every
 /// dimension.
-fn expectations(project: &Project, assertion: &Assertion, outputs: &[(String, Output<'_>)], diags: &mut Vec<Diagnostic>) {
-    let Some(expect) = &assertion.expect else { return };
+fn expectations(
+    project: &Project,
+    assertion: &Assertion,
+    outputs: &[(String, Output<'_>)],
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some(expect) = &assertion.expect else {
+        return;
+    };
     for row in expect.rows.iter().chain(expect.values.iter()) {
         cells(project, row, outputs, diags);
     }
     for row in &expect.rows {
         for (name, output) in outputs {
-            if matches!(output, Output::Dimension(..)) && !row.cells.iter().any(|(k, _)| k.value == *name) {
+            if matches!(output, Output::Dimension(..))
+                && !row.cells.iter().any(|(k, _)| k.value == *name)
+            {
                 diags.push(
                     Diagnostic::error(Code::ExpectMismatch, format!("an expected row gives no value for dimension `{name}`"))
                         .at(row.loc.clone(), format!("no `{name}`"))
@@ -142,16 +167,27 @@ fn expectations(project: &Project, assertion: &Assertion, outputs: &[(String, Ou
     }
 }
 
-fn cells(project: &Project, row: &ExpectRow, outputs: &[(String, Output<'_>)], diags: &mut Vec<Diagnostic>) {
+fn cells(
+    project: &Project,
+    row: &ExpectRow,
+    outputs: &[(String, Output<'_>)],
+    diags: &mut Vec<Diagnostic>,
+) {
     for (key, value) in &row.cells {
         let Some((_, output)) = outputs.iter().find(|(n, _)| *n == key.value) else {
-            let mut diag = Diagnostic::error(Code::ExpectMismatch, format!("`{}` is no output column of the query", key.value))
-                .at(key.loc.clone(), "not in the query");
+            let mut diag = Diagnostic::error(
+                Code::ExpectMismatch,
+                format!("`{}` is no output column of the query", key.value),
+            )
+            .at(key.loc.clone(), "not in the query");
             diag = match did_you_mean(&key.value, outputs.iter().map(|(n, _)| n.as_str())) {
                 Some(close) => diag.hint(format!("did you mean `{close}`?")),
                 None => {
                     let names: Vec<&str> = outputs.iter().map(|(n, _)| n.as_str()).collect();
-                    diag.hint(format!("the query's output columns are {}", names.join(", ")))
+                    diag.hint(format!(
+                        "the query's output columns are {}",
+                        names.join(", ")
+                    ))
                 }
             };
             diags.push(diag);
@@ -177,21 +213,29 @@ fn misfit(project: &Project, output: &Output<'_>, value: &Expected) -> Option<St
         Expected::Bool(_) | Expected::Temporal(_) => false,
     };
     let (column, truncated) = match output {
-        Output::Metric => return (!number).then(|| "is no number, and a metric's value is one".to_string()),
+        Output::Metric => {
+            return (!number).then(|| "is no number, and a metric's value is one".to_string())
+        }
         Output::Dimension(column, truncated) => (column, *truncated),
     };
     let Some(ty) = column.and_then(|c| c.ty.as_ref()) else {
         return None;
     };
-    let spelled = column.and_then(|c| c.type_text.as_ref()).map_or(ty.to_string(), |t| t.value.clone());
+    let spelled = column
+        .and_then(|c| c.type_text.as_ref())
+        .map_or(ty.to_string(), |t| t.value.clone());
     let fits = match (ty, value) {
         (t, Expected::Temporal(_)) => is_temporal(t) || truncated,
         (t, Expected::Text(s)) if is_temporal(t) || truncated => is_date(s) || is_timestamp(s),
         (t, _) if is_temporal(t) => false,
         (t, _) if is_numeric(t) => number,
         (DataType::Boolean, v) => matches!(v, Expected::Bool(_)),
-        (DataType::Named(name), Expected::Text(s)) => project.enum_named(name).is_none_or(|e| e.values().contains(s)),
-        (DataType::Varchar(_) | DataType::Char(_) | DataType::Text, v) => matches!(v, Expected::Text(_)),
+        (DataType::Named(name), Expected::Text(s)) => project
+            .enum_named(name)
+            .is_none_or(|e| e.values().contains(s)),
+        (DataType::Varchar(_) | DataType::Char(_) | DataType::Text, v) => {
+            matches!(v, Expected::Text(_))
+        }
         _ => true,
     };
     (!fits).then(|| format!("does not fit the dimension's type {spelled}"))

@@ -20,7 +20,11 @@ use crate::types;
 
 pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut Vec<Diagnostic>) {
     let guardrails = &project.contracts.guardrails;
-    unique_ids(guardrails.iter().filter_map(|g| g.id.as_ref()), "guardrail", diags);
+    unique_ids(
+        guardrails.iter().filter_map(|g| g.id.as_ref()),
+        "guardrail",
+        diags,
+    );
     for guardrail in guardrails {
         guardrail_checks(project, relations, guardrail, diags);
     }
@@ -29,10 +33,13 @@ pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut V
         if let Some(metric) = &rule.metric {
             match by_metric.get(&metric.value.to_lowercase()) {
                 Some(first) => diags.push(
-                    Diagnostic::error(Code::FinalityRealizations, format!("metric `{}` has two finality rules", metric.value))
-                        .at(metric.loc.clone(), "a second rule")
-                        .related(first.loc.clone(), "the first")
-                        .hint("one finality rule per metric lists all of its realizations"),
+                    Diagnostic::error(
+                        Code::FinalityRealizations,
+                        format!("metric `{}` has two finality rules", metric.value),
+                    )
+                    .at(metric.loc.clone(), "a second rule")
+                    .related(first.loc.clone(), "the first")
+                    .hint("one finality rule per metric lists all of its realizations"),
                 ),
                 None => {
                     by_metric.insert(metric.value.to_lowercase(), metric);
@@ -44,15 +51,22 @@ pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut V
 }
 
 /// Ids unique among one kind of contract.
-pub(super) fn unique_ids<'a>(ids: impl Iterator<Item = &'a Spanned<String>>, kind: &str, diags: &mut Vec<Diagnostic>) {
+pub(super) fn unique_ids<'a>(
+    ids: impl Iterator<Item = &'a Spanned<String>>,
+    kind: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
     let mut seen: HashMap<&str, &Spanned<String>> = HashMap::new();
     for id in ids {
         match seen.get(id.value.as_str()) {
             Some(first) => diags.push(
-                Diagnostic::error(Code::DuplicateContractId, format!("two {kind}s have the id `{}`", id.value))
-                    .at(id.loc.clone(), "used again here")
-                    .related(first.loc.clone(), "first used here")
-                    .hint(format!("{kind} ids are unique: rename one")),
+                Diagnostic::error(
+                    Code::DuplicateContractId,
+                    format!("two {kind}s have the id `{}`", id.value),
+                )
+                .at(id.loc.clone(), "used again here")
+                .related(first.loc.clone(), "first used here")
+                .hint(format!("{kind} ids are unique: rename one")),
             ),
             None => {
                 seen.insert(&id.value, id);
@@ -62,27 +76,49 @@ pub(super) fn unique_ids<'a>(ids: impl Iterator<Item = &'a Spanned<String>>, kin
 }
 
 /// A named context is declared in `sqb.toml` (`[semantic] contexts`).
-pub(super) fn context(project: &Project, context: &Spanned<String>, what: &str, diags: &mut Vec<Diagnostic>) {
+pub(super) fn context(
+    project: &Project,
+    context: &Spanned<String>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
     let declared = &project.config.contexts;
     if declared.iter().any(|c| c.value == context.value) {
         return;
     }
-    let mut diag = Diagnostic::error(Code::UnknownContext, format!("{what} names context `{}`, which sqb.toml does not declare", context.value))
-        .at(context.loc.clone(), "no such context");
+    let mut diag = Diagnostic::error(
+        Code::UnknownContext,
+        format!(
+            "{what} names context `{}`, which sqb.toml does not declare",
+            context.value
+        ),
+    )
+    .at(context.loc.clone(), "no such context");
     diag = match did_you_mean(&context.value, declared.iter().map(|c| c.value.as_str())) {
         Some(close) => diag.hint(format!("did you mean `{close}`?")),
-        None => diag.hint(format!("declare it in sqb.toml: `[semantic] contexts = [\"{}\"]`", context.value)),
+        None => diag.hint(format!(
+            "declare it in sqb.toml: `[semantic] contexts = [\"{}\"]`",
+            context.value
+        )),
     };
     diags.push(diag);
 }
 
 /// The metric a contract names, or an error at the name.
-pub(super) fn known_metric<'p>(project: &'p Project, name: &Spanned<String>, what: &str, diags: &mut Vec<Diagnostic>) -> Option<&'p MetricBinding> {
+pub(super) fn known_metric<'p>(
+    project: &'p Project,
+    name: &Spanned<String>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<&'p MetricBinding> {
     match resolve::metric(project, name) {
         Ok(binding) => Some(binding),
         Err(diag) if diag.code == Code::QueryUnresolved => {
-            let mut d = Diagnostic::error(Code::SemanticUnknownMetric, format!("{what} names `{}`, which is no metric", name.value))
-                .at(name.loc.clone(), "no such metric");
+            let mut d = Diagnostic::error(
+                Code::SemanticUnknownMetric,
+                format!("{what} names `{}`, which is no metric", name.value),
+            )
+            .at(name.loc.clone(), "no such metric");
             if let Some(hint) = diag.hint {
                 d = d.hint(hint);
             }
@@ -96,7 +132,12 @@ pub(super) fn known_metric<'p>(project: &'p Project, name: &Spanned<String>, wha
     }
 }
 
-fn guardrail_checks(project: &Project, relations: &[Relation<'_>], g: &Guardrail, diags: &mut Vec<Diagnostic>) {
+fn guardrail_checks(
+    project: &Project,
+    relations: &[Relation<'_>],
+    g: &Guardrail,
+    diags: &mut Vec<Diagnostic>,
+) {
     let what = match &g.id {
         Some(id) => format!("guardrail `{}`", id.value),
         None => "a guardrail".to_string(),
@@ -117,7 +158,7 @@ fn guardrail_checks(project: &Project, relations: &[Relation<'_>], g: &Guardrail
             }
         }
         Some(AppliesTo::Measure { source, measure }) => {
-            if let Some(r) = relation(relations, source, &what, diags) {
+            if let Some(r) = relation(relations, source, &format!("{what} names"), diags) {
                 super::metrics::measure_on(r, measure, &what, diags);
                 governed.push(r);
             }
@@ -128,7 +169,12 @@ fn guardrail_checks(project: &Project, relations: &[Relation<'_>], g: &Guardrail
         let what = format!("the filter of {what}");
         for r in &governed {
             let snippet = Snippet { text: filter, what: &what, example: "write one boolean SQL expression over the governed relation's columns, such as \"is_test = false\"" };
-            predicate::check(project, &snippet, &mut predicate::on_relation(r, &what), diags);
+            predicate::check(
+                project,
+                &snippet,
+                &mut predicate::on_relation(r, &what),
+                diags,
+            );
         }
     }
     if let Some(dimension) = &g.dimension {
@@ -138,22 +184,44 @@ fn guardrail_checks(project: &Project, relations: &[Relation<'_>], g: &Guardrail
             }
         }
     }
-    if g.kind.as_ref().is_some_and(|k| k.value == "restrict_source") {
+    if g.kind
+        .as_ref()
+        .is_some_and(|k| k.value == "restrict_source")
+    {
         restricts(project, g, metric, &what, diags);
     }
 }
 
 /// A `restrict_source` guardrail restricts a metric's realizations: a finality rule for the
 /// metric (or one with a realization on the governed source) must exist.
-fn restricts(project: &Project, g: &Guardrail, metric: Option<&MetricBinding>, what: &str, diags: &mut Vec<Diagnostic>) {
+fn restricts(
+    project: &Project,
+    g: &Guardrail,
+    metric: Option<&MetricBinding>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
     let rules = &project.contracts.finality;
     let (has, at) = match &g.applies_to {
         Some(AppliesTo::Metric(name)) => {
-            let Some(binding) = metric.and_then(|m| m.name()) else { return };
-            (rules.iter().any(|f| f.metric.as_ref().is_some_and(|m| m.value.eq_ignore_ascii_case(&binding.value))), name)
+            let Some(binding) = metric.and_then(|m| m.name()) else {
+                return;
+            };
+            (
+                rules.iter().any(|f| {
+                    f.metric
+                        .as_ref()
+                        .is_some_and(|m| m.value.eq_ignore_ascii_case(&binding.value))
+                }),
+                name,
+            )
         }
         Some(AppliesTo::Measure { source, .. }) => (
-            rules.iter().any(|f| f.realizations.iter().any(|r| r.source.as_ref().is_some_and(|s| s.value == source.value))),
+            rules.iter().any(|f| {
+                f.realizations
+                    .iter()
+                    .any(|r| r.source.as_ref().is_some_and(|s| s.value == source.value))
+            }),
             source,
         ),
         None => return,
@@ -167,16 +235,27 @@ fn restricts(project: &Project, g: &Guardrail, metric: Option<&MetricBinding>, w
     }
 }
 
-fn finality_checks(project: &Project, relations: &[Relation<'_>], rule: &Finality, diags: &mut Vec<Diagnostic>) {
+fn finality_checks(
+    project: &Project,
+    relations: &[Relation<'_>],
+    rule: &Finality,
+    diags: &mut Vec<Diagnostic>,
+) {
     let Some(name) = &rule.metric else { return };
     let what = format!("the finality rule of metric `{}`", name.value);
     let binding = known_metric(project, name, &what, diags);
-    if let Some(status) = binding.and_then(|b| b.status.as_ref()).filter(|_| binding.is_some_and(|b| !b.is_active())) {
+    if let Some(status) = binding
+        .and_then(|b| b.status.as_ref())
+        .filter(|_| binding.is_some_and(|b| !b.is_active()))
+    {
         diags.push(
-            Diagnostic::error(Code::MetricComponentInactive, format!("{what} governs a deprecated metric"))
-                .at(name.loc.clone(), "a deprecated metric")
-                .related(status.loc.clone(), "deprecated here")
-                .hint("finality governs active metrics: move the rule to its replacement"),
+            Diagnostic::error(
+                Code::MetricComponentInactive,
+                format!("{what} governs a deprecated metric"),
+            )
+            .at(name.loc.clone(), "a deprecated metric")
+            .related(status.loc.clone(), "deprecated here")
+            .hint("finality governs active metrics: move the rule to its replacement"),
         );
     }
     one_final(rule, &what, diags);
@@ -184,10 +263,18 @@ fn finality_checks(project: &Project, relations: &[Relation<'_>], rule: &Finalit
         let c = b.canonical.as_ref()?;
         if c.measure.is_none() {
             diags.push(
-                Diagnostic::error(Code::FinalityRealizations, format!("{what} governs a metric computed from other metrics"))
-                    .at(name.loc.clone(), "no measure of its own")
-                    .related(c.kind.as_ref().map_or(c.loc.clone(), |k| k.loc.clone()), "its kind")
-                    .hint("realizations serve one measure: govern a metric with a `source` and `measure`"),
+                Diagnostic::error(
+                    Code::FinalityRealizations,
+                    format!("{what} governs a metric computed from other metrics"),
+                )
+                .at(name.loc.clone(), "no measure of its own")
+                .related(
+                    c.kind.as_ref().map_or(c.loc.clone(), |k| k.loc.clone()),
+                    "its kind",
+                )
+                .hint(
+                    "realizations serve one measure: govern a metric with a `source` and `measure`",
+                ),
             );
         }
         c.measure.as_ref()
@@ -197,13 +284,22 @@ fn finality_checks(project: &Project, relations: &[Relation<'_>], rule: &Finalit
         if let Some(tz) = &realization.tz {
             timezone(tz, diags);
         }
-        let Some(source) = realization.source.as_ref().and_then(|s| relation(relations, s, &what, diags)) else {
+        let Some(source) = realization
+            .source
+            .as_ref()
+            .and_then(|s| relation(relations, s, &format!("{what} names"), diags))
+        else {
             continue;
         };
         if let Some(watermark) = &realization.watermark {
             let what = format!("the watermark of {}", source.describe());
             let snippet = Snippet { text: watermark, what: &what, example: "write the SQL expression of the time up to which it is complete, such as \"settled_at\"" };
-            let expr = predicate::check(project, &snippet, &mut predicate::on_relation(source, &what), diags);
+            let expr = predicate::check(
+                project,
+                &snippet,
+                &mut predicate::on_relation(source, &what),
+                diags,
+            );
             if let Some(sqlparser::ast::Expr::Identifier(id)) = &expr {
                 if let Some(column) = source.column(&id.value) {
                     let need = super::validate::Need {
@@ -222,33 +318,61 @@ fn finality_checks(project: &Project, relations: &[Relation<'_>], rule: &Finalit
         };
         match first {
             None => first = Some((declared, source)),
-            Some((model, model_source)) => same_measure(project, (model, model_source), (declared, source), &what, diags),
+            Some((model, model_source)) => same_measure(
+                project,
+                (model, model_source),
+                (declared, source),
+                &what,
+                diags,
+            ),
         }
     }
 }
 
 /// Exactly one realization is final.
 fn one_final(rule: &Finality, what: &str, diags: &mut Vec<Diagnostic>) {
-    let finals: Vec<&Spanned<String>> = rule.realizations.iter().filter_map(|r| r.role.as_ref()).filter(|r| r.value == "final").collect();
+    let finals: Vec<&Spanned<String>> = rule
+        .realizations
+        .iter()
+        .filter_map(|r| r.role.as_ref())
+        .filter(|r| r.value == "final")
+        .collect();
     match finals.as_slice() {
         [_] => {}
         [] if rule.realizations.iter().all(|r| r.role.is_some()) => diags.push(
-            Diagnostic::error(Code::FinalityRealizations, format!("{what} has no final realization"))
-                .at(rule.metric.as_ref().map_or(Loc::file_start(rule.file), |m| m.loc.clone()), "no `role = \"final\"`")
-                .hint("exactly one realization is final: the one board reporting may rely on"),
+            Diagnostic::error(
+                Code::FinalityRealizations,
+                format!("{what} has no final realization"),
+            )
+            .at(
+                rule.metric
+                    .as_ref()
+                    .map_or(Loc::file_start(rule.file), |m| m.loc.clone()),
+                "no `role = \"final\"`",
+            )
+            .hint("exactly one realization is final: the one board reporting may rely on"),
         ),
         [] => {}
         [first, second, ..] => diags.push(
-            Diagnostic::error(Code::FinalityRealizations, format!("{what} has {} final realizations", finals.len()))
-                .at(second.loc.clone(), "a second final realization")
-                .related(first.loc.clone(), "the first")
-                .hint("exactly one realization is final; mark the others `role = \"provisional\"`"),
+            Diagnostic::error(
+                Code::FinalityRealizations,
+                format!("{what} has {} final realizations", finals.len()),
+            )
+            .at(second.loc.clone(), "a second final realization")
+            .related(first.loc.clone(), "the first")
+            .hint("exactly one realization is final; mark the others `role = \"provisional\"`"),
         ),
     }
 }
 
 /// Realizations of one metric aggregate the same way over columns of equivalent types.
-fn same_measure(project: &Project, first: (&Measure, &Relation<'_>), other: (&Measure, &Relation<'_>), what: &str, diags: &mut Vec<Diagnostic>) {
+fn same_measure(
+    project: &Project,
+    first: (&Measure, &Relation<'_>),
+    other: (&Measure, &Relation<'_>),
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
     let (a, ra) = first;
     let (b, rb) = other;
     let agg = |m: &Measure| m.agg.as_ref().map(|a| a.value.clone());
@@ -264,21 +388,41 @@ fn same_measure(project: &Project, first: (&Measure, &Relation<'_>), other: (&Me
     let (Some(ca), Some(cb)) = (measure_column(a, ra), measure_column(b, rb)) else {
         return;
     };
-    let (Some(ta), Some(tb)) = (&ca.ty, &cb.ty) else { return };
+    let (Some(ta), Some(tb)) = (&ca.ty, &cb.ty) else {
+        return;
+    };
     let engine = project.engine();
     if types::equivalent(ta, tb, engine) && types::equivalent(tb, ta, engine) {
         return;
     }
-    let spelled = |c: &crate::project::Column| c.type_text.as_ref().map_or(String::new(), |t| t.value.clone());
+    let spelled = |c: &crate::project::Column| {
+        c.type_text
+            .as_ref()
+            .map_or(String::new(), |t| t.value.clone())
+    };
     let mut diag = Diagnostic::error(
         Code::FinalityRealizations,
-        format!("{what}: measure `{}` is over {} on {} but {} on {}", a.name.value, spelled(ca), ra.describe(), spelled(cb), rb.describe()),
+        format!(
+            "{what}: measure `{}` is over {} on {} but {} on {}",
+            a.name.value,
+            spelled(ca),
+            ra.describe(),
+            spelled(cb),
+            rb.describe()
+        ),
     )
-    .at(cb.type_text.as_ref().map_or(b.name.loc.clone(), |t| t.loc.clone()), format!("{} here", spelled(cb)));
+    .at(
+        cb.type_text
+            .as_ref()
+            .map_or(b.name.loc.clone(), |t| t.loc.clone()),
+        format!("{} here", spelled(cb)),
+    );
     if let Some(t) = &ca.type_text {
         diag = diag.related(t.loc.clone(), format!("{} there", t.value));
     }
-    diags.push(diag.hint("realizations of one metric declare its measure's column with equivalent types"));
+    diags.push(
+        diag.hint("realizations of one metric declare its measure's column with equivalent types"),
+    );
 }
 
 fn measure_column<'p>(m: &Measure, r: &Relation<'p>) -> Option<&'p crate::project::Column> {
@@ -291,8 +435,11 @@ fn timezone(tz: &Spanned<String>, diags: &mut Vec<Diagnostic>) {
         return;
     }
     let names = chrono_tz::TZ_VARIANTS.iter().map(|t| t.name());
-    let diag = Diagnostic::error(Code::InvalidTimezone, format!("`{}` is no IANA time zone", tz.value))
-        .at(tz.loc.clone(), "unknown time zone");
+    let diag = Diagnostic::error(
+        Code::InvalidTimezone,
+        format!("`{}` is no IANA time zone", tz.value),
+    )
+    .at(tz.loc.clone(), "unknown time zone");
     diags.push(match did_you_mean(&tz.value, names) {
         Some(close) => diag.hint(format!("did you mean `{close}`?")),
         None => diag.hint("name a zone of the IANA database, such as \"Europe/Berlin\" or \"UTC\""),

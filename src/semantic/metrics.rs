@@ -24,7 +24,7 @@ pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut V
         let source = canonical
             .source
             .as_ref()
-            .and_then(|s| relation(relations, s, &what, diags));
+            .and_then(|s| relation(relations, s, &format!("{what} is computed from"), diags));
         if let Some(source) = source {
             on_source(project, canonical, source, &what, diags);
         }
@@ -92,10 +92,7 @@ pub(super) fn relation<'a, 'p>(
     }
     let mut diag = Diagnostic::error(
         Code::SemanticUnknownRelation,
-        format!(
-            "{what} is computed from `{}`, which is no model or source",
-            name.value
-        ),
+        format!("{what} `{}`, which is no model or source", name.value),
     )
     .at(name.loc.clone(), "no such model or source");
     diag = match did_you_mean(&name.value, relations.iter().map(|r| r.name)) {
@@ -359,5 +356,10 @@ pub(super) fn predicate(
         what,
         example: "write one boolean SQL expression over the source's columns, such as \"status <> 'cancelled'\"",
     };
-    predicate::check(project, &snippet, &mut predicate::on_relation(source, what), diags);
+    predicate::check(
+        project,
+        &snippet,
+        &mut predicate::on_relation(source, what),
+        diags,
+    );
 }

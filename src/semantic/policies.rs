@@ -26,25 +26,49 @@ pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut V
     }
 }
 
-fn tenancy_checks(project: &Project, relations: &[Relation<'_>], tenancy: &Tenancy, diags: &mut Vec<Diagnostic>) {
-    let what = "the tenancy policy";
+fn tenancy_checks(
+    project: &Project,
+    relations: &[Relation<'_>],
+    tenancy: &Tenancy,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let what = "the tenancy policy names";
     let mut first: Option<(&Column, &Spanned<String>)> = None;
     for scoped in &tenancy.scoped {
-        let Some(source) = scoped.source.as_ref() else { continue };
-        let Some(r) = relation(relations, source, what, diags) else { continue };
-        if let Some(shared) = tenancy.shared.iter().find(|s| s.value == source.value) {
-            diags.push(
-                Diagnostic::error(Code::TenancyOverlap, format!("`{}` is both scoped and shared", source.value))
-                    .at(source.loc.clone(), "scoped here")
-                    .related(shared.loc.clone(), "shared here")
-                    .hint("a relation is either scoped to the tenant or shared by all: keep one"),
-            );
-        }
-        let Some(column) = scoped.column.as_ref() else { continue };
-        let Some(declared) = resolve_on(r, column, &format!("the tenant column of {}", r.describe()), diags) else {
+        let Some(source) = scoped.source.as_ref() else {
             continue;
         };
-        let need = Need { what: format!("the tenant column of {}", r.describe()), expected: "a type", fits: |_| true, hint: "" };
+        let Some(r) = relation(relations, source, what, diags) else {
+            continue;
+        };
+        if let Some(shared) = tenancy.shared.iter().find(|s| s.value == source.value) {
+            diags.push(
+                Diagnostic::error(
+                    Code::TenancyOverlap,
+                    format!("`{}` is both scoped and shared", source.value),
+                )
+                .at(source.loc.clone(), "scoped here")
+                .related(shared.loc.clone(), "shared here")
+                .hint("a relation is either scoped to the tenant or shared by all: keep one"),
+            );
+        }
+        let Some(column) = scoped.column.as_ref() else {
+            continue;
+        };
+        let Some(declared) = resolve_on(
+            r,
+            column,
+            &format!("the tenant column of {}", r.describe()),
+            diags,
+        ) else {
+            continue;
+        };
+        let need = Need {
+            what: format!("the tenant column of {}", r.describe()),
+            expected: "a type",
+            fits: |_| true,
+            hint: "",
+        };
         needs(declared, column, &need, diags);
         if declared.is_nullable() {
             diags.push(
@@ -56,7 +80,9 @@ fn tenancy_checks(project: &Project, relations: &[Relation<'_>], tenancy: &Tenan
         }
         match first {
             None => first = Some((declared, column)),
-            Some((other, other_at)) => one_type(project, (other, other_at), (declared, column), diags),
+            Some((other, other_at)) => {
+                one_type(project, (other, other_at), (declared, column), diags)
+            }
         }
     }
     for shared in &tenancy.shared {
@@ -66,14 +92,25 @@ fn tenancy_checks(project: &Project, relations: &[Relation<'_>], tenancy: &Tenan
 }
 
 /// Every scoped relation's tenant column has one type.
-fn one_type(project: &Project, first: (&Column, &Spanned<String>), other: (&Column, &Spanned<String>), diags: &mut Vec<Diagnostic>) {
+fn one_type(
+    project: &Project,
+    first: (&Column, &Spanned<String>),
+    other: (&Column, &Spanned<String>),
+    diags: &mut Vec<Diagnostic>,
+) {
     let ((a, a_at), (b, b_at)) = (first, other);
-    let (Some(ta), Some(tb)) = (&a.ty, &b.ty) else { return };
+    let (Some(ta), Some(tb)) = (&a.ty, &b.ty) else {
+        return;
+    };
     let engine = project.engine();
     if types::equivalent(ta, tb, engine) && types::equivalent(tb, ta, engine) {
         return;
     }
-    let spelled = |c: &Column| c.type_text.as_ref().map_or(String::new(), |t| t.value.clone());
+    let spelled = |c: &Column| {
+        c.type_text
+            .as_ref()
+            .map_or(String::new(), |t| t.value.clone())
+    };
     diags.push(
         Diagnostic::error(Code::TenancyColumn, format!("tenant columns differ in type: `{}` is {}, `{}` is {}", a_at.value, spelled(a), b_at.value, spelled(b)))
             .at(b_at.loc.clone(), format!("{} here", spelled(b)))
@@ -84,9 +121,18 @@ fn one_type(project: &Project, first: (&Column, &Spanned<String>), other: (&Colu
 
 /// Every relation reachable over declared joins from a relation a metric reads is scoped or
 /// shared: an error under `undeclared_source = "deny"` (the default), a warning under `warn`.
-fn unclassified(project: &Project, relations: &[Relation<'_>], tenancy: &Tenancy, diags: &mut Vec<Diagnostic>) {
+fn unclassified(
+    project: &Project,
+    relations: &[Relation<'_>],
+    tenancy: &Tenancy,
+    diags: &mut Vec<Diagnostic>,
+) {
     let classified = |name: &str| {
-        tenancy.scoped.iter().any(|s| s.source.as_ref().is_some_and(|x| x.value == name)) || tenancy.shared.iter().any(|s| s.value == name)
+        tenancy
+            .scoped
+            .iter()
+            .any(|s| s.source.as_ref().is_some_and(|x| x.value == name))
+            || tenancy.shared.iter().any(|s| s.value == name)
     };
     let mut starts: Vec<&Spanned<String>> = Vec::new();
     for binding in &project.metrics {
@@ -97,7 +143,9 @@ fn unclassified(project: &Project, relations: &[Relation<'_>], tenancy: &Tenancy
     }
     let mut reported: Vec<&str> = Vec::new();
     for start in starts {
-        let Some(from) = relations.iter().find(|r| r.name == start.value) else { continue };
+        let Some(from) = relations.iter().find(|r| r.name == start.value) else {
+            continue;
+        };
         for name in resolve::reachable_names(relations, from) {
             if classified(name) || reported.contains(&name) {
                 continue;
@@ -127,15 +175,32 @@ fn reached_at(relations: &[Relation<'_>], name: &str) -> Option<Loc> {
     let by_join = relations
         .iter()
         .flat_map(|r| r.semantic.into_iter().flat_map(|s| s.joins.iter()))
-        .find_map(|j| j.to.as_ref().filter(|t| t.value == name).map(|t| t.loc.clone()));
-    by_join.or_else(|| relations.iter().find(|r| r.name == name).map(|r| r.loc.clone()))
+        .find_map(|j| {
+            j.to.as_ref()
+                .filter(|t| t.value == name)
+                .map(|t| t.loc.clone())
+        });
+    by_join.or_else(|| {
+        relations
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| r.loc.clone())
+    })
 }
 
-fn roles_checks(project: &Project, relations: &[Relation<'_>], roles: &Roles, diags: &mut Vec<Diagnostic>) {
+fn roles_checks(
+    project: &Project,
+    relations: &[Relation<'_>],
+    roles: &Roles,
+    diags: &mut Vec<Diagnostic>,
+) {
     let names: Vec<&str> = roles.roles.iter().map(|r| r.name.value.as_str()).collect();
     let unknown = |name: &Spanned<String>, what: String| {
-        let diag = Diagnostic::error(Code::UnknownRole, format!("{what} `{}`, which roles.toml does not declare", name.value))
-            .at(name.loc.clone(), "no such role");
+        let diag = Diagnostic::error(
+            Code::UnknownRole,
+            format!("{what} `{}`, which roles.toml does not declare", name.value),
+        )
+        .at(name.loc.clone(), "no such role");
         match did_you_mean(&name.value, names.iter().copied()) {
             Some(close) => diag.hint(format!("did you mean `{close}`?")),
             None => diag.hint(format!("declare it as `[roles.{}]`", name.value)),
@@ -149,7 +214,10 @@ fn roles_checks(project: &Project, relations: &[Relation<'_>], roles: &Roles, di
     for role in &roles.roles {
         if let Some(parent) = &role.inherits {
             if !names.contains(&parent.value.as_str()) {
-                diags.push(unknown(parent, format!("role `{}` inherits", role.name.value)));
+                diags.push(unknown(
+                    parent,
+                    format!("role `{}` inherits", role.name.value),
+                ));
             }
         }
         for (kind, access) in [("metric", &role.metrics), ("dimension", &role.dimensions)] {
@@ -163,7 +231,14 @@ fn roles_checks(project: &Project, relations: &[Relation<'_>], roles: &Roles, di
 }
 
 /// Every allow and deny entry names an existing metric or dimension.
-fn entries(project: &Project, relations: &[Relation<'_>], role: &Role, kind: &str, access: &Access, diags: &mut Vec<Diagnostic>) {
+fn entries(
+    project: &Project,
+    relations: &[Relation<'_>],
+    role: &Role,
+    kind: &str,
+    access: &Access,
+    diags: &mut Vec<Diagnostic>,
+) {
     let allowed = match &access.allow {
         Some(Allow::Only(list)) => list.value.iter().collect(),
         _ => Vec::new(),
@@ -178,7 +253,13 @@ fn entries(project: &Project, relations: &[Relation<'_>], role: &Role, kind: &st
             .collect(),
         _ => relations
             .iter()
-            .flat_map(|r| r.semantic.into_iter().flat_map(move |s| s.dimensions.iter().flat_map(move |d| [d.name.value.clone(), format!("{}.{}", r.name, d.name.value)])))
+            .flat_map(|r| {
+                r.semantic.into_iter().flat_map(move |s| {
+                    s.dimensions.iter().flat_map(move |d| {
+                        [d.name.value.clone(), format!("{}.{}", r.name, d.name.value)]
+                    })
+                })
+            })
             .collect(),
     };
     for entry in allowed.into_iter().chain(denied) {
@@ -192,26 +273,54 @@ fn entries(project: &Project, relations: &[Relation<'_>], role: &Role, kind: &st
         if exists {
             continue;
         }
-        let diag = Diagnostic::error(Code::RoleUnknownEntry, format!("role `{}` names {kind} `{}`, which does not exist", role.name.value, entry.value))
-            .at(entry.loc.clone(), format!("no such {kind}"));
-        diags.push(match did_you_mean(&entry.value, known.iter().map(String::as_str)) {
-            Some(close) => diag.hint(format!("did you mean `{close}`?")),
-            None if kind == "metric" => diag.hint("name a metric bound in contracts/metrics/, or one of its aliases"),
-            None => diag.hint("name a dimension declared by a model or source, or `relation.dimension`"),
-        });
+        let diag = Diagnostic::error(
+            Code::RoleUnknownEntry,
+            format!(
+                "role `{}` names {kind} `{}`, which does not exist",
+                role.name.value, entry.value
+            ),
+        )
+        .at(entry.loc.clone(), format!("no such {kind}"));
+        diags.push(
+            match did_you_mean(&entry.value, known.iter().map(String::as_str)) {
+                Some(close) => diag.hint(format!("did you mean `{close}`?")),
+                None if kind == "metric" => {
+                    diag.hint("name a metric bound in contracts/metrics/, or one of its aliases")
+                }
+                None => diag.hint(
+                    "name a dimension declared by a model or source, or `relation.dimension`",
+                ),
+            },
+        );
     }
 }
 
 /// A mask's `relation.column` resolves; a `partial` mask needs a string column.
-fn masked_column(relations: &[Relation<'_>], role: &Role, mask: &Mask, diags: &mut Vec<Diagnostic>) {
+fn masked_column(
+    relations: &[Relation<'_>],
+    role: &Role,
+    mask: &Mask,
+    diags: &mut Vec<Diagnostic>,
+) {
     let Some(target) = &mask.column else { return };
     let unresolved = |message: String, hint: String| {
-        Diagnostic::error(Code::MaskUnresolved, format!("role `{}` masks `{}`, {message}", role.name.value, target.value))
-            .at(target.loc.clone(), "masks nothing")
-            .hint(format!("{hint}; an unresolvable mask would leave the data unmasked"))
+        Diagnostic::error(
+            Code::MaskUnresolved,
+            format!(
+                "role `{}` masks `{}`, {message}",
+                role.name.value, target.value
+            ),
+        )
+        .at(target.loc.clone(), "masks nothing")
+        .hint(format!(
+            "{hint} — an unresolvable mask would leave the data unmasked"
+        ))
     };
     let Some((rel, col)) = target.value.split_once('.') else {
-        diags.push(unresolved("which is not `relation.column`".into(), "write `column = \"customers.email\"`".into()));
+        diags.push(unresolved(
+            "which is not `relation.column`".into(),
+            "write `column = \"customers.email\"`".into(),
+        ));
         return;
     };
     let Some(r) = relations.iter().find(|r| r.name == rel) else {
@@ -219,15 +328,24 @@ fn masked_column(relations: &[Relation<'_>], role: &Role, mask: &Mask, diags: &m
             Some(close) => format!("did you mean `{close}.{col}`?"),
             None => "name a model or source of the project".into(),
         };
-        diags.push(unresolved(format!("but `{rel}` is no model or source"), hint));
+        diags.push(unresolved(
+            format!("but `{rel}` is no model or source"),
+            hint,
+        ));
         return;
     };
     let Some(column) = r.column(col) else {
         let hint = match did_you_mean(col, r.columns.iter().map(|c| c.name.value.as_str())) {
             Some(close) => format!("did you mean `{rel}.{close}`?"),
-            None => format!("declare the column under [columns.{col}] of {}", r.describe()),
+            None => format!(
+                "declare the column under [columns.{col}] of {}",
+                r.describe()
+            ),
         };
-        diags.push(unresolved(format!("which {} does not declare", r.describe()), hint).related(r.loc.clone(), format!("the columns of {}", r.describe())));
+        diags.push(
+            unresolved(format!("which {} does not declare", r.describe()), hint)
+                .related(r.loc.clone(), format!("the columns of {}", r.describe())),
+        );
         return;
     };
     if mask.strategy.as_ref().is_some_and(|s| s.value == "partial") {
@@ -261,9 +379,14 @@ fn cycles(roles: &Roles, diags: &mut Vec<Diagnostic>) {
                     reported.push(key);
                     cycle.push(&next.value);
                     diags.push(
-                        Diagnostic::error(Code::RoleCycle, format!("roles inherit from each other: {}", cycle.join(" → ")))
-                            .at(next.loc.clone(), "closes the cycle")
-                            .hint("a role inherits from one parent; one of these must inherit from none"),
+                        Diagnostic::error(
+                            Code::RoleCycle,
+                            format!("roles inherit from each other: {}", cycle.join(" → ")),
+                        )
+                        .at(next.loc.clone(), "closes the cycle")
+                        .hint(
+                            "a role inherits from one parent; one of these must inherit from none",
+                        ),
                     );
                 }
                 break;
@@ -277,7 +400,11 @@ fn cycles(roles: &Roles, diags: &mut Vec<Diagnostic>) {
 /// A role with what it inherits applied: each field the role authors (even as `[]`) replaces
 /// its parent's; `None` for an unknown role. A cycle stops the walk where it closes.
 pub fn effective_role(roles: &Roles, name: &str) -> Option<Role> {
-    let by_name: HashMap<&str, &Role> = roles.roles.iter().map(|r| (r.name.value.as_str(), r)).collect();
+    let by_name: HashMap<&str, &Role> = roles
+        .roles
+        .iter()
+        .map(|r| (r.name.value.as_str(), r))
+        .collect();
     let mut effective = (*by_name.get(name)?).clone();
     let mut seen = vec![name.to_string()];
     let mut parent = effective.inherits.clone();
@@ -285,7 +412,9 @@ pub fn effective_role(roles: &Roles, name: &str) -> Option<Role> {
         if seen.contains(&p.value) {
             break;
         }
-        let Some(role) = by_name.get(p.value.as_str()) else { break };
+        let Some(role) = by_name.get(p.value.as_str()) else {
+            break;
+        };
         seen.push(p.value.clone());
         inherit(&mut effective, role);
         parent = role.inherits.clone();

@@ -44,7 +44,8 @@ pub fn column_refs(expr: &Expr) -> Vec<Vec<String>> {
 
 /// Resolves a column reference in a snippet's scope: the declared column, or `None` after
 /// reporting why not.
-pub type Lookup<'l, 'p> = dyn FnMut(&[String], &Spanned<String>, &mut Vec<Diagnostic>) -> Option<&'p Column> + 'l;
+pub type Lookup<'l, 'p> =
+    dyn FnMut(&[String], &Spanned<String>, &mut Vec<Diagnostic>) -> Option<&'p Column> + 'l;
 
 /// What is checked of one snippet.
 pub struct Snippet<'a> {
@@ -69,7 +70,11 @@ pub fn check(
             diags.push(
                 Diagnostic::error(
                     Code::PredicateInvalid,
-                    format!("{} does not parse as {} SQL", snippet.what, project.engine()),
+                    format!(
+                        "{} does not parse as {} SQL",
+                        snippet.what,
+                        project.engine()
+                    ),
                 )
                 .at(text.loc.clone(), e.to_string())
                 .hint(snippet.example.to_string()),
@@ -97,7 +102,10 @@ pub fn check(
     let _ = sqlparser::ast::visit_expressions(&expr, |e: &Expr| {
         let pairs: Vec<(&Expr, &Expr)> = match e {
             Expr::BinaryOp { left, op, right } if is_comparison(op) => {
-                vec![(left.as_ref(), right.as_ref()), (right.as_ref(), left.as_ref())]
+                vec![
+                    (left.as_ref(), right.as_ref()),
+                    (right.as_ref(), left.as_ref()),
+                ]
             }
             Expr::In {
                 expr,
@@ -106,7 +114,10 @@ pub fn check(
             } => list.iter().map(|l| (expr.as_ref(), l)).collect(),
             Expr::Between {
                 expr, low, high, ..
-            } => vec![(expr.as_ref(), low.as_ref()), (expr.as_ref(), high.as_ref())],
+            } => vec![
+                (expr.as_ref(), low.as_ref()),
+                (expr.as_ref(), high.as_ref()),
+            ],
             _ => Vec::new(),
         };
         for (column, literal) in pairs {
@@ -148,8 +159,14 @@ fn fit(
                         snippet.what, domain.name
                     ),
                 )
-                .at(snippet.text.loc.clone(), format!("'{s}' is no `{}`", domain.name))
-                .related(Loc::file_start(domain.file), format!("the members of `{}`", domain.name));
+                .at(
+                    snippet.text.loc.clone(),
+                    format!("'{s}' is no `{}`", domain.name),
+                )
+                .related(
+                    Loc::file_start(domain.file),
+                    format!("the members of `{}`", domain.name),
+                );
                 diag = match did_you_mean(s, values.iter().map(String::as_str)) {
                     Some(close) => diag.hint(format!("did you mean '{close}'?")),
                     None => diag.hint(format!("`{}` has {}", domain.name, values.join(", "))),
@@ -160,7 +177,10 @@ fn fit(
         return;
     }
     if let Some(problem) = misfit(ty, &value) {
-        let spelled = column.type_text.as_ref().map_or(ty.to_string(), |t| t.value.clone());
+        let spelled = column
+            .type_text
+            .as_ref()
+            .map_or(ty.to_string(), |t| t.value.clone());
         let mut diag = Diagnostic::error(
             Code::PredicateInvalid,
             format!(
@@ -169,9 +189,15 @@ fn fit(
                 value.describe()
             ),
         )
-        .at(snippet.text.loc.clone(), format!("{} does not fit {spelled}", value.describe()));
+        .at(
+            snippet.text.loc.clone(),
+            format!("{} does not fit {spelled}", value.describe()),
+        );
         if let Some(t) = &column.type_text {
-            diag = diag.related(t.loc.clone(), format!("`{}` is declared {} here", column.name.value, t.value));
+            diag = diag.related(
+                t.loc.clone(),
+                format!("`{}` is declared {} here", column.name.value, t.value),
+            );
         }
         diags.push(diag.hint("compare the column with a literal of its type"));
     }
@@ -241,9 +267,13 @@ pub fn is_date(s: &str) -> bool {
 pub fn is_timestamp(s: &str) -> bool {
     let s = s.trim();
     is_date(s)
-        || ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M"]
-            .iter()
-            .any(|f| chrono::NaiveDateTime::parse_from_str(s, f).is_ok())
+        || [
+            "%Y-%m-%d %H:%M:%S%.f",
+            "%Y-%m-%dT%H:%M:%S%.f",
+            "%Y-%m-%d %H:%M",
+        ]
+        .iter()
+        .any(|f| chrono::NaiveDateTime::parse_from_str(s, f).is_ok())
         || chrono::DateTime::parse_from_rfc3339(s).is_ok()
         || chrono::DateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f%#z").is_ok()
 }
@@ -269,7 +299,11 @@ pub(super) fn on_relation<'a, 'p>(
                 diags.push(
                     Diagnostic::error(
                         Code::SemanticUnknownColumn,
-                        format!("{what} names `{}`, which is no column of {}", parts.join("."), relation.describe()),
+                        format!(
+                            "{what} names `{}`, which is no column of {}",
+                            parts.join("."),
+                            relation.describe()
+                        ),
                     )
                     .at(text.loc.clone(), "not a column of the relation")
                     .hint("name the relation's columns by themselves"),
@@ -277,6 +311,11 @@ pub(super) fn on_relation<'a, 'p>(
                 return None;
             }
         };
-        super::validate::resolve_on(relation, &Spanned::new(name.clone(), text.loc.clone()), what, diags)
+        super::validate::resolve_on(
+            relation,
+            &Spanned::new(name.clone(), text.loc.clone()),
+            what,
+            diags,
+        )
     }
 }

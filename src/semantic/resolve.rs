@@ -16,12 +16,23 @@ use crate::source::Spanned;
 
 /// A metric name or alias resolved: active bindings first, deprecated ones only when no
 /// active binding has the name.
-pub(super) fn metric<'p>(project: &'p Project, name: &Spanned<String>) -> Result<&'p MetricBinding, Diagnostic> {
+pub(super) fn metric<'p>(
+    project: &'p Project,
+    name: &Spanned<String>,
+) -> Result<&'p MetricBinding, Diagnostic> {
     let named = |b: &&MetricBinding| {
-        b.name().is_some_and(|n| n.value.eq_ignore_ascii_case(&name.value))
-            || b.aliases.iter().any(|a| a.value.eq_ignore_ascii_case(&name.value))
+        b.name()
+            .is_some_and(|n| n.value.eq_ignore_ascii_case(&name.value))
+            || b.aliases
+                .iter()
+                .any(|a| a.value.eq_ignore_ascii_case(&name.value))
     };
-    let active: Vec<&MetricBinding> = project.metrics.iter().filter(|b| b.is_active()).filter(named).collect();
+    let active: Vec<&MetricBinding> = project
+        .metrics
+        .iter()
+        .filter(|b| b.is_active())
+        .filter(named)
+        .collect();
     let found = match active.is_empty() {
         true => project.metrics.iter().filter(named).collect(),
         false => active,
@@ -29,17 +40,29 @@ pub(super) fn metric<'p>(project: &'p Project, name: &Spanned<String>) -> Result
     match found.as_slice() {
         [one] => Ok(one),
         [] => {
-            let names = project.metrics.iter().filter_map(|b| b.name()).map(|n| n.value.as_str());
-            let diag = Diagnostic::error(Code::QueryUnresolved, format!("no metric is named `{}`", name.value))
-                .at(name.loc.clone(), "no such metric or alias");
+            let names = project
+                .metrics
+                .iter()
+                .filter_map(|b| b.name())
+                .map(|n| n.value.as_str());
+            let diag = Diagnostic::error(
+                Code::QueryUnresolved,
+                format!("no metric is named `{}`", name.value),
+            )
+            .at(name.loc.clone(), "no such metric or alias");
             Err(match did_you_mean(&name.value, names) {
                 Some(close) => diag.hint(format!("did you mean `{close}`?")),
-                None => diag.hint("name a metric bound in contracts/metrics/, or one of its aliases"),
+                None => {
+                    diag.hint("name a metric bound in contracts/metrics/, or one of its aliases")
+                }
             })
         }
         several => {
-            let mut diag = Diagnostic::error(Code::QueryAmbiguous, format!("`{}` names {} metrics", name.value, several.len()))
-                .at(name.loc.clone(), "ambiguous");
+            let mut diag = Diagnostic::error(
+                Code::QueryAmbiguous,
+                format!("`{}` names {} metrics", name.value, several.len()),
+            )
+            .at(name.loc.clone(), "ambiguous");
             let mut candidates = Vec::new();
             for b in several {
                 if let Some(n) = b.name() {
@@ -53,7 +76,10 @@ pub(super) fn metric<'p>(project: &'p Project, name: &Spanned<String>) -> Result
 }
 
 /// The relations a metric is computed from: its source, or its components' sources.
-pub(super) fn leaf_sources<'p>(project: &'p Project, binding: &'p MetricBinding) -> Vec<&'p Spanned<String>> {
+pub(super) fn leaf_sources<'p>(
+    project: &'p Project,
+    binding: &'p MetricBinding,
+) -> Vec<&'p Spanned<String>> {
     let mut out = Vec::new();
     let mut seen = Vec::new();
     let mut todo = vec![binding];
@@ -64,7 +90,10 @@ pub(super) fn leaf_sources<'p>(project: &'p Project, binding: &'p MetricBinding)
         seen.push(b);
         let Some(c) = &b.canonical else { continue };
         if let Some(source) = &c.source {
-            if !out.iter().any(|s: &&Spanned<String>| s.value == source.value) {
+            if !out
+                .iter()
+                .any(|s: &&Spanned<String>| s.value == source.value)
+            {
                 out.push(source);
             }
         }
@@ -97,7 +126,10 @@ impl Reached<'_, '_> {
 
 /// Every relation reachable over declared joins, each with the shortest alias paths to it
 /// (two at most: two shortest paths make an unqualified name ambiguous).
-fn reachable<'a, 'p>(relations: &'a [Relation<'p>], from: &'a Relation<'p>) -> Vec<(&'a Relation<'p>, Vec<Vec<&'p str>>)> {
+fn reachable<'a, 'p>(
+    relations: &'a [Relation<'p>],
+    from: &'a Relation<'p>,
+) -> Vec<(&'a Relation<'p>, Vec<Vec<&'p str>>)> {
     let index: HashMap<&str, &Relation<'p>> = relations.iter().map(|r| (r.name, r)).collect();
     let mut paths: HashMap<&str, (usize, Vec<Vec<&'p str>>)> = HashMap::new();
     let mut order = vec![from.name];
@@ -111,7 +143,12 @@ fn reachable<'a, 'p>(relations: &'a [Relation<'p>], from: &'a Relation<'p>) -> V
             };
             let extended: Vec<Vec<&'p str>> = at_paths
                 .iter()
-                .map(|p| p.iter().copied().chain([join.alias.value.as_str()]).collect())
+                .map(|p| {
+                    p.iter()
+                        .copied()
+                        .chain([join.alias.value.as_str()])
+                        .collect()
+                })
                 .collect();
             match paths.get_mut(target.name) {
                 None => {
@@ -132,13 +169,21 @@ fn reachable<'a, 'p>(relations: &'a [Relation<'p>], from: &'a Relation<'p>) -> V
     }
     order
         .into_iter()
-        .map(|name| (index[name], paths.remove(name).map(|(_, p)| p).unwrap_or_default()))
+        .map(|name| {
+            (
+                index[name],
+                paths.remove(name).map(|(_, p)| p).unwrap_or_default(),
+            )
+        })
         .collect()
 }
 
 /// The names of every relation reachable from `from` (itself included).
 pub(super) fn reachable_names<'p>(relations: &[Relation<'p>], from: &Relation<'p>) -> Vec<&'p str> {
-    reachable(relations, from).into_iter().map(|(r, _)| r.name).collect()
+    reachable(relations, from)
+        .into_iter()
+        .map(|(r, _)| r.name)
+        .collect()
 }
 
 /// Resolves a dimension reference from `from`.
@@ -149,11 +194,14 @@ pub(super) fn dimension<'a, 'p>(
 ) -> Result<Reached<'a, 'p>, Diagnostic> {
     let parts: Vec<&str> = reference.value.split('.').collect();
     let direct = by_parts(relations, from, &parts, reference);
-    let grain = parts.last().filter(|g| parts.len() > 1 && GRANULARITIES.contains(g));
+    let grain = parts
+        .last()
+        .filter(|g| parts.len() > 1 && GRANULARITIES.contains(g));
     match (direct, grain) {
         (Ok(found), _) => Ok(found),
         (Err(first), Some(grain)) => {
-            let mut found = by_parts(relations, from, &parts[..parts.len() - 1], reference).map_err(|_| first)?;
+            let mut found = by_parts(relations, from, &parts[..parts.len() - 1], reference)
+                .map_err(|_| first)?;
             let granularity = GRANULARITIES.iter().copied().find(|g| g == grain);
             check_granularity(&found, grain, reference)?;
             found.granularity = granularity;
@@ -164,21 +212,39 @@ pub(super) fn dimension<'a, 'p>(
 }
 
 /// A requested granularity is that of a time dimension, and not finer than the declared one.
-fn check_granularity(found: &Reached<'_, '_>, grain: &str, reference: &Spanned<String>) -> Result<(), Diagnostic> {
+fn check_granularity(
+    found: &Reached<'_, '_>,
+    grain: &str,
+    reference: &Spanned<String>,
+) -> Result<(), Diagnostic> {
     let name = &found.dimension.name.value;
     let Some(declared) = &found.dimension.granularity else {
-        return Err(Diagnostic::error(Code::QueryUnresolved, format!("dimension `{name}` has no granularity to group `{grain}` by"))
-            .at(reference.loc.clone(), "not a time dimension")
-            .related(found.dimension.name.loc.clone(), "declared here without a `granularity`")
-            .hint(format!("group by `{name}` itself, or declare its `granularity`")));
+        return Err(Diagnostic::error(
+            Code::QueryUnresolved,
+            format!("dimension `{name}` has no granularity to group `{grain}` by"),
+        )
+        .at(reference.loc.clone(), "not a time dimension")
+        .related(
+            found.dimension.name.loc.clone(),
+            "declared here without a `granularity`",
+        )
+        .hint(format!(
+            "group by `{name}` itself, or declare its `granularity`"
+        )));
     };
     let rank = |g: &str| GRANULARITIES.iter().position(|x| *x == g);
     if rank(grain) < rank(&declared.value) {
         return Err(Diagnostic::error(
             Code::QueryUnresolved,
-            format!("dimension `{name}` is by {}, finer than `{grain}` cannot be served", declared.value),
+            format!(
+                "dimension `{name}` is by {}, finer than `{grain}` cannot be served",
+                declared.value
+            ),
         )
-        .at(reference.loc.clone(), format!("finer than {}", declared.value))
+        .at(
+            reference.loc.clone(),
+            format!("finer than {}", declared.value),
+        )
         .related(declared.loc.clone(), "its granularity")
         .hint(format!("group by `{name}.{}` or coarser", declared.value)));
     }
@@ -199,30 +265,54 @@ fn by_parts<'a, 'p>(
     let mut at = from;
     let mut path = Vec::new();
     for alias in aliases {
-        let join = at.semantic.iter().flat_map(|s| s.joins.iter()).find(|j| j.alias.value == *alias);
+        let join = at
+            .semantic
+            .iter()
+            .flat_map(|s| s.joins.iter())
+            .find(|j| j.alias.value == *alias);
         let target = join.and_then(|j| {
             let to = j.to.as_ref()?;
             relations.iter().find(|r| r.name == to.value)
         });
         let (Some(join), Some(target)) = (join, target) else {
-            let aliases = at.semantic.iter().flat_map(|s| s.joins.iter()).map(|j| j.alias.value.as_str());
+            let aliases = at
+                .semantic
+                .iter()
+                .flat_map(|s| s.joins.iter())
+                .map(|j| j.alias.value.as_str());
             let diag = Diagnostic::error(
                 Code::QueryUnresolved,
-                format!("`{}` names join `{alias}`, which {} does not declare", reference.value, at.describe()),
+                format!(
+                    "`{}` names join `{alias}`, which {} does not declare",
+                    reference.value,
+                    at.describe()
+                ),
             )
             .at(reference.loc.clone(), "no such join")
             .related(at.loc.clone(), format!("the joins of {}", at.describe()));
             return Err(match did_you_mean(alias, aliases) {
                 Some(close) => diag.hint(format!("did you mean `{close}`?")),
-                None => diag.hint(format!("declare it under [joins.{alias}] of {}", at.describe())),
+                None => diag.hint(format!(
+                    "declare it under [joins.{alias}] of {}",
+                    at.describe()
+                )),
             });
         };
         path.push(join.alias.value.as_str());
         at = target;
     }
-    let own = at.semantic.iter().flat_map(|s| s.dimensions.iter()).find(|d| d.name.value == *name);
+    let own = at
+        .semantic
+        .iter()
+        .flat_map(|s| s.dimensions.iter())
+        .find(|d| d.name.value == *name);
     match own {
-        Some(dimension) => Ok(Reached { path, relation: at, dimension, granularity: None }),
+        Some(dimension) => Ok(Reached {
+            path,
+            relation: at,
+            dimension,
+            granularity: None,
+        }),
         None => Err(unknown(relations, at, name, reference)),
     }
 }
@@ -237,14 +327,29 @@ fn unqualified<'a, 'p>(
 ) -> Result<Reached<'a, 'p>, Diagnostic> {
     let mut found: Vec<Reached<'a, 'p>> = Vec::new();
     for (relation, paths) in reachable(relations, from) {
-        let Some(dimension) = relation.semantic.iter().flat_map(|s| s.dimensions.iter()).find(|d| d.name.value == name) else {
+        let Some(dimension) = relation
+            .semantic
+            .iter()
+            .flat_map(|s| s.dimensions.iter())
+            .find(|d| d.name.value == name)
+        else {
             continue;
         };
         if paths.first().is_some_and(|p| p.is_empty()) {
-            return Ok(Reached { path: Vec::new(), relation, dimension, granularity: None });
+            return Ok(Reached {
+                path: Vec::new(),
+                relation,
+                dimension,
+                granularity: None,
+            });
         }
         for path in paths {
-            found.push(Reached { path, relation, dimension, granularity: None });
+            found.push(Reached {
+                path,
+                relation,
+                dimension,
+                granularity: None,
+            });
         }
     }
     if found.len() == 1 {
@@ -256,38 +361,70 @@ fn unqualified<'a, 'p>(
     let candidates: Vec<String> = found.iter().map(|f| format!("`{}`", f.spelled())).collect();
     let mut diag = Diagnostic::error(
         Code::QueryAmbiguous,
-        format!("dimension `{name}` is reachable from {} {} ways", from.describe(), found.len()),
+        format!(
+            "dimension `{name}` is reachable from {} {} ways",
+            from.describe(),
+            found.len()
+        ),
     )
     .at(reference.loc.clone(), "ambiguous");
     for f in &found {
         diag = diag.related(f.dimension.name.loc.clone(), format!("`{}`", f.spelled()));
     }
-    Err(diag.hint(format!("name it through its join: {}", candidates.join(" or "))))
+    Err(diag.hint(format!(
+        "name it through its join: {}",
+        candidates.join(" or ")
+    )))
 }
 
 /// A dimension not found: unreachable when some relation declares it, else unknown.
-fn unknown(relations: &[Relation<'_>], from: &Relation<'_>, name: &str, reference: &Spanned<String>) -> Diagnostic {
-    let elsewhere = relations
-        .iter()
-        .find_map(|r| Some((r, r.semantic?.dimensions.iter().find(|d| d.name.value == name)?)));
+fn unknown(
+    relations: &[Relation<'_>],
+    from: &Relation<'_>,
+    name: &str,
+    reference: &Spanned<String>,
+) -> Diagnostic {
+    let elsewhere = relations.iter().find_map(|r| {
+        Some((
+            r,
+            r.semantic?
+                .dimensions
+                .iter()
+                .find(|d| d.name.value == name)?,
+        ))
+    });
     if let Some((relation, dimension)) = elsewhere {
         return Diagnostic::error(
             Code::QueryUnreachable,
-            format!("dimension `{name}` of {} is not reachable from {}", relation.describe(), from.describe()),
+            format!(
+                "dimension `{name}` of {} is not reachable from {}",
+                relation.describe(),
+                from.describe()
+            ),
         )
         .at(reference.loc.clone(), "unreachable over the declared joins")
         .related(dimension.name.loc.clone(), "declared here")
-        .hint(format!("declare a join from {} that leads to {}", from.describe(), relation.describe()));
+        .hint(format!(
+            "declare a join from {} that leads to {}",
+            from.describe(),
+            relation.describe()
+        ));
     }
     let names: Vec<&str> = reachable(relations, from)
         .into_iter()
         .flat_map(|(r, _)| r.semantic.into_iter().flat_map(|s| s.dimensions.iter()))
         .map(|d| d.name.value.as_str())
         .collect();
-    let diag = Diagnostic::error(Code::QueryUnresolved, format!("no dimension is named `{name}`"))
-        .at(reference.loc.clone(), "no such dimension");
+    let diag = Diagnostic::error(
+        Code::QueryUnresolved,
+        format!("no dimension is named `{name}`"),
+    )
+    .at(reference.loc.clone(), "no such dimension");
     match did_you_mean(name, names.iter().copied()) {
         Some(close) => diag.hint(format!("did you mean `{close}`?")),
-        None => diag.hint(format!("declare it under [dimensions.{name}] of {} or of a relation it joins", from.describe())),
+        None => diag.hint(format!(
+            "declare it under [dimensions.{name}] of {} or of a relation it joins",
+            from.describe()
+        )),
     }
 }

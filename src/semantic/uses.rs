@@ -1,11 +1,9 @@
-//! Where the semantic contracts use a column: the measures, dimensions, joins, grain and metric
-//! bindings that name it, each at its declaration. `contract diff` lists them for a dropped or
-//! retyped column, and `contract generate --overwrite` will not remove a column that has any.
+//! Where the semantic contracts use a column: the measures, dimensions, joins, grain, metric
+//! bindings, guardrail filters, finality watermarks, tenant columns and masks that name it,
+//! each at its declaration. `contract diff` lists them for a dropped or retyped column, and
+//! `contract generate --overwrite` will not remove a column that has any.
 
-use std::ops::ControlFlow;
-
-use sqlparser::ast::Expr;
-
+use crate::project::contracts::AppliesTo;
 use crate::project::metrics::MetricBinding;
 use crate::project::semantic::Semantic;
 use crate::project::Project;
@@ -30,6 +28,16 @@ pub fn uses(project: &Project, relation: &str, column: &str) -> Vec<Use> {
         for m in &semantic.measures {
             if let Some(c) = m.column.as_ref().filter(|c| same(c)) {
                 out.push(at(format!("measure `{}` of {owner}", m.name.value), c));
+            }
+            if let Some(e) = m
+                .expr
+                .as_ref()
+                .filter(|e| mentions(project, &e.value, column))
+            {
+                out.push(at(
+                    format!("measure `{}` of {owner} (its expression)", m.name.value),
+                    e,
+                ));
             }
         }
         for d in semantic.dimensions.iter().filter(|d| same(d.column())) {
@@ -63,7 +71,76 @@ pub fn uses(project: &Project, relation: &str, column: &str) -> Vec<Use> {
             &mut out,
         );
     }
+    contract_uses(project, relation, column, &mut out);
     out
+}
+
+/// Guardrail filters, finality watermarks, tenant columns and masks that name the column.
+fn contract_uses(project: &Project, relation: &str, column: &str, out: &mut Vec<Use>) {
+    let contracts = &project.contracts;
+    for g in &contracts.guardrails {
+        let governs = match &g.applies_to {
+            Some(AppliesTo::Measure { source, .. }) => source.value == relation,
+            Some(AppliesTo::Metric(name)) => super::resolve::metric(project, name).is_ok_and(|b| {
+                super::resolve::leaf_sources(project, b)
+                    .iter()
+                    .any(|s| s.value == relation)
+            }),
+            None => false,
+        };
+        let Some(filter) = g
+            .filter
+            .as_ref()
+            .filter(|f| governs && mentions(project, &f.value, column))
+        else {
+            continue;
+        };
+        let id = g.id.as_ref().map_or("?", |i| i.value.as_str());
+        out.push(at(format!("guardrail `{id}` (its filter)"), filter));
+    }
+    for rule in &contracts.finality {
+        for r in &rule.realizations {
+            if r.source.as_ref().is_none_or(|s| s.value != relation) {
+                continue;
+            }
+            if let Some(w) = r
+                .watermark
+                .as_ref()
+                .filter(|w| mentions(project, &w.value, column))
+            {
+                let metric = rule.metric.as_ref().map_or("?", |m| m.value.as_str());
+                out.push(at(
+                    format!("the finality rule of metric `{metric}` (its watermark)"),
+                    w,
+                ));
+            }
+        }
+    }
+    for scoped in contracts.tenancy.iter().flat_map(|t| t.scoped.iter()) {
+        let here = scoped.source.as_ref().is_some_and(|s| s.value == relation);
+        if let Some(c) = scoped
+            .column
+            .as_ref()
+            .filter(|c| here && c.value.eq_ignore_ascii_case(column))
+        {
+            out.push(at("the tenancy policy (the tenant column)".into(), c));
+        }
+    }
+    for role in contracts.roles.iter().flat_map(|r| r.roles.iter()) {
+        for mask in role.masking.iter().flatten() {
+            let Some(target) = &mask.column else { continue };
+            let masked = target
+                .value
+                .split_once('.')
+                .is_some_and(|(r, c)| r == relation && c.eq_ignore_ascii_case(column));
+            if masked {
+                out.push(at(
+                    format!("the mask of role `{}`", role.name.value),
+                    target,
+                ));
+            }
+        }
+    }
 }
 
 fn at(what: String, named: &Spanned<String>) -> Use {
@@ -158,18 +235,12 @@ fn metric_uses(
     }
 }
 
-/// Whether the predicate names the column.
-fn mentions(project: &Project, predicate: &str, column: &str) -> bool {
-    let dialect = project.engine().dialect();
-    let Ok(expr) = sqlparser::parser::Parser::new(dialect.as_ref())
-        .try_with_sql(predicate)
-        .and_then(|mut p| p.parse_expr())
-    else {
+/// Whether the SQL snippet names the column.
+fn mentions(project: &Project, snippet: &str, column: &str) -> bool {
+    let Ok(expr) = super::predicate::parse(project, snippet) else {
         return false;
     };
-    sqlparser::ast::visit_expressions(&expr, |e: &Expr| match e {
-        Expr::Identifier(id) if id.value.eq_ignore_ascii_case(column) => ControlFlow::Break(()),
-        _ => ControlFlow::Continue(()),
-    })
-    .is_break()
+    super::predicate::column_refs(&expr)
+        .iter()
+        .any(|parts| parts.last().is_some_and(|p| p.eq_ignore_ascii_case(column)))
 }
