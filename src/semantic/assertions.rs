@@ -5,8 +5,8 @@
 
 use super::guardrails::{context, unique_ids};
 use super::predicate::{self, is_date, is_timestamp, Snippet};
+use super::relation::{is_numeric, is_temporal, Relation};
 use super::resolve::{self, Reached};
-use super::validate::{is_numeric, is_temporal, Relation};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::project::contracts::{Assertion, ExpectRow, Expected, SemanticQuery};
 use crate::project::{Column, Project};
@@ -85,7 +85,7 @@ fn resolve_query<'p>(
                     }
                 }
             }
-            Err(diag) => diags.push(diag),
+            Err(diag) => diags.push(*diag),
         }
         outputs.push((name.value.clone(), Output::Metric));
     }
@@ -99,7 +99,7 @@ fn resolve_query<'p>(
                     column = column.or(reached_column(&found));
                 }
                 Err(diag) => {
-                    diags.push(diag);
+                    diags.push(*diag);
                     break;
                 }
             }
@@ -122,7 +122,7 @@ fn resolve_query<'p>(
                 match resolve::dimension(relations, source, &reference) {
                     Ok(found) => column = column.or(reached_column(&found)),
                     Err(diag) => {
-                        diags.push(diag);
+                        diags.push(*diag);
                         return None;
                     }
                 }
@@ -218,9 +218,7 @@ fn misfit(project: &Project, output: &Output<'_>, value: &Expected) -> Option<St
         }
         Output::Dimension(column, truncated) => (column, *truncated),
     };
-    let Some(ty) = column.and_then(|c| c.ty.as_ref()) else {
-        return None;
-    };
+    let ty = column.and_then(|c| c.ty.as_ref())?;
     let spelled = column
         .and_then(|c| c.type_text.as_ref())
         .map_or(ty.to_string(), |t| t.value.clone());

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use super::metrics::relation;
 use super::predicate::{self, Snippet};
+use super::relation::{is_temporal, Relation};
 use super::resolve;
-use super::validate::{is_temporal, Relation};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::project::contracts::{AppliesTo, Finality, Guardrail};
 use crate::project::metrics::MetricBinding;
@@ -126,7 +126,7 @@ pub(super) fn known_metric<'p>(
             None
         }
         Err(diag) => {
-            diags.push(diag);
+            diags.push(*diag);
             None
         }
     }
@@ -180,7 +180,7 @@ fn guardrail_checks(
     if let Some(dimension) = &g.dimension {
         for r in &governed {
             if let Err(diag) = resolve::dimension(relations, r, dimension) {
-                diags.push(diag);
+                diags.push(*diag);
             }
         }
     }
@@ -302,13 +302,13 @@ fn finality_checks(
             );
             if let Some(sqlparser::ast::Expr::Identifier(id)) = &expr {
                 if let Some(column) = source.column(&id.value) {
-                    let need = super::validate::Need {
+                    let need = super::relation::Need {
                         what,
                         expected: "a DATE or TIMESTAMP type",
                         fits: is_temporal,
                         hint: "a watermark is a point in time: use a date or timestamp column",
                     };
-                    super::validate::needs(column, watermark, &need, diags);
+                    super::relation::needs(column, watermark, &need, diags);
                 }
             }
         }

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use super::predicate;
-use super::validate::{is_numeric, is_temporal, needs, resolve_on, Need, Relation};
+use super::relation::{is_numeric, is_temporal, needs, resolve_on, Need, Relation};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::project::metrics::{Canonical, MetricBinding};
 use crate::project::semantic::Measure;

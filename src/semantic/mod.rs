@@ -12,6 +12,7 @@ mod guardrails;
 mod metrics;
 mod policies;
 mod predicate;
+mod relation;
 mod resolve;
 mod uses;
 mod validate;
@@ -19,12 +20,20 @@ mod validate;
 pub use policies::effective_role;
 pub use uses::{uses, Use};
 
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{Code, Diagnostic};
 use crate::project::Project;
 
 /// Every diagnostic about the project's semantic contracts.
+///
+/// None while a file of the project could not be read or parsed: what it declares is missing
+/// from everything the checks resolve against, so they would report each of its names as
+/// unknown. Its one diagnostic stands alone (and fails the compile) until it is fixed.
 pub fn validate(project: &Project) -> Vec<Diagnostic> {
-    let relations = validate::relations(project);
+    let unread = |d: &Diagnostic| matches!(d.code, Code::TomlSyntax | Code::UnreadableFile);
+    if project.diagnostics.iter().any(unread) {
+        return Vec::new();
+    }
+    let relations = relation::relations(project);
     let mut diags = Vec::new();
     validate::check(project, &relations, &mut diags);
     metrics::check(project, &relations, &mut diags);

@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 
 use super::metrics::relation;
+use super::relation::{needs, resolve_on, Need, Relation};
 use super::resolve;
-use super::validate::{needs, resolve_on, Need, Relation};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic, Severity};
 use crate::project::policies::{Access, Allow, Mask, Role, Roles, Tenancy};
 use crate::project::{Column, Project};

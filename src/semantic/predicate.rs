@@ -241,7 +241,7 @@ fn literal_of(e: &Expr) -> Option<Literal> {
 /// Why the literal does not fit the type, if it does not.
 fn misfit(ty: &DataType, value: &Literal) -> Option<&'static str> {
     use DataType::*;
-    let numeric = super::validate::is_numeric(ty);
+    let numeric = super::relation::is_numeric(ty);
     let text = matches!(ty, Varchar(_) | Char(_) | Text);
     match (value, ty) {
         (Literal::Number(_), _) if text => Some("which needs a quoted string"),
@@ -288,7 +288,7 @@ fn is_boolean(s: &str) -> bool {
 /// The lookup of a snippet over one relation's columns: a bare name, or the relation's own
 /// name before it.
 pub(super) fn on_relation<'a, 'p>(
-    relation: &'a super::validate::Relation<'p>,
+    relation: &'a super::relation::Relation<'p>,
     what: &'a str,
 ) -> impl FnMut(&[String], &Spanned<String>, &mut Vec<Diagnostic>) -> Option<&'p Column> + 'a {
     move |parts, text, diags| {
@@ -311,7 +311,7 @@ pub(super) fn on_relation<'a, 'p>(
                 return None;
             }
         };
-        super::validate::resolve_on(
+        super::relation::resolve_on(
             relation,
             &Spanned::new(name.clone(), text.loc.clone()),
             what,

@@ -7,19 +7,25 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::validate::Relation;
+use super::relation::Relation;
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::project::metrics::MetricBinding;
 use crate::project::semantic::{Dimension, GRANULARITIES};
 use crate::project::Project;
 use crate::source::Spanned;
 
+/// A name that does not resolve, as the diagnostic that says why (boxed: it is large and
+/// rare).
+fn fail<T>(diag: Diagnostic) -> Result<T, Box<Diagnostic>> {
+    Err(Box::new(diag))
+}
+
 /// A metric name or alias resolved: active bindings first, deprecated ones only when no
 /// active binding has the name.
 pub(super) fn metric<'p>(
     project: &'p Project,
     name: &Spanned<String>,
-) -> Result<&'p MetricBinding, Diagnostic> {
+) -> Result<&'p MetricBinding, Box<Diagnostic>> {
     let named = |b: &&MetricBinding| {
         b.name()
             .is_some_and(|n| n.value.eq_ignore_ascii_case(&name.value))
@@ -50,7 +56,7 @@ pub(super) fn metric<'p>(
                 format!("no metric is named `{}`", name.value),
             )
             .at(name.loc.clone(), "no such metric or alias");
-            Err(match did_you_mean(&name.value, names) {
+            fail(match did_you_mean(&name.value, names) {
                 Some(close) => diag.hint(format!("did you mean `{close}`?")),
                 None => {
                     diag.hint("name a metric bound in contracts/metrics/, or one of its aliases")
@@ -70,7 +76,7 @@ pub(super) fn metric<'p>(
                     candidates.push(format!("`{}`", n.value));
                 }
             }
-            Err(diag.hint(format!("name one of {}", candidates.join(", "))))
+            fail(diag.hint(format!("name one of {}", candidates.join(", "))))
         }
     }
 }
@@ -191,7 +197,7 @@ pub(super) fn dimension<'a, 'p>(
     relations: &'a [Relation<'p>],
     from: &'a Relation<'p>,
     reference: &Spanned<String>,
-) -> Result<Reached<'a, 'p>, Diagnostic> {
+) -> Result<Reached<'a, 'p>, Box<Diagnostic>> {
     let parts: Vec<&str> = reference.value.split('.').collect();
     let direct = by_parts(relations, from, &parts, reference);
     let grain = parts
@@ -216,37 +222,41 @@ fn check_granularity(
     found: &Reached<'_, '_>,
     grain: &str,
     reference: &Spanned<String>,
-) -> Result<(), Diagnostic> {
+) -> Result<(), Box<Diagnostic>> {
     let name = &found.dimension.name.value;
     let Some(declared) = &found.dimension.granularity else {
-        return Err(Diagnostic::error(
-            Code::QueryUnresolved,
-            format!("dimension `{name}` has no granularity to group `{grain}` by"),
-        )
-        .at(reference.loc.clone(), "not a time dimension")
-        .related(
-            found.dimension.name.loc.clone(),
-            "declared here without a `granularity`",
-        )
-        .hint(format!(
-            "group by `{name}` itself, or declare its `granularity`"
-        )));
+        return fail(
+            Diagnostic::error(
+                Code::QueryUnresolved,
+                format!("dimension `{name}` has no granularity to group `{grain}` by"),
+            )
+            .at(reference.loc.clone(), "not a time dimension")
+            .related(
+                found.dimension.name.loc.clone(),
+                "declared here without a `granularity`",
+            )
+            .hint(format!(
+                "group by `{name}` itself, or declare its `granularity`"
+            )),
+        );
     };
     let rank = |g: &str| GRANULARITIES.iter().position(|x| *x == g);
     if rank(grain) < rank(&declared.value) {
-        return Err(Diagnostic::error(
-            Code::QueryUnresolved,
-            format!(
-                "dimension `{name}` is by {}, finer than `{grain}` cannot be served",
-                declared.value
-            ),
-        )
-        .at(
-            reference.loc.clone(),
-            format!("finer than {}", declared.value),
-        )
-        .related(declared.loc.clone(), "its granularity")
-        .hint(format!("group by `{name}.{}` or coarser", declared.value)));
+        return fail(
+            Diagnostic::error(
+                Code::QueryUnresolved,
+                format!(
+                    "dimension `{name}` is by {}, finer than `{grain}` cannot be served",
+                    declared.value
+                ),
+            )
+            .at(
+                reference.loc.clone(),
+                format!("finer than {}", declared.value),
+            )
+            .related(declared.loc.clone(), "its granularity")
+            .hint(format!("group by `{name}.{}` or coarser", declared.value)),
+        );
     }
     Ok(())
 }
@@ -257,7 +267,7 @@ fn by_parts<'a, 'p>(
     from: &'a Relation<'p>,
     parts: &[&str],
     reference: &Spanned<String>,
-) -> Result<Reached<'a, 'p>, Diagnostic> {
+) -> Result<Reached<'a, 'p>, Box<Diagnostic>> {
     let (name, aliases) = parts.split_last().unwrap_or((&"", &[]));
     if aliases.is_empty() {
         return unqualified(relations, from, name, reference);
@@ -290,7 +300,7 @@ fn by_parts<'a, 'p>(
             )
             .at(reference.loc.clone(), "no such join")
             .related(at.loc.clone(), format!("the joins of {}", at.describe()));
-            return Err(match did_you_mean(alias, aliases) {
+            return fail(match did_you_mean(alias, aliases) {
                 Some(close) => diag.hint(format!("did you mean `{close}`?")),
                 None => diag.hint(format!(
                     "declare it under [joins.{alias}] of {}",
@@ -313,7 +323,7 @@ fn by_parts<'a, 'p>(
             dimension,
             granularity: None,
         }),
-        None => Err(unknown(relations, at, name, reference)),
+        None => fail(unknown(relations, at, name, reference)),
     }
 }
 
@@ -324,7 +334,7 @@ fn unqualified<'a, 'p>(
     from: &'a Relation<'p>,
     name: &str,
     reference: &Spanned<String>,
-) -> Result<Reached<'a, 'p>, Diagnostic> {
+) -> Result<Reached<'a, 'p>, Box<Diagnostic>> {
     let mut found: Vec<Reached<'a, 'p>> = Vec::new();
     for (relation, paths) in reachable(relations, from) {
         let Some(dimension) = relation
@@ -356,7 +366,7 @@ fn unqualified<'a, 'p>(
         return Ok(found.remove(0));
     }
     if found.is_empty() {
-        return Err(unknown(relations, from, name, reference));
+        return fail(unknown(relations, from, name, reference));
     }
     let candidates: Vec<String> = found.iter().map(|f| format!("`{}`", f.spelled())).collect();
     let mut diag = Diagnostic::error(
@@ -371,7 +381,7 @@ fn unqualified<'a, 'p>(
     for f in &found {
         diag = diag.related(f.dimension.name.loc.clone(), format!("`{}`", f.spelled()));
     }
-    Err(diag.hint(format!(
+    fail(diag.hint(format!(
         "name it through its join: {}",
         candidates.join(" or ")
     )))
