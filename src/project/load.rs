@@ -572,39 +572,85 @@ fn read_members(
 /// tenancy and roles policies, each kind by where it is. A file anywhere else under
 /// `contracts/` is no contract sqb knows: said, never silently passed.
 fn load_contracts(loader: &mut Loader) -> (Vec<MetricBinding>, Contracts) {
+    let found = list(&loader.root, "contracts", &["toml"]);
+    let texts = read_all(&found, |f| [Some(f)]);
+    let mut files: Vec<(FileId, ContractKind, &str)> = Vec::new();
+    for (found, [text]) in found.iter().zip(texts) {
+        let Some(id) = text.and_then(|t| loader.add(&found.rel, &found.abs, t)) else {
+            continue;
+        };
+        match contract_kind(&found.rel) {
+            Some(kind) => files.push((id, kind, &found.rel)),
+            None => loader.diags.push(
+                Diagnostic::warning(
+                    Code::ContractNotChecked,
+                    format!("{} is no kind of contract sqb knows", found.rel),
+                )
+                .at(Loc::file_start(id), "not read")
+                .hint("contracts/ holds metrics/*.toml, guardrails/*.toml (finality rules as guardrails/finality-*.toml), assertions/*.toml, policies/tenancy.toml and policies/roles.toml; nothing enforces this file"),
+            ),
+        }
+    }
+    // Parsed on every core: a large project has thousands of contract files.
+    let sources = &loader.sources;
+    let parsed = crate::parallel::map(&files, |&(id, kind, rel)| {
+        parse_contract(sources, id, kind, rel)
+    });
     let mut metrics = Vec::new();
     let mut contracts = Contracts::default();
-    for found in list(&loader.root, "contracts", &["toml"]) {
-        let Some(kind) = contract_kind(&found.rel) else {
-            if let Some(id) = loader.read(&found.rel, &found.abs) {
-                loader.diags.push(
-                    Diagnostic::warning(
-                        Code::ContractNotChecked,
-                        format!("{} is no kind of contract sqb knows", found.rel),
-                    )
-                    .at(Loc::file_start(id), "not read")
-                    .hint("contracts/ holds metrics/*.toml, guardrails/*.toml (finality rules as guardrails/finality-*.toml), assertions/*.toml, policies/tenancy.toml and policies/roles.toml; nothing enforces this file"),
-                );
-            }
-            continue;
-        };
-        let Some((id, doc)) = loader.read_toml(&found) else {
-            continue;
-        };
-        let mut r = loader.reader(id);
-        let root = doc.as_table();
-        match kind {
-            ContractKind::Metric => metrics.push(read_binding(&mut r, root, id, &found.rel)),
-            ContractKind::Guardrail => contracts.guardrails.push(read_guardrail(&mut r, root, id)),
-            ContractKind::Finality => contracts.finality.push(read_finality(&mut r, root, id)),
-            ContractKind::Assertion => contracts.assertions.push(read_assertion(&mut r, root, id)),
-            ContractKind::Tenancy => contracts.tenancy = Some(read_tenancy(&mut r, root, id)),
-            ContractKind::Roles => contracts.roles = Some(read_roles(&mut r, root, id)),
+    for (contract, diags) in parsed {
+        loader.diags.extend(diags);
+        match contract {
+            Some(Contract::Metric(m)) => metrics.push(*m),
+            Some(Contract::Guardrail(g)) => contracts.guardrails.push(*g),
+            Some(Contract::Finality(f)) => contracts.finality.push(*f),
+            Some(Contract::Assertion(a)) => contracts.assertions.push(*a),
+            Some(Contract::Tenancy(t)) => contracts.tenancy = Some(*t),
+            Some(Contract::Roles(r)) => contracts.roles = Some(*r),
+            None => {}
         }
     }
     (metrics, contracts)
 }
 
+enum Contract {
+    Metric(Box<MetricBinding>),
+    Guardrail(Box<super::contracts::Guardrail>),
+    Finality(Box<super::contracts::Finality>),
+    Assertion(Box<super::contracts::Assertion>),
+    Tenancy(Box<super::policies::Tenancy>),
+    Roles(Box<super::policies::Roles>),
+}
+
+/// Parses one contract file; `None` when it is not valid TOML (reported).
+fn parse_contract(
+    sources: &SourceMap,
+    id: FileId,
+    kind: ContractKind,
+    rel: &str,
+) -> (Option<Contract>, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let doc = match Document::parse(sources.get(id).text.as_str()) {
+        Ok(doc) => doc,
+        Err(err) => {
+            diags.push(toml_syntax(id, &err));
+            return (None, diags);
+        }
+    };
+    let mut r = Reader::new(id, &mut diags);
+    let root = doc.as_table();
+    let contract = match kind {
+        ContractKind::Metric => Contract::Metric(Box::new(read_binding(&mut r, root, id, rel))),
+        ContractKind::Guardrail => Contract::Guardrail(Box::new(read_guardrail(&mut r, root, id))),
+        ContractKind::Finality => Contract::Finality(Box::new(read_finality(&mut r, root, id))),
+        ContractKind::Assertion => Contract::Assertion(Box::new(read_assertion(&mut r, root, id))),
+        ContractKind::Tenancy => Contract::Tenancy(Box::new(read_tenancy(&mut r, root, id))),
+        ContractKind::Roles => Contract::Roles(Box::new(read_roles(&mut r, root, id))),
+    };
+    (Some(contract), diags)
+}
+
+#[derive(Clone, Copy)]
 enum ContractKind {
     Metric,
     Guardrail,

@@ -5,8 +5,8 @@
 
 use super::guardrails::{context, unique_ids};
 use super::predicate::{self, is_date, is_timestamp, Snippet};
-use super::relation::{is_numeric, is_temporal, Relation};
-use super::resolve::{self, Reached};
+use super::relation::{is_numeric, is_temporal, Relation, Relations};
+use super::resolve::{self, Metrics, Reached};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::project::contracts::{Assertion, ExpectRow, Expected, SemanticQuery};
 use crate::project::{Column, Project};
@@ -23,7 +23,12 @@ enum Output<'p> {
     Dimension(Option<&'p Column>, bool),
 }
 
-pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut Vec<Diagnostic>) {
+pub(super) fn check(
+    project: &Project,
+    relations: &Relations<'_>,
+    metrics: &Metrics<'_>,
+    diags: &mut Vec<Diagnostic>,
+) {
     let assertions = &project.contracts.assertions;
     unique_ids(
         assertions.iter().filter_map(|a| a.id.as_ref()),
@@ -47,7 +52,7 @@ pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut V
         let Some(query) = &assertion.query else {
             continue;
         };
-        let outputs = resolve_query(project, relations, query, &what, diags);
+        let outputs = resolve_query(project, relations, metrics, query, &what, diags);
         if let Some(outputs) = outputs {
             expectations(project, assertion, &outputs, diags);
         }
@@ -63,7 +68,8 @@ fn no_truth(what: &str, loc: crate::source::Loc, label: &str) -> Diagnostic {
 /// Resolves the query; its output columns when every metric and dimension resolved.
 fn resolve_query<'p>(
     project: &'p Project,
-    relations: &[Relation<'p>],
+    relations: &Relations<'p>,
+    metrics: &Metrics<'p>,
     query: &SemanticQuery,
     what: &str,
     diags: &mut Vec<Diagnostic>,
@@ -75,10 +81,10 @@ fn resolve_query<'p>(
     let mut sources: Vec<&Relation<'p>> = Vec::new();
     let mut outputs = Vec::new();
     for name in &query.metrics {
-        match resolve::metric(project, name) {
+        match resolve::metric(metrics, name) {
             Ok(binding) => {
-                for source in resolve::leaf_sources(project, binding) {
-                    if let Some(r) = relations.iter().find(|r| r.name == source.value) {
+                for source in resolve::leaf_sources(metrics, binding) {
+                    if let Some(r) = relations.get(&source.value) {
                         if !sources.iter().any(|s| s.name == r.name) {
                             sources.push(r);
                         }

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use super::metrics::relation;
 use super::predicate::{self, Snippet};
-use super::relation::{is_temporal, Relation};
-use super::resolve;
+use super::relation::{is_temporal, Relation, Relations};
+use super::resolve::{self, Metrics};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::project::contracts::{AppliesTo, Finality, Guardrail};
 use crate::project::metrics::MetricBinding;
@@ -18,7 +18,12 @@ use crate::project::Project;
 use crate::source::{Loc, Spanned};
 use crate::types;
 
-pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut Vec<Diagnostic>) {
+pub(super) fn check(
+    project: &Project,
+    relations: &Relations<'_>,
+    metrics: &Metrics<'_>,
+    diags: &mut Vec<Diagnostic>,
+) {
     let guardrails = &project.contracts.guardrails;
     unique_ids(
         guardrails.iter().filter_map(|g| g.id.as_ref()),
@@ -26,7 +31,7 @@ pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut V
         diags,
     );
     for guardrail in guardrails {
-        guardrail_checks(project, relations, guardrail, diags);
+        guardrail_checks(project, relations, metrics, guardrail, diags);
     }
     let mut by_metric: HashMap<String, &Spanned<String>> = HashMap::new();
     for rule in &project.contracts.finality {
@@ -46,7 +51,7 @@ pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut V
                 }
             }
         }
-        finality_checks(project, relations, rule, diags);
+        finality_checks(project, relations, metrics, rule, diags);
     }
 }
 
@@ -106,12 +111,12 @@ pub(super) fn context(
 
 /// The metric a contract names, or an error at the name.
 pub(super) fn known_metric<'p>(
-    project: &'p Project,
+    metrics: &Metrics<'p>,
     name: &Spanned<String>,
     what: &str,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<&'p MetricBinding> {
-    match resolve::metric(project, name) {
+    match resolve::metric(metrics, name) {
         Ok(binding) => Some(binding),
         Err(diag) if diag.code == Code::QueryUnresolved => {
             let mut d = Diagnostic::error(
@@ -134,7 +139,8 @@ pub(super) fn known_metric<'p>(
 
 fn guardrail_checks(
     project: &Project,
-    relations: &[Relation<'_>],
+    relations: &Relations<'_>,
+    metrics: &Metrics<'_>,
     g: &Guardrail,
     diags: &mut Vec<Diagnostic>,
 ) {
@@ -150,10 +156,10 @@ fn guardrail_checks(
     let mut metric: Option<&MetricBinding> = None;
     match &g.applies_to {
         Some(AppliesTo::Metric(name)) => {
-            metric = known_metric(project, name, &what, diags);
+            metric = known_metric(metrics, name, &what, diags);
             if let Some(binding) = metric {
-                for source in resolve::leaf_sources(project, binding) {
-                    governed.extend(relations.iter().find(|r| r.name == source.value));
+                for source in resolve::leaf_sources(metrics, binding) {
+                    governed.extend(relations.get(&source.value));
                 }
             }
         }
@@ -237,13 +243,14 @@ fn restricts(
 
 fn finality_checks(
     project: &Project,
-    relations: &[Relation<'_>],
+    relations: &Relations<'_>,
+    metrics: &Metrics<'_>,
     rule: &Finality,
     diags: &mut Vec<Diagnostic>,
 ) {
     let Some(name) = &rule.metric else { return };
     let what = format!("the finality rule of metric `{}`", name.value);
-    let binding = known_metric(project, name, &what, diags);
+    let binding = known_metric(metrics, name, &what, diags);
     if let Some(status) = binding
         .and_then(|b| b.status.as_ref())
         .filter(|_| binding.is_some_and(|b| !b.is_active()))

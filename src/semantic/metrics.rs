@@ -7,14 +7,14 @@
 use std::collections::HashMap;
 
 use super::predicate;
-use super::relation::{is_numeric, is_temporal, needs, resolve_on, Need, Relation};
+use super::relation::{is_numeric, is_temporal, needs, resolve_on, Need, Relation, Relations};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::project::metrics::{Canonical, MetricBinding};
 use crate::project::semantic::Measure;
 use crate::project::Project;
 use crate::source::Spanned;
 
-pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut Vec<Diagnostic>) {
+pub(super) fn check(project: &Project, relations: &Relations<'_>, diags: &mut Vec<Diagnostic>) {
     let active = active_names(project, diags);
     for binding in &project.metrics {
         let (Some(name), Some(canonical)) = (binding.name(), &binding.canonical) else {
@@ -82,12 +82,12 @@ fn active_names<'p>(
 }
 
 pub(super) fn relation<'a, 'p>(
-    relations: &'a [Relation<'p>],
+    relations: &'a Relations<'p>,
     name: &Spanned<String>,
     what: &str,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<&'a Relation<'p>> {
-    if let Some(r) = relations.iter().find(|r| r.name == name.value) {
+    if let Some(r) = relations.get(&name.value) {
         return Some(r);
     }
     let mut diag = Diagnostic::error(

@@ -34,11 +34,28 @@ pub fn validate(project: &Project) -> Vec<Diagnostic> {
         return Vec::new();
     }
     let relations = relation::relations(project);
+    let metrics = resolve::Metrics::new(project);
     let mut diags = Vec::new();
-    validate::check(project, &relations, &mut diags);
-    metrics::check(project, &relations, &mut diags);
-    guardrails::check(project, &relations, &mut diags);
-    assertions::check(project, &relations, &mut diags);
-    policies::check(project, &relations, &mut diags);
+    let span = |name: &'static str| tracing::debug_span!("semantic", check = name).entered();
+    {
+        let _s = span("declarations");
+        validate::check(project, &relations, &mut diags);
+    }
+    {
+        let _s = span("metrics");
+        metrics::check(project, &relations, &mut diags);
+    }
+    {
+        let _s = span("guardrails");
+        guardrails::check(project, &relations, &metrics, &mut diags);
+    }
+    {
+        let _s = span("assertions");
+        assertions::check(project, &relations, &metrics, &mut diags);
+    }
+    {
+        let _s = span("policies");
+        policies::check(project, &relations, &metrics, &mut diags);
+    }
     diags
 }

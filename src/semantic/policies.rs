@@ -9,17 +9,22 @@
 use std::collections::HashMap;
 
 use super::metrics::relation;
-use super::relation::{needs, resolve_on, Need, Relation};
-use super::resolve;
+use super::relation::{needs, resolve_on, Need, Relations};
+use super::resolve::{self, Metrics};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic, Severity};
 use crate::project::policies::{Access, Allow, Mask, Role, Roles, Tenancy};
 use crate::project::{Column, Project};
 use crate::source::{Loc, Spanned};
 use crate::types::{self, DataType};
 
-pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut Vec<Diagnostic>) {
+pub(super) fn check(
+    project: &Project,
+    relations: &Relations<'_>,
+    metrics: &Metrics<'_>,
+    diags: &mut Vec<Diagnostic>,
+) {
     if let Some(tenancy) = &project.contracts.tenancy {
-        tenancy_checks(project, relations, tenancy, diags);
+        tenancy_checks(project, relations, metrics, tenancy, diags);
     }
     if let Some(roles) = &project.contracts.roles {
         roles_checks(project, relations, roles, diags);
@@ -28,7 +33,8 @@ pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut V
 
 fn tenancy_checks(
     project: &Project,
-    relations: &[Relation<'_>],
+    relations: &Relations<'_>,
+    metrics: &Metrics<'_>,
     tenancy: &Tenancy,
     diags: &mut Vec<Diagnostic>,
 ) {
@@ -88,7 +94,7 @@ fn tenancy_checks(
     for shared in &tenancy.shared {
         relation(relations, shared, what, diags);
     }
-    unclassified(project, relations, tenancy, diags);
+    unclassified(project, relations, metrics, tenancy, diags);
 }
 
 /// Every scoped relation's tenant column has one type.
@@ -123,7 +129,8 @@ fn one_type(
 /// shared: an error under `undeclared_source = "deny"` (the default), a warning under `warn`.
 fn unclassified(
     project: &Project,
-    relations: &[Relation<'_>],
+    relations: &Relations<'_>,
+    metrics: &Metrics<'_>,
     tenancy: &Tenancy,
     diags: &mut Vec<Diagnostic>,
 ) {
@@ -136,14 +143,14 @@ fn unclassified(
     };
     let mut starts: Vec<&Spanned<String>> = Vec::new();
     for binding in &project.metrics {
-        starts.extend(resolve::leaf_sources(project, binding));
+        starts.extend(resolve::leaf_sources(metrics, binding));
     }
     for rule in &project.contracts.finality {
         starts.extend(rule.realizations.iter().filter_map(|r| r.source.as_ref()));
     }
     let mut reported: Vec<&str> = Vec::new();
     for start in starts {
-        let Some(from) = relations.iter().find(|r| r.name == start.value) else {
+        let Some(from) = relations.get(&start.value) else {
             continue;
         };
         for name in resolve::reachable_names(relations, from) {
@@ -171,7 +178,7 @@ fn unclassified(
 }
 
 /// Where a relation is reached: a join's `to` naming it, or its own declaration.
-fn reached_at(relations: &[Relation<'_>], name: &str) -> Option<Loc> {
+fn reached_at(relations: &Relations<'_>, name: &str) -> Option<Loc> {
     let by_join = relations
         .iter()
         .flat_map(|r| r.semantic.into_iter().flat_map(|s| s.joins.iter()))
@@ -190,7 +197,7 @@ fn reached_at(relations: &[Relation<'_>], name: &str) -> Option<Loc> {
 
 fn roles_checks(
     project: &Project,
-    relations: &[Relation<'_>],
+    relations: &Relations<'_>,
     roles: &Roles,
     diags: &mut Vec<Diagnostic>,
 ) {
@@ -233,7 +240,7 @@ fn roles_checks(
 /// Every allow and deny entry names an existing metric or dimension.
 fn entries(
     project: &Project,
-    relations: &[Relation<'_>],
+    relations: &Relations<'_>,
     role: &Role,
     kind: &str,
     access: &Access,
@@ -296,12 +303,7 @@ fn entries(
 }
 
 /// A mask's `relation.column` resolves; a `partial` mask needs a string column.
-fn masked_column(
-    relations: &[Relation<'_>],
-    role: &Role,
-    mask: &Mask,
-    diags: &mut Vec<Diagnostic>,
-) {
+fn masked_column(relations: &Relations<'_>, role: &Role, mask: &Mask, diags: &mut Vec<Diagnostic>) {
     let Some(target) = &mask.column else { return };
     let unresolved = |message: String, hint: String| {
         Diagnostic::error(
@@ -323,7 +325,7 @@ fn masked_column(
         ));
         return;
     };
-    let Some(r) = relations.iter().find(|r| r.name == rel) else {
+    let Some(r) = relations.get(rel) else {
         let hint = match did_you_mean(rel, relations.iter().map(|r| r.name)) {
             Some(close) => format!("did you mean `{close}.{col}`?"),
             None => "name a model or source of the project".into(),

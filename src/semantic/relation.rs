@@ -2,6 +2,8 @@
 //! and semantic declarations — and resolving their columns and checking their types, shared
 //! by every check.
 
+use std::collections::HashMap;
+
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::project::semantic::Semantic;
 use crate::project::{Column, Project};
@@ -31,7 +33,38 @@ impl<'p> Relation<'p> {
     }
 }
 
-pub(super) fn relations(project: &Project) -> Vec<Relation<'_>> {
+/// Every model and source, with an index by name (built once: the checks look relations up
+/// for every reference they resolve).
+pub(super) struct Relations<'p> {
+    all: Vec<Relation<'p>>,
+    by_name: HashMap<&'p str, usize>,
+}
+
+impl<'p> Relations<'p> {
+    /// The model or source of that name (a model wins, as a clash of the two is E040).
+    pub fn get(&self, name: &str) -> Option<&Relation<'p>> {
+        self.by_name.get(name).map(|&i| &self.all[i])
+    }
+}
+
+impl<'p> std::ops::Deref for Relations<'p> {
+    type Target = [Relation<'p>];
+
+    fn deref(&self) -> &Self::Target {
+        &self.all
+    }
+}
+
+pub(super) fn relations(project: &Project) -> Relations<'_> {
+    let all = all_relations(project);
+    let mut by_name = HashMap::with_capacity(all.len());
+    for (i, r) in all.iter().enumerate() {
+        by_name.entry(r.name).or_insert(i);
+    }
+    Relations { all, by_name }
+}
+
+fn all_relations(project: &Project) -> Vec<Relation<'_>> {
     let models = project.models.iter().map(|m| Relation {
         kind: "model",
         name: &m.name,

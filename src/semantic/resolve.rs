@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::relation::Relation;
+use super::relation::{Relation, Relations};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::project::metrics::MetricBinding;
 use crate::project::semantic::{Dimension, GRANULARITIES};
@@ -20,27 +20,49 @@ fn fail<T>(diag: Diagnostic) -> Result<T, Box<Diagnostic>> {
     Err(Box::new(diag))
 }
 
+/// The metric bindings by lower-cased name and alias, built once for every lookup.
+pub(super) struct Metrics<'p> {
+    project: &'p Project,
+    by_name: HashMap<String, Vec<&'p MetricBinding>>,
+}
+
+impl<'p> Metrics<'p> {
+    pub fn new(project: &'p Project) -> Self {
+        let mut by_name: HashMap<String, Vec<&'p MetricBinding>> = HashMap::new();
+        for b in &project.metrics {
+            let mut names: Vec<String> = b
+                .name()
+                .into_iter()
+                .chain(&b.aliases)
+                .map(|n| n.value.to_lowercase())
+                .collect();
+            names.dedup();
+            for name in names {
+                let list = by_name.entry(name).or_default();
+                if !list.iter().any(|x| std::ptr::eq(*x, b)) {
+                    list.push(b);
+                }
+            }
+        }
+        Metrics { project, by_name }
+    }
+}
+
 /// A metric name or alias resolved: active bindings first, deprecated ones only when no
 /// active binding has the name.
 pub(super) fn metric<'p>(
-    project: &'p Project,
+    metrics: &Metrics<'p>,
     name: &Spanned<String>,
 ) -> Result<&'p MetricBinding, Box<Diagnostic>> {
-    let named = |b: &&MetricBinding| {
-        b.name()
-            .is_some_and(|n| n.value.eq_ignore_ascii_case(&name.value))
-            || b.aliases
-                .iter()
-                .any(|a| a.value.eq_ignore_ascii_case(&name.value))
-    };
-    let active: Vec<&MetricBinding> = project
-        .metrics
-        .iter()
-        .filter(|b| b.is_active())
-        .filter(named)
-        .collect();
+    let project = metrics.project;
+    let named = metrics
+        .by_name
+        .get(&name.value.to_lowercase())
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let active: Vec<&MetricBinding> = named.iter().copied().filter(|b| b.is_active()).collect();
     let found = match active.is_empty() {
-        true => project.metrics.iter().filter(named).collect(),
+        true => named.to_vec(),
         false => active,
     };
     match found.as_slice() {
@@ -83,7 +105,7 @@ pub(super) fn metric<'p>(
 
 /// The relations a metric is computed from: its source, or its components' sources.
 pub(super) fn leaf_sources<'p>(
-    project: &'p Project,
+    metrics: &Metrics<'p>,
     binding: &'p MetricBinding,
 ) -> Vec<&'p Spanned<String>> {
     let mut out = Vec::new();
@@ -104,7 +126,7 @@ pub(super) fn leaf_sources<'p>(
             }
         }
         for component in c.components() {
-            if let Ok(next) = metric(project, component) {
+            if let Ok(next) = metric(metrics, component) {
                 todo.push(next);
             }
         }
@@ -133,10 +155,9 @@ impl Reached<'_, '_> {
 /// Every relation reachable over declared joins, each with the shortest alias paths to it
 /// (two at most: two shortest paths make an unqualified name ambiguous).
 fn reachable<'a, 'p>(
-    relations: &'a [Relation<'p>],
+    relations: &'a Relations<'p>,
     from: &'a Relation<'p>,
 ) -> Vec<(&'a Relation<'p>, Vec<Vec<&'p str>>)> {
-    let index: HashMap<&str, &Relation<'p>> = relations.iter().map(|r| (r.name, r)).collect();
     let mut paths: HashMap<&str, (usize, Vec<Vec<&'p str>>)> = HashMap::new();
     let mut order = vec![from.name];
     paths.insert(from.name, (0, vec![Vec::new()]));
@@ -144,7 +165,7 @@ fn reachable<'a, 'p>(
     while let Some(at) = queue.pop_front() {
         let (depth, at_paths) = paths[at.name].clone();
         for join in at.semantic.iter().flat_map(|s| s.joins.iter()) {
-            let Some(target) = join.to.as_ref().and_then(|t| index.get(t.value.as_str())) else {
+            let Some(target) = join.to.as_ref().and_then(|t| relations.get(&t.value)) else {
                 continue;
             };
             let extended: Vec<Vec<&'p str>> = at_paths
@@ -175,17 +196,15 @@ fn reachable<'a, 'p>(
     }
     order
         .into_iter()
-        .map(|name| {
-            (
-                index[name],
-                paths.remove(name).map(|(_, p)| p).unwrap_or_default(),
-            )
+        .filter_map(|name| {
+            let paths = paths.remove(name).map(|(_, p)| p).unwrap_or_default();
+            Some((relations.get(name)?, paths))
         })
         .collect()
 }
 
 /// The names of every relation reachable from `from` (itself included).
-pub(super) fn reachable_names<'p>(relations: &[Relation<'p>], from: &Relation<'p>) -> Vec<&'p str> {
+pub(super) fn reachable_names<'p>(relations: &Relations<'p>, from: &Relation<'p>) -> Vec<&'p str> {
     reachable(relations, from)
         .into_iter()
         .map(|(r, _)| r.name)
@@ -194,7 +213,7 @@ pub(super) fn reachable_names<'p>(relations: &[Relation<'p>], from: &Relation<'p
 
 /// Resolves a dimension reference from `from`.
 pub(super) fn dimension<'a, 'p>(
-    relations: &'a [Relation<'p>],
+    relations: &'a Relations<'p>,
     from: &'a Relation<'p>,
     reference: &Spanned<String>,
 ) -> Result<Reached<'a, 'p>, Box<Diagnostic>> {
@@ -263,7 +282,7 @@ fn check_granularity(
 
 /// `dim`, or `alias[.alias...].dim` through declared joins.
 fn by_parts<'a, 'p>(
-    relations: &'a [Relation<'p>],
+    relations: &'a Relations<'p>,
     from: &'a Relation<'p>,
     parts: &[&str],
     reference: &Spanned<String>,
@@ -282,7 +301,7 @@ fn by_parts<'a, 'p>(
             .find(|j| j.alias.value == *alias);
         let target = join.and_then(|j| {
             let to = j.to.as_ref()?;
-            relations.iter().find(|r| r.name == to.value)
+            relations.get(&to.value)
         });
         let (Some(join), Some(target)) = (join, target) else {
             let aliases = at
@@ -330,7 +349,7 @@ fn by_parts<'a, 'p>(
 /// An unqualified dimension: the relation's own first, else the one reachable relation that
 /// declares it.
 fn unqualified<'a, 'p>(
-    relations: &'a [Relation<'p>],
+    relations: &'a Relations<'p>,
     from: &'a Relation<'p>,
     name: &str,
     reference: &Spanned<String>,
@@ -389,7 +408,7 @@ fn unqualified<'a, 'p>(
 
 /// A dimension not found: unreachable when some relation declares it, else unknown.
 fn unknown(
-    relations: &[Relation<'_>],
+    relations: &Relations<'_>,
     from: &Relation<'_>,
     name: &str,
     reference: &Spanned<String>,

@@ -78,14 +78,17 @@ pub fn uses(project: &Project, relation: &str, column: &str) -> Vec<Use> {
 /// Guardrail filters, finality watermarks, tenant columns and masks that name the column.
 fn contract_uses(project: &Project, relation: &str, column: &str, out: &mut Vec<Use>) {
     let contracts = &project.contracts;
+    let metrics = super::resolve::Metrics::new(project);
     for g in &contracts.guardrails {
         let governs = match &g.applies_to {
             Some(AppliesTo::Measure { source, .. }) => source.value == relation,
-            Some(AppliesTo::Metric(name)) => super::resolve::metric(project, name).is_ok_and(|b| {
-                super::resolve::leaf_sources(project, b)
-                    .iter()
-                    .any(|s| s.value == relation)
-            }),
+            Some(AppliesTo::Metric(name)) => {
+                super::resolve::metric(&metrics, name).is_ok_and(|b| {
+                    super::resolve::leaf_sources(&metrics, b)
+                        .iter()
+                        .any(|s| s.value == relation)
+                })
+            }
             None => false,
         };
         let Some(filter) = g

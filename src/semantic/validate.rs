@@ -2,7 +2,7 @@
 //! resolves, and each has a type its use needs. Every problem is reported at the declaration
 //! that names it, with a second label at what it relied on.
 
-use super::relation::{is_numeric, is_temporal, needs, resolve_on, Need, Relation};
+use super::relation::{is_numeric, is_temporal, needs, resolve_on, Need, Relation, Relations};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;
 use crate::project::semantic::{Join, Semantic};
@@ -11,8 +11,8 @@ use crate::source::Spanned;
 use crate::types;
 
 /// The checks of each relation's measures, dimensions, joins and grain.
-pub(super) fn check(project: &Project, relations: &[Relation<'_>], diags: &mut Vec<Diagnostic>) {
-    for relation in relations {
+pub(super) fn check(project: &Project, relations: &Relations<'_>, diags: &mut Vec<Diagnostic>) {
+    for relation in relations.iter() {
         let Some(semantic) = relation.semantic else {
             continue;
         };
@@ -37,7 +37,7 @@ struct Check<'a, 'p> {
     project: &'p Project,
     engine: Engine,
     relation: &'a Relation<'p>,
-    relations: &'a [Relation<'p>],
+    relations: &'a Relations<'p>,
 }
 
 impl<'p> Check<'_, 'p> {
@@ -122,7 +122,7 @@ impl<'p> Check<'_, 'p> {
     fn joins(&self, semantic: &Semantic, diags: &mut Vec<Diagnostic>) {
         for join in &semantic.joins {
             let Some(to) = &join.to else { continue };
-            let Some(target) = self.relations.iter().find(|r| r.name == to.value) else {
+            let Some(target) = self.relations.get(&to.value) else {
                 let names = self.relations.iter().map(|r| r.name);
                 let mut diag = Diagnostic::error(
                     Code::SemanticUnknownRelation,
