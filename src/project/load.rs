@@ -398,6 +398,23 @@ type Sidecar = Option<(ModelProps, Vec<Column>, Option<Box<Semantic>>)>;
 
 /// Parses one sidecar; `None` when it is not valid TOML (reported).
 fn parse_sidecar(sources: &SourceMap, id: FileId, name: &str) -> (Sidecar, Vec<Diagnostic>) {
+    parse_file(sources, id, |r, root| {
+        let owner = format!("model `{name}`");
+        r.check_keys(root, SIDECAR_KEYS, &owner);
+        let props = read_model_props(r, root);
+        let columns = read_columns(r, root, &owner);
+        let semantic = read_semantic(r, root, &owner);
+        (props, columns, semantic)
+    })
+}
+
+/// Parses one TOML file of the source map and reads its root table with `read`, on any
+/// thread; `None` when it is not valid TOML (reported).
+fn parse_file<T>(
+    sources: &SourceMap,
+    id: FileId,
+    read: impl FnOnce(&mut Reader<'_>, &toml_edit::Table) -> T,
+) -> (Option<T>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let doc = match Document::parse(sources.get(id).text.as_str()) {
         Ok(doc) => doc,
@@ -407,12 +424,8 @@ fn parse_sidecar(sources: &SourceMap, id: FileId, name: &str) -> (Sidecar, Vec<D
         }
     };
     let mut r = Reader::new(id, &mut diags);
-    let root = doc.as_table();
-    r.check_keys(root, SIDECAR_KEYS, &format!("model `{name}`"));
-    let props = read_model_props(&mut r, root);
-    let columns = read_columns(&mut r, root, &format!("model `{name}`"));
-    let semantic = read_semantic(&mut r, root, &format!("model `{name}`"));
-    (Some((props, columns, semantic)), diags)
+    let value = read(&mut r, doc.as_table());
+    (Some(value), diags)
 }
 
 fn toml_syntax(id: FileId, err: &toml_edit::TomlError) -> Diagnostic {
@@ -629,25 +642,14 @@ fn parse_contract(
     kind: ContractKind,
     rel: &str,
 ) -> (Option<Contract>, Vec<Diagnostic>) {
-    let mut diags = Vec::new();
-    let doc = match Document::parse(sources.get(id).text.as_str()) {
-        Ok(doc) => doc,
-        Err(err) => {
-            diags.push(toml_syntax(id, &err));
-            return (None, diags);
-        }
-    };
-    let mut r = Reader::new(id, &mut diags);
-    let root = doc.as_table();
-    let contract = match kind {
-        ContractKind::Metric => Contract::Metric(Box::new(read_binding(&mut r, root, id, rel))),
-        ContractKind::Guardrail => Contract::Guardrail(Box::new(read_guardrail(&mut r, root, id))),
-        ContractKind::Finality => Contract::Finality(Box::new(read_finality(&mut r, root, id))),
-        ContractKind::Assertion => Contract::Assertion(Box::new(read_assertion(&mut r, root, id))),
-        ContractKind::Tenancy => Contract::Tenancy(Box::new(read_tenancy(&mut r, root, id))),
-        ContractKind::Roles => Contract::Roles(Box::new(read_roles(&mut r, root, id))),
-    };
-    (Some(contract), diags)
+    parse_file(sources, id, |r, root| match kind {
+        ContractKind::Metric => Contract::Metric(Box::new(read_binding(r, root, id, rel))),
+        ContractKind::Guardrail => Contract::Guardrail(Box::new(read_guardrail(r, root, id))),
+        ContractKind::Finality => Contract::Finality(Box::new(read_finality(r, root, id))),
+        ContractKind::Assertion => Contract::Assertion(Box::new(read_assertion(r, root, id))),
+        ContractKind::Tenancy => Contract::Tenancy(Box::new(read_tenancy(r, root, id))),
+        ContractKind::Roles => Contract::Roles(Box::new(read_roles(r, root, id))),
+    })
 }
 
 #[derive(Clone, Copy)]

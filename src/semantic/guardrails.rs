@@ -33,26 +33,40 @@ pub(super) fn check(
     for guardrail in guardrails {
         guardrail_checks(project, relations, metrics, guardrail, diags);
     }
-    let mut by_metric: HashMap<String, &Spanned<String>> = HashMap::new();
-    for rule in &project.contracts.finality {
-        if let Some(metric) = &rule.metric {
-            match by_metric.get(&metric.value.to_lowercase()) {
-                Some(first) => diags.push(
-                    Diagnostic::error(
-                        Code::FinalityRealizations,
-                        format!("metric `{}` has two finality rules", metric.value),
-                    )
-                    .at(metric.loc.clone(), "a second rule")
-                    .related(first.loc.clone(), "the first")
-                    .hint("one finality rule per metric lists all of its realizations"),
-                ),
-                None => {
-                    by_metric.insert(metric.value.to_lowercase(), metric);
-                }
-            }
-        }
+    let rules = &project.contracts.finality;
+    let named = rules.iter().filter_map(|r| r.metric.as_ref());
+    for (first, again) in repeats(named, |m| m.to_lowercase()) {
+        diags.push(
+            Diagnostic::error(
+                Code::FinalityRealizations,
+                format!("metric `{}` has two finality rules", again.value),
+            )
+            .at(again.loc.clone(), "a second rule")
+            .related(first.loc.clone(), "the first")
+            .hint("one finality rule per metric lists all of its realizations"),
+        );
+    }
+    for rule in rules {
         finality_checks(project, relations, metrics, rule, diags);
     }
+}
+
+/// Each name whose key an earlier name has, with that earlier one.
+fn repeats<'a>(
+    names: impl Iterator<Item = &'a Spanned<String>>,
+    key: impl Fn(&str) -> String,
+) -> Vec<(&'a Spanned<String>, &'a Spanned<String>)> {
+    let mut seen: HashMap<String, &Spanned<String>> = HashMap::new();
+    let mut out = Vec::new();
+    for name in names {
+        match seen.get(&key(&name.value)) {
+            Some(first) => out.push((*first, name)),
+            None => {
+                seen.insert(key(&name.value), name);
+            }
+        }
+    }
+    out
 }
 
 /// Ids unique among one kind of contract.
@@ -61,22 +75,16 @@ pub(super) fn unique_ids<'a>(
     kind: &str,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let mut seen: HashMap<&str, &Spanned<String>> = HashMap::new();
-    for id in ids {
-        match seen.get(id.value.as_str()) {
-            Some(first) => diags.push(
-                Diagnostic::error(
-                    Code::DuplicateContractId,
-                    format!("two {kind}s have the id `{}`", id.value),
-                )
-                .at(id.loc.clone(), "used again here")
-                .related(first.loc.clone(), "first used here")
-                .hint(format!("{kind} ids are unique: rename one")),
-            ),
-            None => {
-                seen.insert(&id.value, id);
-            }
-        }
+    for (first, id) in repeats(ids, str::to_string) {
+        diags.push(
+            Diagnostic::error(
+                Code::DuplicateContractId,
+                format!("two {kind}s have the id `{}`", id.value),
+            )
+            .at(id.loc.clone(), "used again here")
+            .related(first.loc.clone(), "first used here")
+            .hint(format!("{kind} ids are unique: rename one")),
+        );
     }
 }
 
