@@ -12,6 +12,7 @@ mod guardrails;
 mod metrics;
 mod policies;
 mod predicate;
+pub mod query;
 mod relation;
 mod resolve;
 mod uses;

@@ -1,0 +1,679 @@
+//! Compiling a semantic query — metrics by name or alias, grouped by dimensions, filtered — to
+//! one read-only SQL statement for the project's engine, or a typed refusal; it never guesses.
+//!
+//! Every metric is computed from leaves: one aggregate of one measure (or column) of one
+//! relation. Each leaf is aggregated on its own relation at the requested grain before
+//! anything is combined, with its metric's population filter and the mandatory-filter
+//! guardrails that govern it AND-ed in first, so a join for a dimension can never multiply a
+//! measure: a dimension is reached only over joins that match at most one row
+//! (`many_to_one`, `one_to_one`), else the query is refused (`fanout_unsafe`). Composite
+//! metrics (ratio, weighted average) divide their components' leaves after aggregating them.
+//!
+//! Pure: the SQL text is built from the project alone; identifiers are always quoted and no
+//! value of a request reaches the SQL except through the project's own predicates, which
+//! parse as expressions first. Part 2's `sqb query` runs it.
+
+use std::fmt::Write as _;
+
+use sqlparser::ast::{Expr, Ident};
+
+use super::predicate;
+use super::relation::{Relation, Relations};
+use super::resolve::{self, Metrics, Reached};
+use crate::engine::Engine;
+use crate::project::contracts::AppliesTo;
+use crate::project::metrics::MetricBinding;
+use crate::project::Project;
+use crate::source::{Loc, Spanned};
+use crate::types::DataType;
+
+/// What a caller asks for.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub metrics: Vec<String>,
+    pub dimensions: Vec<String>,
+    pub filters: Vec<String>,
+}
+
+/// Where the relations are: models in the target's namespace; sources where they declare.
+#[derive(Debug, Clone)]
+pub struct Namespace {
+    pub database: Option<String>,
+    pub schema: String,
+}
+
+/// The compiled statement and the names of its output columns, in order: the dimensions as
+/// requested, then the metrics as requested.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compiled {
+    pub sql: String,
+    pub columns: Vec<String>,
+}
+
+/// Why a query is refused; `code` is stable (docs/semantic-contracts.md).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl Refusal {
+    fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Refusal {
+            code,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    fn from_diagnostic(code: &'static str, diag: &crate::diagnostics::Diagnostic) -> Self {
+        Refusal {
+            code,
+            message: diag.message.clone(),
+            hint: diag.hint.clone(),
+        }
+    }
+}
+
+/// Compiles `request` against the project's semantic contracts.
+pub fn compile(
+    project: &Project,
+    namespace: &Namespace,
+    request: &Request,
+) -> Result<Compiled, Refusal> {
+    let relations = super::relation::relations(project);
+    let metrics = Metrics::new(project);
+    let c = Compiler {
+        project,
+        engine: project.engine(),
+        namespace,
+        relations: &relations,
+        metrics: &metrics,
+    };
+    c.compile(request)
+}
+
+struct Compiler<'a, 'p> {
+    project: &'p Project,
+    engine: Engine,
+    namespace: &'a Namespace,
+    relations: &'a Relations<'p>,
+    metrics: &'a Metrics<'p>,
+}
+
+/// One aggregate over one relation: the unit every metric is computed from.
+struct Leaf<'a, 'p> {
+    relation: &'a Relation<'p>,
+    /// The aggregate over the relation's columns, aliased `s`.
+    aggregate: String,
+    /// Predicates over the relation's columns (population filter, guardrails).
+    filters: Vec<&'p Spanned<String>>,
+}
+
+/// How a requested metric is computed from its leaves (indexes into the leaf list).
+enum Formula {
+    Leaf(usize),
+    Divide {
+        numerator: usize,
+        denominator: usize,
+        on_zero: String,
+    },
+}
+
+impl<'a, 'p> Compiler<'a, 'p> {
+    fn compile(&self, request: &Request) -> Result<Compiled, Refusal> {
+        if request.metrics.is_empty() {
+            return Err(Refusal::new("unresolved", "the query names no metric"));
+        }
+        let mut leaves: Vec<Leaf<'a, 'p>> = Vec::new();
+        let mut formulas = Vec::new();
+        for name in &request.metrics {
+            let binding = self.metric(name)?;
+            formulas.push(self.formula(binding, &mut leaves)?);
+        }
+        let dimensions: Vec<Spanned<String>> =
+            request.dimensions.iter().map(|d| self.spanned(d)).collect();
+        let filters: Vec<Spanned<String>> =
+            request.filters.iter().map(|f| self.spanned(f)).collect();
+        let mut ctes = Vec::new();
+        for (i, leaf) in leaves.iter().enumerate() {
+            ctes.push(format!(
+                "{} AS (\n{}\n)",
+                leaf_name(i),
+                self.leaf_sql(leaf, &dimensions, &filters)?
+            ));
+        }
+        let mut columns: Vec<String> = request.dimensions.clone();
+        columns.extend(request.metrics.iter().cloned());
+        let sql = self.outer_sql(&ctes, &formulas, &columns, dimensions.len(), leaves.len());
+        Ok(Compiled { sql, columns })
+    }
+
+    fn metric(&self, name: &str) -> Result<&'p MetricBinding, Refusal> {
+        resolve::metric(self.metrics, &self.spanned(name)).map_err(|d| {
+            let code = match d.code {
+                crate::diagnostics::Code::QueryAmbiguous => "ambiguous",
+                _ => "unresolved",
+            };
+            Refusal::from_diagnostic(code, &d)
+        })
+    }
+
+    /// The leaves a metric needs, appended to `leaves`, and how they combine.
+    fn formula(
+        &self,
+        binding: &'p MetricBinding,
+        leaves: &mut Vec<Leaf<'a, 'p>>,
+    ) -> Result<Formula, Refusal> {
+        let name = binding.name().map_or("?", |n| n.value.as_str());
+        let Some(c) = &binding.canonical else {
+            return Err(Refusal::new(
+                "unsupported_measure",
+                format!("metric `{name}` has no canonical definition"),
+            ));
+        };
+        let kind = c.kind.as_ref().map_or("", |k| k.value.as_str());
+        let composite = |numerator: &Spanned<String>,
+                         denominator: &Spanned<String>,
+                         leaves: &mut Vec<Leaf<'a, 'p>>| {
+            let n = self.single_leaf(self.metric(&numerator.value)?, leaves)?;
+            let d = self.single_leaf(self.metric(&denominator.value)?, leaves)?;
+            let on_zero = c
+                .on_zero_denominator
+                .as_ref()
+                .map_or("null", |z| z.value.as_str())
+                .to_string();
+            Ok(Formula::Divide {
+                numerator: n,
+                denominator: d,
+                on_zero,
+            })
+        };
+        match (
+            kind,
+            &c.numerator,
+            &c.denominator,
+            &c.weighted_sum,
+            &c.weight,
+        ) {
+            ("ratio", Some(n), Some(d), _, _) | ("weighted_avg", _, _, Some(n), Some(d)) => {
+                composite(n, d, leaves)
+            }
+            _ => Ok(Formula::Leaf(self.single_leaf(binding, leaves)?)),
+        }
+    }
+
+    /// A metric computed from one aggregate of one relation.
+    fn single_leaf(
+        &self,
+        binding: &'p MetricBinding,
+        leaves: &mut Vec<Leaf<'a, 'p>>,
+    ) -> Result<usize, Refusal> {
+        let name = binding.name().map_or("?", |n| n.value.as_str());
+        let unsupported =
+            |why: &str| Refusal::new("unsupported_measure", format!("metric `{name}` {why}"));
+        let c = binding
+            .canonical
+            .as_ref()
+            .ok_or_else(|| unsupported("has no canonical definition"))?;
+        let kind = c.kind.as_ref().map_or("", |k| k.value.as_str());
+        let source = c
+            .source
+            .as_ref()
+            .ok_or_else(|| unsupported("is not computed from one relation"))?;
+        let relation = self.relations.get(&source.value).ok_or_else(|| {
+            unsupported(&format!(
+                "is computed from `{}`, which is no model or source",
+                source.value
+            ))
+        })?;
+        let aggregate = match kind {
+            "single" => self.measure_aggregate(relation, c.measure.as_ref(), name)?,
+            "distinct_count" => {
+                let column = c.distinct_on.as_ref().ok_or_else(|| unsupported("has no `distinct_on`"))?;
+                format!("count(DISTINCT {})", column_ref("s", &column.value))
+            }
+            "percentile" => {
+                let (Some(column), Some(q)) = (&c.column, &c.quantile) else {
+                    return Err(unsupported("has no `column` and `quantile`"));
+                };
+                let col = column_ref("s", &column.value);
+                match self.engine {
+                    Engine::Postgres => format!("percentile_cont({}) WITHIN GROUP (ORDER BY {col})", q.value),
+                    Engine::DuckDb => format!("quantile_cont({col}, {})", q.value),
+                }
+            }
+            other => {
+                return Err(unsupported(&format!(
+                    "is `{other}`, which this compiler does not serve yet (single, ratio, weighted_avg, distinct_count and percentile are)"
+                )))
+            }
+        };
+        let mut filters: Vec<&'p Spanned<String>> = c.population_filter.iter().collect();
+        filters.extend(self.mandatory_filters(binding, relation, c.measure.as_ref()));
+        leaves.push(Leaf {
+            relation,
+            aggregate,
+            filters,
+        });
+        Ok(leaves.len() - 1)
+    }
+
+    fn measure_aggregate(
+        &self,
+        relation: &Relation<'p>,
+        measure: Option<&Spanned<String>>,
+        metric: &str,
+    ) -> Result<String, Refusal> {
+        let name = measure.map_or("", |m| m.value.as_str());
+        let found = relation
+            .semantic
+            .and_then(|s| s.measures.iter().find(|m| m.name.value == name))
+            .ok_or_else(|| {
+                Refusal::new(
+                    "unresolved",
+                    format!(
+                        "metric `{metric}` reads measure `{name}`, which {} does not declare",
+                        relation.describe()
+                    ),
+                )
+            })?;
+        let agg = found.agg.as_ref().map_or("", |a| a.value.as_str());
+        let operand = match (&found.column, &found.expr) {
+            (Some(column), _) => column_ref("s", &column.value),
+            (None, Some(expr)) => self.qualified(expr, relation)?,
+            (None, None) => "*".to_string(),
+        };
+        Ok(match agg {
+            "count_distinct" => format!("count(DISTINCT {operand})"),
+            "count" => format!("count({operand})"),
+            other => format!("{other}({operand})"),
+        })
+    }
+
+    /// The filters of `mandatory_filter` guardrails governing the metric or its measure.
+    fn mandatory_filters(
+        &self,
+        binding: &'p MetricBinding,
+        relation: &Relation<'p>,
+        measure: Option<&Spanned<String>>,
+    ) -> Vec<&'p Spanned<String>> {
+        let mut out = Vec::new();
+        for g in &self.project.contracts.guardrails {
+            if g.kind
+                .as_ref()
+                .is_none_or(|k| k.value != "mandatory_filter")
+            {
+                continue;
+            }
+            let governs = match &g.applies_to {
+                Some(AppliesTo::Metric(m)) => {
+                    resolve::metric(self.metrics, m).is_ok_and(|b| std::ptr::eq(b, binding))
+                }
+                Some(AppliesTo::Measure { source, measure: m }) => {
+                    source.value == relation.name && measure.is_some_and(|x| x.value == m.value)
+                }
+                None => false,
+            };
+            if governs {
+                out.extend(g.filter.as_ref());
+            }
+        }
+        out
+    }
+
+    /// A leaf's query: its dimensions, its aggregate, its filters and the query's.
+    fn leaf_sql(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        dimensions: &[Spanned<String>],
+        filters: &[Spanned<String>],
+    ) -> Result<String, Refusal> {
+        let mut joins: Vec<(Vec<&'p str>, String)> = Vec::new();
+        let mut select = Vec::new();
+        for (i, reference) in dimensions.iter().enumerate() {
+            let reached = self.dimension(leaf.relation, reference)?;
+            let expr = self.dimension_sql(leaf.relation, &reached, &mut joins)?;
+            select.push(format!("{expr} AS \"d{i}\""));
+        }
+        select.push(format!("{} AS \"v\"", leaf.aggregate));
+        let mut predicates = Vec::new();
+        for filter in &leaf.filters {
+            predicates.push(self.qualified(filter, leaf.relation)?);
+        }
+        for filter in filters {
+            predicates.push(self.query_filter(leaf.relation, filter, &mut joins)?);
+        }
+        let mut sql = format!(
+            "  SELECT {}\n  FROM {} AS \"s\"",
+            select.join(", "),
+            self.relation_sql(leaf.relation)
+        );
+        for (_, join) in &joins {
+            let _ = write!(sql, "\n  {join}");
+        }
+        if !predicates.is_empty() {
+            let _ = write!(
+                sql,
+                "\n  WHERE {}",
+                predicates
+                    .iter()
+                    .map(|p| format!("({p})"))
+                    .collect::<Vec<_>>()
+                    .join(" AND ")
+            );
+        }
+        if !dimensions.is_empty() {
+            let groups: Vec<String> = (1..=dimensions.len()).map(|i| i.to_string()).collect();
+            let _ = write!(sql, "\n  GROUP BY {}", groups.join(", "));
+        }
+        Ok(sql)
+    }
+
+    fn dimension(
+        &self,
+        from: &'a Relation<'p>,
+        reference: &Spanned<String>,
+    ) -> Result<Reached<'a, 'p>, Refusal> {
+        resolve::dimension(self.relations, from, reference).map_err(|d| {
+            let code = match d.code {
+                crate::diagnostics::Code::QueryAmbiguous if d.message.contains("ways") => {
+                    "ambiguous_join_path"
+                }
+                crate::diagnostics::Code::QueryAmbiguous => "ambiguous",
+                crate::diagnostics::Code::QueryUnreachable => "unreachable",
+                _ => "unresolved",
+            };
+            Refusal::from_diagnostic(code, &d)
+        })
+    }
+
+    /// The SQL of a reached dimension, adding the joins its path needs.
+    fn dimension_sql(
+        &self,
+        from: &Relation<'p>,
+        reached: &Reached<'_, 'p>,
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<String, Refusal> {
+        let alias = self.join_path(from, &reached.path, joins)?;
+        let name = &reached.dimension.column().value;
+        let mut column = column_ref(&alias, name);
+        let zoned = reached
+            .relation
+            .column(name)
+            .and_then(|c| c.ty.as_ref())
+            .is_some_and(|t| matches!(t, DataType::Timestamp { tz: true, .. }));
+        // DuckDB truncates a TIMESTAMPTZ only with the ICU extension, which sqb neither bundles
+        // nor downloads: the instant is truncated as UTC wall time instead.
+        if zoned && self.engine == Engine::DuckDb {
+            column = format!("CAST({column} AS TIMESTAMP)");
+        }
+        // A time dimension is served at its declared granularity unless asked for a coarser one.
+        let declared = reached
+            .dimension
+            .granularity
+            .as_ref()
+            .map(|g| g.value.as_str());
+        Ok(match reached.granularity.or(declared) {
+            Some(grain) => format!("date_trunc('{grain}', {column})"),
+            None => column,
+        })
+    }
+
+    /// Joins along `path` from the leaf's relation (`s`), each once; the alias of its end.
+    fn join_path(
+        &self,
+        from: &Relation<'p>,
+        path: &[&'p str],
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<String, Refusal> {
+        let mut at = from;
+        let mut at_alias = "s".to_string();
+        for (depth, alias) in path.iter().enumerate() {
+            let join = at
+                .semantic
+                .and_then(|s| s.joins.iter().find(|j| j.alias.value == *alias))
+                .ok_or_else(|| {
+                    Refusal::new(
+                        "unreachable",
+                        format!("{} declares no join `{alias}`", at.describe()),
+                    )
+                })?;
+            let relationship = join.relationship.as_ref().map_or("", |r| r.value.as_str());
+            if !matches!(relationship, "many_to_one" | "one_to_one") {
+                return Err(Refusal {
+                    code: "fanout_unsafe",
+                    message: format!("join `{alias}` of {} is {}: grouping by what it reaches would count a measure once per matching row", at.describe(), if relationship.is_empty() { "of unknown cardinality" } else { relationship }),
+                    hint: Some("group by a dimension reached over many_to_one or one_to_one joins, or declare the metric on the joined relation".into()),
+                });
+            }
+            let target = join
+                .to
+                .as_ref()
+                .and_then(|t| self.relations.get(&t.value))
+                .ok_or_else(|| {
+                    Refusal::new(
+                        "unreachable",
+                        format!("join `{alias}` leads to no model or source"),
+                    )
+                })?;
+            let key: Vec<&'p str> = path[..=depth].to_vec();
+            let name = format!("j_{}", key.join("_"));
+            if !joins.iter().any(|(k, _)| *k == key) {
+                let on: Vec<String> = join
+                    .on
+                    .iter()
+                    .map(|(local, remote)| {
+                        format!(
+                            "{} = {}",
+                            column_ref(&at_alias, &local.value),
+                            column_ref(&name, &remote.value)
+                        )
+                    })
+                    .collect();
+                joins.push((
+                    key,
+                    format!(
+                        "LEFT JOIN {} AS {} ON {}",
+                        self.relation_sql(target),
+                        quote(&name),
+                        on.join(" AND ")
+                    ),
+                ));
+            }
+            at = target;
+            at_alias = name;
+        }
+        Ok(at_alias)
+    }
+
+    /// A predicate over the relation's columns, each qualified by the leaf's alias.
+    fn qualified(
+        &self,
+        text: &Spanned<String>,
+        relation: &Relation<'p>,
+    ) -> Result<String, Refusal> {
+        let mut expr = predicate::parse(self.project, &text.value).map_err(|e| {
+            Refusal::new(
+                "invalid_filter",
+                format!("`{}` does not parse: {e}", text.value),
+            )
+        })?;
+        let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
+            if let Expr::Identifier(id) = e {
+                if relation.column(&id.value).is_some() {
+                    *e = Expr::CompoundIdentifier(vec![
+                        Ident::with_quote('"', "s"),
+                        Ident::with_quote('"', id.value.clone()),
+                    ]);
+                }
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        Ok(expr.to_string())
+    }
+
+    /// A query filter over dimensions: each reference replaced by the dimension's SQL.
+    fn query_filter(
+        &self,
+        from: &'a Relation<'p>,
+        text: &Spanned<String>,
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<String, Refusal> {
+        let mut expr = predicate::parse(self.project, &text.value).map_err(|e| {
+            Refusal::new(
+                "invalid_filter",
+                format!("filter `{}` does not parse: {e}", text.value),
+            )
+        })?;
+        let mut failure = None;
+        let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
+            let parts: Vec<String> = match e {
+                Expr::Identifier(id) => vec![id.value.clone()],
+                Expr::CompoundIdentifier(p) => p.iter().map(|i| i.value.clone()).collect(),
+                _ => return std::ops::ControlFlow::Continue(()),
+            };
+            let reference = self.spanned(&parts.join("."));
+            let sql = self
+                .dimension(from, &reference)
+                .and_then(|r| self.dimension_sql(from, &r, joins));
+            match sql.and_then(|s| {
+                predicate::parse(self.project, &s)
+                    .map_err(|e| Refusal::new("invalid_filter", e.to_string()))
+            }) {
+                Ok(replacement) => *e = Expr::Nested(Box::new(replacement)),
+                Err(refusal) => {
+                    failure = Some(refusal);
+                    return std::ops::ControlFlow::Break(());
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        });
+        match failure {
+            Some(refusal) => Err(refusal),
+            None => Ok(expr.to_string()),
+        }
+    }
+
+    fn relation_sql(&self, relation: &Relation<'p>) -> String {
+        let (database, schema, table) = match self
+            .project
+            .source_tables
+            .iter()
+            .find(|s| s.name.value == relation.name && relation.kind == "source")
+        {
+            Some(s) => (
+                s.database.as_ref().map(|d| d.value.clone()),
+                s.schema.as_ref().map_or(String::new(), |x| x.value.clone()),
+                s.relation_name().to_string(),
+            ),
+            None => {
+                let model = self.project.model(relation.name);
+                let table = model
+                    .map_or(relation.name, |m| m.relation_name())
+                    .to_string();
+                (
+                    self.namespace.database.clone(),
+                    self.namespace.schema.clone(),
+                    table,
+                )
+            }
+        };
+        let mut parts: Vec<String> = database.iter().map(|d| quote(d)).collect();
+        parts.push(quote(&schema));
+        parts.push(quote(&table));
+        parts.join(".")
+    }
+
+    /// The statement: the leaves as CTEs, their dimension rows joined, each metric's formula.
+    fn outer_sql(
+        &self,
+        ctes: &[String],
+        formulas: &[Formula],
+        columns: &[String],
+        dims: usize,
+        leaves: usize,
+    ) -> String {
+        let mut sql = format!("WITH {}", ctes.join(",\n"));
+        let value = |i: usize| format!("{}.\"v\"", leaf_name(i));
+        let metric_sql = |f: &Formula| match f {
+            Formula::Leaf(i) => value(*i),
+            Formula::Divide {
+                numerator,
+                denominator,
+                on_zero,
+            } => {
+                let (n, d) = (value(*numerator), value(*denominator));
+                let cast = match self.engine {
+                    Engine::Postgres => "numeric",
+                    Engine::DuckDb => "double",
+                };
+                match on_zero.as_str() {
+                    "zero" => {
+                        format!("CASE WHEN {d} = 0 THEN 0 ELSE CAST({n} AS {cast}) / {d} END")
+                    }
+                    _ => format!("CAST({n} AS {cast}) / NULLIF({d}, 0)"),
+                }
+            }
+        };
+        let mut select: Vec<String> = (0..dims)
+            .map(|i| format!("\"k\".\"d{i}\" AS {}", quote(&columns[i])))
+            .collect();
+        for (f, name) in formulas.iter().zip(&columns[dims..]) {
+            select.push(format!("{} AS {}", metric_sql(f), quote(name)));
+        }
+        if dims == 0 {
+            let from: Vec<String> = (0..leaves).map(leaf_name).collect();
+            let _ = write!(
+                sql,
+                "\nSELECT {}\nFROM {}",
+                select.join(", "),
+                from.join(" CROSS JOIN ")
+            );
+            return sql;
+        }
+        let keys: Vec<String> = (0..dims).map(|i| format!("\"d{i}\"")).collect();
+        let unions: Vec<String> = (0..leaves)
+            .map(|i| format!("SELECT {} FROM {}", keys.join(", "), leaf_name(i)))
+            .collect();
+        let _ = write!(
+            sql,
+            ",\n\"k\" AS (\n  {}\n)\nSELECT {}\nFROM \"k\"",
+            unions.join("\n  UNION\n  "),
+            select.join(", ")
+        );
+        for i in 0..leaves {
+            let on: Vec<String> = keys
+                .iter()
+                .map(|k| format!("\"k\".{k} IS NOT DISTINCT FROM {}.{k}", leaf_name(i)))
+                .collect();
+            let _ = write!(sql, "\nLEFT JOIN {} ON {}", leaf_name(i), on.join(" AND "));
+        }
+        let order: Vec<String> = (1..=dims).map(|i| i.to_string()).collect();
+        let _ = write!(sql, "\nORDER BY {}", order.join(", "));
+        sql
+    }
+}
+
+fn leaf_name(i: usize) -> String {
+    format!("\"m{i}\"")
+}
+
+impl Compiler<'_, '_> {
+    /// A name of the request as the resolver takes it; a request has no file, so its
+    /// location is the project file's start (never shown: refusals carry only the text).
+    fn spanned(&self, s: &str) -> Spanned<String> {
+        Spanned::new(s.to_string(), Loc::file_start(self.project.config.file))
+    }
+}
+
+/// An identifier, always double-quoted (a column may be named like a keyword).
+fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+fn column_ref(alias: &str, column: &str) -> String {
+    format!("{}.{}", quote(alias), quote(column))
+}
