@@ -74,6 +74,7 @@ fn request(case: &Case) -> Request {
         metrics: strings(case.metrics),
         dimensions: strings(case.dimensions),
         filters: strings(case.filters),
+        context: None,
     }
 }
 
@@ -168,6 +169,7 @@ fn a_name_that_does_not_resolve_is_refused_with_its_code() {
             metrics: strings(metrics),
             dimensions: strings(dimensions),
             filters: Vec::new(),
+            context: None,
         };
         compile(&project, &namespace(), &request).unwrap_err()
     };
@@ -179,4 +181,105 @@ fn a_name_that_does_not_resolve_is_refused_with_its_code() {
     assert_eq!(refuse(&["revenue"], &["stauts"]).code, "unresolved");
     assert_eq!(refuse(&["revenue"], &["status.month"]).code, "unresolved");
     assert_eq!(refuse(&[], &[]).code, "unresolved");
+}
+
+/// Compiles against testdata/query/refusals.
+fn refusals(
+    metrics: &[&str],
+    dimensions: &[&str],
+    filters: &[&str],
+    context: Option<&str>,
+) -> Result<sqb::semantic::query::Compiled, sqb::semantic::query::Refusal> {
+    let project = Project::load(&repo().join("testdata/query/refusals")).unwrap();
+    assert!(project.diagnostics.is_empty(), "{:#?}", project.diagnostics);
+    let strings = |s: &[&str]| s.iter().map(|x| x.to_string()).collect();
+    let request = Request {
+        metrics: strings(metrics),
+        dimensions: strings(dimensions),
+        filters: strings(filters),
+        context: context.map(str::to_string),
+    };
+    compile(&project, &namespace(), &request)
+}
+
+#[test]
+fn every_refusal_has_its_code() {
+    let code = |r: Result<_, sqb::semantic::query::Refusal>| {
+        r.map(|_: sqb::semantic::query::Compiled| ())
+            .unwrap_err()
+            .code
+    };
+    // A one-to-many join would count each order once per item.
+    assert_eq!(
+        code(refusals(&["revenue"], &["items.sku"], &[], None)),
+        "fanout_unsafe"
+    );
+    assert_eq!(
+        code(refusals(&["revenue"], &[], &["items.sku = 'sku-1'"], None)),
+        "fanout_unsafe"
+    );
+    // Customers are reached as `customer` and as `buyer`.
+    assert_eq!(
+        code(refusals(&["revenue"], &["region"], &[], None)),
+        "ambiguous_join_path"
+    );
+    assert!(refusals(&["revenue"], &["buyer.region"], &[], None).is_ok());
+    assert_eq!(
+        code(refusals(&["revenue"], &["method"], &[], None)),
+        "unreachable"
+    );
+    // An opaque metric only at its native grain; semi-additive metrics are not served yet.
+    assert!(refusals(&["order_revenue"], &["order_id"], &[], None).is_ok());
+    assert_eq!(
+        code(refusals(&["order_revenue"], &["placed_on"], &[], None)),
+        "unsupported_measure"
+    );
+    assert_eq!(
+        code(refusals(&["order_revenue"], &[], &[], None)),
+        "unsupported_measure"
+    );
+    assert_eq!(
+        code(refusals(&["balance"], &["placed_on"], &[], None)),
+        "unsupported_measure"
+    );
+}
+
+#[test]
+fn guardrails_refuse_in_their_context_and_warn_when_they_say_so() {
+    let refused = refusals(
+        &["revenue"],
+        &["customer.region"],
+        &[],
+        Some("board_reporting"),
+    )
+    .unwrap_err();
+    assert_eq!(refused.code, "guardrail");
+    assert_eq!(
+        refused.message,
+        "guardrail `board_by_day` requires grouping by or filtering on `placed_on`"
+    );
+    assert_eq!(
+        refused.hint.as_deref(),
+        Some("The board reads revenue over time, never one total.")
+    );
+    // Grouped by it, filtered on it, or outside the context: served.
+    assert!(refusals(&["revenue"], &["placed_on"], &[], Some("board_reporting")).is_ok());
+    assert!(refusals(
+        &["revenue"],
+        &[],
+        &["placed_on >= '2026-01-01'"],
+        Some("board_reporting")
+    )
+    .is_ok());
+    let served = refusals(&["revenue"], &["customer.region"], &[], None).unwrap();
+    // The warn-level mandatory filter is applied, and said.
+    assert!(
+        served.sql.contains(r#"("s"."amount" > 0)"#),
+        "{}",
+        served.sql
+    );
+    assert_eq!(
+        served.warnings,
+        ["guardrail `positive` applied `amount > 0`"]
+    );
 }

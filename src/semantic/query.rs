@@ -21,7 +21,7 @@ use super::predicate;
 use super::relation::{Relation, Relations};
 use super::resolve::{self, Metrics, Reached};
 use crate::engine::Engine;
-use crate::project::contracts::AppliesTo;
+use crate::project::contracts::{AppliesTo, Guardrail};
 use crate::project::metrics::MetricBinding;
 use crate::project::Project;
 use crate::source::{Loc, Spanned};
@@ -33,6 +33,8 @@ pub struct Request {
     pub metrics: Vec<String>,
     pub dimensions: Vec<String>,
     pub filters: Vec<String>,
+    /// The named context the query is asked from (`[semantic] contexts`).
+    pub context: Option<String>,
 }
 
 /// Where the relations are: models in the target's namespace; sources where they declare.
@@ -48,6 +50,8 @@ pub struct Namespace {
 pub struct Compiled {
     pub sql: String,
     pub columns: Vec<String>,
+    /// What `severity = "warn"` guardrails say of the query: it is served, with these.
+    pub warnings: Vec<String>,
 }
 
 /// Why a query is refused; `code` is stable (docs/semantic-contracts.md).
@@ -105,6 +109,10 @@ struct Compiler<'a, 'p> {
 
 /// One aggregate over one relation: the unit every metric is computed from.
 struct Leaf<'a, 'p> {
+    binding: &'p MetricBinding,
+    measure: Option<&'p Spanned<String>>,
+    /// An opaque metric's native grain: the only grouping it is served at.
+    native_grain: Option<&'p crate::project::NameList>,
     relation: &'a Relation<'p>,
     /// The aggregate over the relation's columns, aliased `s`.
     aggregate: String,
@@ -137,6 +145,13 @@ impl<'a, 'p> Compiler<'a, 'p> {
             request.dimensions.iter().map(|d| self.spanned(d)).collect();
         let filters: Vec<Spanned<String>> =
             request.filters.iter().map(|f| self.spanned(f)).collect();
+        let mut warnings = Vec::new();
+        for leaf in &leaves {
+            self.native_grain(leaf, &dimensions)?;
+            self.required_dimensions(leaf, request, &dimensions, &filters, &mut warnings)?;
+            warnings.extend(self.mandatory_warnings(leaf));
+        }
+        warnings.dedup();
         let mut ctes = Vec::new();
         for (i, leaf) in leaves.iter().enumerate() {
             ctes.push(format!(
@@ -148,7 +163,142 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let mut columns: Vec<String> = request.dimensions.clone();
         columns.extend(request.metrics.iter().cloned());
         let sql = self.outer_sql(&ctes, &formulas, &columns, dimensions.len(), leaves.len());
-        Ok(Compiled { sql, columns })
+        Ok(Compiled {
+            sql,
+            columns,
+            warnings,
+        })
+    }
+
+    /// The guardrails that govern a leaf (its metric, or its relation's measure) of a kind, in
+    /// the query's context (a guardrail without one applies in every context).
+    fn governing(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        kind: &str,
+        context: Option<&str>,
+    ) -> Vec<&'p Guardrail> {
+        let project: &'p Project = self.project;
+        project
+            .contracts
+            .guardrails
+            .iter()
+            .filter(|g| g.kind.as_ref().is_some_and(|k| k.value == kind))
+            .filter(|g| {
+                g.context
+                    .as_ref()
+                    .is_none_or(|c| Some(c.value.as_str()) == context)
+            })
+            .filter(|g| match &g.applies_to {
+                Some(AppliesTo::Metric(m)) => {
+                    resolve::metric(self.metrics, m).is_ok_and(|b| std::ptr::eq(b, leaf.binding))
+                }
+                Some(AppliesTo::Measure { source, measure }) => {
+                    source.value == leaf.relation.name
+                        && leaf.measure.is_some_and(|x| x.value == measure.value)
+                }
+                None => false,
+            })
+            .collect()
+    }
+
+    /// `required_dimension`: the query groups by the dimension or filters on it, else it is
+    /// refused (or, under `severity = "warn"`, served with a warning).
+    fn required_dimensions(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        request: &Request,
+        dimensions: &[Spanned<String>],
+        filters: &[Spanned<String>],
+        warnings: &mut Vec<String>,
+    ) -> Result<(), Refusal> {
+        for g in self.governing(leaf, "required_dimension", request.context.as_deref()) {
+            let Some(required) = &g.dimension else {
+                continue;
+            };
+            let Ok(wanted) = resolve::dimension(self.relations, leaf.relation, required) else {
+                continue;
+            };
+            let same = |r: &Spanned<String>| {
+                resolve::dimension(self.relations, leaf.relation, r)
+                    .is_ok_and(|d| std::ptr::eq(d.dimension, wanted.dimension))
+            };
+            let grouped = dimensions.iter().any(same);
+            let filtered = filters.iter().any(|f| {
+                predicate::parse(self.project, &f.value).is_ok_and(|e| {
+                    predicate::column_refs(&e)
+                        .iter()
+                        .any(|parts| same(&self.spanned(&parts.join("."))))
+                })
+            });
+            if grouped || filtered {
+                continue;
+            }
+            let id = g.id.as_ref().map_or("?", |i| i.value.as_str());
+            let message = format!(
+                "guardrail `{id}` requires grouping by or filtering on `{}`",
+                required.value
+            );
+            if g.warns() {
+                warnings.push(message);
+                continue;
+            }
+            return Err(Refusal {
+                code: "guardrail",
+                message,
+                hint: g.rationale.as_ref().map(|r| r.value.clone()),
+            });
+        }
+        Ok(())
+    }
+
+    /// What the `severity = "warn"` mandatory filters of a leaf say: applied, and said.
+    fn mandatory_warnings(&self, leaf: &Leaf<'a, 'p>) -> Vec<String> {
+        self.governing(leaf, "mandatory_filter", None)
+            .into_iter()
+            .filter(|g| g.warns())
+            .filter_map(|g| {
+                let id = g.id.as_ref()?;
+                let filter = g.filter.as_ref()?;
+                Some(format!(
+                    "guardrail `{}` applied `{}`",
+                    id.value, filter.value
+                ))
+            })
+            .collect()
+    }
+
+    /// An opaque metric is served only grouped by exactly its native grain's columns.
+    fn native_grain(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        dimensions: &[Spanned<String>],
+    ) -> Result<(), Refusal> {
+        let Some(grain) = leaf.native_grain else {
+            return Ok(());
+        };
+        let mut asked: Vec<String> = Vec::new();
+        for d in dimensions {
+            let reached = self.dimension(leaf.relation, d)?;
+            if reached.path.is_empty() && reached.granularity.is_none() {
+                asked.push(reached.dimension.column().value.to_lowercase());
+            }
+        }
+        let mut native: Vec<String> = grain.value.iter().map(|g| g.value.to_lowercase()).collect();
+        asked.sort();
+        native.sort();
+        if asked.len() == dimensions.len() && asked == native {
+            return Ok(());
+        }
+        let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+        Err(Refusal {
+            code: "unsupported_measure",
+            message: format!(
+                "metric `{name}` is opaque: it is served only by {}",
+                native.join(", ")
+            ),
+            hint: Some("group by exactly its native grain's columns, on its own relation".into()),
+        })
     }
 
     fn metric(&self, name: &str) -> Result<&'p MetricBinding, Refusal> {
@@ -230,7 +380,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             ))
         })?;
         let aggregate = match kind {
-            "single" => self.measure_aggregate(relation, c.measure.as_ref(), name)?,
+            "single" | "opaque" => self.measure_aggregate(relation, c.measure.as_ref(), name)?,
             "distinct_count" => {
                 let column = c.distinct_on.as_ref().ok_or_else(|| unsupported("has no `distinct_on`"))?;
                 format!("count(DISTINCT {})", column_ref("s", &column.value))
@@ -247,17 +397,23 @@ impl<'a, 'p> Compiler<'a, 'p> {
             }
             other => {
                 return Err(unsupported(&format!(
-                    "is `{other}`, which this compiler does not serve yet (single, ratio, weighted_avg, distinct_count and percentile are)"
+                    "is `{other}`, which this compiler does not serve yet (single, ratio, weighted_avg, distinct_count, percentile and opaque are)"
                 )))
             }
         };
-        let mut filters: Vec<&'p Spanned<String>> = c.population_filter.iter().collect();
-        filters.extend(self.mandatory_filters(binding, relation, c.measure.as_ref()));
-        leaves.push(Leaf {
+        let native_grain = c.native_grain.as_ref().filter(|_| kind == "opaque");
+        let mut leaf = Leaf {
+            binding,
+            measure: c.measure.as_ref(),
+            native_grain,
             relation,
             aggregate,
-            filters,
-        });
+            filters: c.population_filter.iter().collect(),
+        };
+        let mandatory = self.governing(&leaf, "mandatory_filter", None);
+        leaf.filters
+            .extend(mandatory.into_iter().filter_map(|g| g.filter.as_ref()));
+        leaves.push(leaf);
         Ok(leaves.len() - 1)
     }
 
@@ -291,37 +447,6 @@ impl<'a, 'p> Compiler<'a, 'p> {
             "count" => format!("count({operand})"),
             other => format!("{other}({operand})"),
         })
-    }
-
-    /// The filters of `mandatory_filter` guardrails governing the metric or its measure.
-    fn mandatory_filters(
-        &self,
-        binding: &'p MetricBinding,
-        relation: &Relation<'p>,
-        measure: Option<&Spanned<String>>,
-    ) -> Vec<&'p Spanned<String>> {
-        let mut out = Vec::new();
-        for g in &self.project.contracts.guardrails {
-            if g.kind
-                .as_ref()
-                .is_none_or(|k| k.value != "mandatory_filter")
-            {
-                continue;
-            }
-            let governs = match &g.applies_to {
-                Some(AppliesTo::Metric(m)) => {
-                    resolve::metric(self.metrics, m).is_ok_and(|b| std::ptr::eq(b, binding))
-                }
-                Some(AppliesTo::Measure { source, measure: m }) => {
-                    source.value == relation.name && measure.is_some_and(|x| x.value == m.value)
-                }
-                None => false,
-            };
-            if governs {
-                out.extend(g.filter.as_ref());
-            }
-        }
-        out
     }
 
     /// A leaf's query: its dimensions, its aggregate, its filters and the query's.

@@ -1,0 +1,1 @@
+select 1 as payment_id, 'card' as method
