@@ -75,7 +75,17 @@ fn request(case: &Case) -> Request {
         dimensions: strings(case.dimensions),
         filters: strings(case.filters),
         context: None,
+        principal: Some(analyst()),
     }
+}
+
+/// The shop's analyst: every metric, every tenant (`tenancy_exempt`), emails hashed.
+fn analyst() -> serde_json::Map<String, serde_json::Value> {
+    claims(r#"{"roles": ["analyst"]}"#)
+}
+
+fn claims(json: &str) -> serde_json::Map<String, serde_json::Value> {
+    serde_json::from_str(json).unwrap()
 }
 
 fn namespace() -> Namespace {
@@ -170,6 +180,7 @@ fn a_name_that_does_not_resolve_is_refused_with_its_code() {
             dimensions: strings(dimensions),
             filters: Vec::new(),
             context: None,
+            principal: Some(analyst()),
         };
         compile(&project, &namespace(), &request).unwrap_err()
     };
@@ -198,6 +209,7 @@ fn refusals(
         dimensions: strings(dimensions),
         filters: strings(filters),
         context: context.map(str::to_string),
+        principal: None,
     };
     compile(&project, &namespace(), &request)
 }
@@ -281,5 +293,177 @@ fn guardrails_refuse_in_their_context_and_warn_when_they_say_so() {
     assert_eq!(
         served.warnings,
         ["guardrail `positive` applied `amount > 0`"]
+    );
+}
+
+fn shop_request(metrics: &[&str], dimensions: &[&str], principal: Option<&str>) -> Request {
+    let strings = |s: &[&str]| s.iter().map(|x| x.to_string()).collect();
+    Request {
+        metrics: strings(metrics),
+        dimensions: strings(dimensions),
+        filters: Vec::new(),
+        context: None,
+        principal: principal.map(claims),
+    }
+}
+
+#[test]
+fn a_tenant_sees_its_rows_only_and_an_outer_join_keeps_the_unmatched_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    shop_in(dir.path(), "duckdb");
+    // A role scoped to its tenant that may group by the customer's dimensions.
+    let roles = dir.path().join("contracts/policies/roles.toml");
+    let mut text = std::fs::read_to_string(&roles).unwrap();
+    text.push_str("\n[roles.portal]\ndimensions = { allow = \"*\" }\n");
+    std::fs::write(&roles, text).unwrap();
+    let project = Project::load(dir.path()).unwrap();
+    let db = dir.path().join("w.duckdb");
+    // Customer 4 has an order but no row in dim_customers.
+    let extra = "INSERT INTO analytics.fct_orders VALUES \
+                 (104, 4, TIMESTAMPTZ '2026-04-06 10:00:00+00', 'placed', 'pickup', 40.00, false);";
+    duckdb_file(&db, &format!("{}\n{extra}", shop_migrations()));
+    let conn = duckdb::Connection::open(&db).unwrap();
+    let run = |request: &Request| -> Vec<(Option<String>, String)> {
+        let compiled = compile(&project, &namespace(), request).unwrap();
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT CAST(\"{}\" AS VARCHAR), CAST(\"{}\" AS VARCHAR) FROM ({}) q",
+                compiled.columns[0],
+                compiled.columns[compiled.columns.len() - 1],
+                compiled.sql
+            ))
+            .unwrap();
+        let params: Vec<&dyn duckdb::ToSql> = compiled
+            .params
+            .iter()
+            .map(|p| p as &dyn duckdb::ToSql)
+            .collect();
+        stmt.query_map(params.as_slice(), |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    // The tenant's value is bound, never spliced.
+    let one = shop_request(
+        &["revenue"],
+        &["status"],
+        Some(r#"{"customer_id": 1, "roles": "customer"}"#),
+    );
+    let compiled = compile(&project, &namespace(), &one).unwrap();
+    assert_eq!(compiled.params, ["1"]);
+    assert!(
+        !compiled.sql.contains("= 1") && compiled.sql.contains("= $1"),
+        "{}",
+        compiled.sql
+    );
+    assert_eq!(
+        run(&one),
+        [
+            (Some("placed".into()), "35.00".into()),
+            (Some("shipped".into()), "120.50".into())
+        ]
+    );
+    // Scoped before joined: customer 4's order stays, with no month (a predicate on the joined
+    // side after the join would drop it).
+    let portal = r#"{"customer_id": "4", "roles": ["portal"]}"#;
+    let rows = run(&shop_request(
+        &["revenue"],
+        &["customer.first_order_month"],
+        Some(portal),
+    ));
+    assert_eq!(rows, [(None, "40.00".into())]);
+    // An analyst is exempt from tenancy: every tenant's rows, the unmatched one included.
+    let four = shop_request(
+        &["revenue"],
+        &["customer.first_order_month"],
+        Some(r#"{"customer_id": "4", "roles": ["analyst", "customer"]}"#),
+    );
+    let all = run(&four);
+    assert_eq!(
+        all,
+        [
+            (Some("2026-04-01 00:00:00".into()), "245.49".into()),
+            (None, "40.00".into())
+        ]
+    );
+}
+
+#[test]
+fn roles_and_tenancy_refuse_what_they_do_not_allow() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = shop_in(dir.path(), "duckdb");
+    let refused = |r: Request| compile(&project, &namespace(), &r).unwrap_err().code;
+    // No principal: the tenancy policy denies.
+    assert_eq!(
+        refused(shop_request(&["revenue"], &[], None)),
+        "no_principal"
+    );
+    // A customer may see revenue and orders, by order date and status only.
+    let customer = Some(r#"{"customer_id": 1}"#);
+    assert!(compile(
+        &project,
+        &namespace(),
+        &shop_request(&["revenue"], &["order_date"], customer)
+    )
+    .is_ok());
+    assert_eq!(
+        refused(shop_request(&["buyers"], &[], customer)),
+        "forbidden"
+    );
+    assert_eq!(
+        refused(shop_request(&["revenue"], &["fulfillment"], customer)),
+        "forbidden"
+    );
+    // The analyst's dimensions deny fulfillment, and an undeclared role is refused.
+    assert_eq!(
+        refused(shop_request(
+            &["revenue"],
+            &["fulfillment"],
+            Some(r#"{"roles": ["analyst"]}"#)
+        )),
+        "forbidden"
+    );
+    assert_eq!(
+        refused(shop_request(
+            &["revenue"],
+            &[],
+            Some(r#"{"roles": ["intern"], "customer_id": 1}"#)
+        )),
+        "forbidden"
+    );
+}
+
+#[test]
+fn a_masked_column_is_masked_in_the_outermost_projection() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = shop_in(dir.path(), "duckdb");
+    let db = dir.path().join("w.duckdb");
+    duckdb_file(&db, &shop_migrations());
+    let conn = duckdb::Connection::open(&db).unwrap();
+    let emails = |principal: &str| -> Vec<Option<String>> {
+        let request = shop_request(&["orders"], &["customer.email"], Some(principal));
+        let compiled = compile(&project, &namespace(), &request).unwrap();
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT \"customer.email\" FROM ({}) q ORDER BY 1",
+                compiled.sql
+            ))
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    // The analyst sees MD5 digests; finance (`masking = []`) the addresses.
+    let hashed = emails(r#"{"roles": ["analyst"]}"#);
+    let plain = emails(r#"{"roles": ["finance"]}"#);
+    assert!(plain.contains(&Some("ada@example.com".into())), "{plain:?}");
+    let digest: String = conn
+        .query_row("SELECT md5('ada@example.com')", [], |r| r.get(0))
+        .unwrap();
+    assert!(hashed.contains(&Some(digest)), "{hashed:?}");
+    assert!(
+        !hashed.iter().flatten().any(|e| e.contains('@')),
+        "{hashed:?}"
     );
 }

@@ -17,6 +17,8 @@ use std::fmt::Write as _;
 
 use sqlparser::ast::{Expr, Ident};
 
+mod access;
+
 use super::predicate;
 use super::relation::{Relation, Relations};
 use super::resolve::{self, Metrics, Reached};
@@ -35,6 +37,8 @@ pub struct Request {
     pub filters: Vec<String>,
     /// The named context the query is asked from (`[semantic] contexts`).
     pub context: Option<String>,
+    /// Who asks: the principal's claims (the tenancy and roles policies name which ones).
+    pub principal: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Where the relations are: models in the target's namespace; sources where they declare.
@@ -50,8 +54,11 @@ pub struct Namespace {
 pub struct Compiled {
     pub sql: String,
     pub columns: Vec<String>,
-    /// What `severity = "warn"` guardrails say of the query: it is served, with these.
+    /// What `severity = "warn"` guardrails and `warn` policies say of the query: it is
+    /// served, with these.
     pub warnings: Vec<String>,
+    /// The values bound to `$1`, `$2`, …: never spliced into the SQL.
+    pub params: Vec<String>,
 }
 
 /// Why a query is refused; `code` is stable (docs/semantic-contracts.md).
@@ -89,12 +96,18 @@ pub fn compile(
 ) -> Result<Compiled, Refusal> {
     let relations = super::relation::relations(project);
     let metrics = Metrics::new(project);
+    let mut warnings = Vec::new();
+    let roles = access::roles(project, request.principal.as_ref())?;
+    let scoping = access::scoping(project, request.principal.as_ref(), &roles, &mut warnings)?;
     let c = Compiler {
         project,
         engine: project.engine(),
         namespace,
         relations: &relations,
         metrics: &metrics,
+        scoping,
+        roles,
+        warnings: std::cell::RefCell::new(warnings),
     };
     c.compile(request)
 }
@@ -105,6 +118,10 @@ struct Compiler<'a, 'p> {
     namespace: &'a Namespace,
     relations: &'a Relations<'p>,
     metrics: &'a Metrics<'p>,
+    scoping: access::Scoping<'p>,
+    roles: Option<Vec<crate::project::policies::Role>>,
+    /// Said while compiling: served anyway.
+    warnings: std::cell::RefCell<Vec<String>>,
 }
 
 /// One aggregate over one relation: the unit every metric is computed from.
@@ -139,7 +156,14 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let mut formulas = Vec::new();
         for name in &request.metrics {
             let binding = self.metric(name)?;
+            access::metric_allowed(self.roles.as_deref(), binding, name)?;
             formulas.push(self.formula(binding, &mut leaves)?);
+        }
+        for d in &request.dimensions {
+            for leaf in &leaves {
+                let reached = self.dimension(leaf.relation, &self.spanned(d))?;
+                access::dimension_allowed(self.roles.as_deref(), &reached, d)?;
+            }
         }
         let dimensions: Vec<Spanned<String>> =
             request.dimensions.iter().map(|d| self.spanned(d)).collect();
@@ -162,11 +186,19 @@ impl<'a, 'p> Compiler<'a, 'p> {
         }
         let mut columns: Vec<String> = request.dimensions.clone();
         columns.extend(request.metrics.iter().cloned());
-        let sql = self.outer_sql(&ctes, &formulas, &columns, dimensions.len(), leaves.len());
+        let masks = match leaves.first() {
+            Some(leaf) => self.masks(leaf.relation, &dimensions)?,
+            None => Vec::new(),
+        };
+        let sql = self.outer_sql(&ctes, &formulas, &columns, &masks, leaves.len());
+        let mut said = self.warnings.borrow().clone();
+        said.extend(warnings);
+        said.dedup();
         Ok(Compiled {
             sql,
             columns,
-            warnings,
+            warnings: said,
+            params: self.scoping.params(),
         })
     }
 
@@ -474,7 +506,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let mut sql = format!(
             "  SELECT {}\n  FROM {} AS \"s\"",
             select.join(", "),
-            self.relation_sql(leaf.relation)
+            self.source_sql(leaf.relation)?
         );
         for (_, join) in &joins {
             let _ = write!(sql, "\n  {join}");
@@ -602,7 +634,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
                     key,
                     format!(
                         "LEFT JOIN {} AS {} ON {}",
-                        self.relation_sql(target),
+                        self.source_sql(target)?,
                         quote(&name),
                         on.join(" AND ")
                     ),
@@ -682,6 +714,62 @@ impl<'a, 'p> Compiler<'a, 'p> {
         }
     }
 
+    /// A relation as a FROM item: scoped to the principal's tenant before it is joined (so an
+    /// outer join keeps its unmatched rows), shared, or refused as undeclared.
+    fn source_sql(&self, relation: &Relation<'p>) -> Result<String, Refusal> {
+        let table = self.relation_sql(relation);
+        let access::Scoping::Scoped { policy, .. } = &self.scoping else {
+            return Ok(table);
+        };
+        let scoped = policy
+            .scoped
+            .iter()
+            .find(|s| s.source.as_ref().is_some_and(|x| x.value == relation.name));
+        if let Some(column) = scoped.and_then(|s| s.column.as_ref()) {
+            return Ok(format!(
+                "(SELECT * FROM {table} WHERE CAST({} AS VARCHAR) = $1)",
+                quote(&column.value)
+            ));
+        }
+        if policy.shared.iter().any(|s| s.value == relation.name) {
+            return Ok(table);
+        }
+        let message = format!(
+            "{} is neither scoped nor shared by the tenancy policy",
+            relation.describe()
+        );
+        if policy.warns_undeclared() {
+            self.warnings
+                .borrow_mut()
+                .push(format!("{message}: read unscoped"));
+            return Ok(table);
+        }
+        Err(Refusal {
+            code: "undeclared_source",
+            message,
+            hint: Some("classify it in contracts/policies/tenancy.toml (`scoped_sources` or `shared_sources`)".into()),
+        })
+    }
+
+    /// The mask each dimension output gets from the principal's roles, if any.
+    fn masks(
+        &self,
+        from: &'a Relation<'p>,
+        dimensions: &[Spanned<String>],
+    ) -> Result<Vec<Option<String>>, Refusal> {
+        dimensions
+            .iter()
+            .map(|d| {
+                let reached = self.dimension(from, d)?;
+                Ok(access::mask_of(
+                    self.roles.as_deref(),
+                    reached.relation.name,
+                    &reached.dimension.column().value,
+                ))
+            })
+            .collect()
+    }
+
     fn relation_sql(&self, relation: &Relation<'p>) -> String {
         let (database, schema, table) = match self
             .project
@@ -718,9 +806,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
         ctes: &[String],
         formulas: &[Formula],
         columns: &[String],
-        dims: usize,
+        masks: &[Option<String>],
         leaves: usize,
     ) -> String {
+        let dims = masks.len();
         let mut sql = format!("WITH {}", ctes.join(",\n"));
         let value = |i: usize| format!("{}.\"v\"", leaf_name(i));
         let metric_sql = |f: &Formula| match f {
@@ -744,7 +833,14 @@ impl<'a, 'p> Compiler<'a, 'p> {
             }
         };
         let mut select: Vec<String> = (0..dims)
-            .map(|i| format!("\"k\".\"d{i}\" AS {}", quote(&columns[i])))
+            .map(|i| {
+                let value = format!("\"k\".\"d{i}\"");
+                let shown = match masks[i].as_deref() {
+                    Some(strategy) => access::masked(self.engine, strategy, &value),
+                    None => value,
+                };
+                format!("{shown} AS {}", quote(&columns[i]))
+            })
             .collect();
         for (f, name) in formulas.iter().zip(&columns[dims..]) {
             select.push(format!("{} AS {}", metric_sql(f), quote(name)));

@@ -1,0 +1,208 @@
+//! Who may see what: the principal's roles (metric and dimension allow/deny, masks,
+//! `tenancy_exempt`) and the tenant its claim scopes every scoped relation to. Fails closed:
+//! a policy that cannot be applied refuses the query.
+
+use serde_json::{Map, Value};
+
+use super::Refusal;
+use crate::engine::Engine;
+use crate::project::metrics::MetricBinding;
+use crate::project::policies::{Allow, Role, Tenancy};
+use crate::project::Project;
+use crate::semantic::effective_role;
+use crate::semantic::resolve::Reached;
+
+type Claims = Map<String, Value>;
+
+/// How the query's relations are scoped to a tenant.
+pub(super) enum Scoping<'p> {
+    /// No tenancy policy.
+    Unpolicied,
+    /// Exempt by role, or no principal under `on_missing_principal = "allow_unscoped"`.
+    Unscoped,
+    /// Each scoped relation filtered to the tenant, bound as `$1`.
+    Scoped { policy: &'p Tenancy, tenant: String },
+}
+
+impl Scoping<'_> {
+    pub fn params(&self) -> Vec<String> {
+        match self {
+            Scoping::Scoped { tenant, .. } => vec![tenant.clone()],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The principal's effective roles under the roles policy; `None` without a policy.
+pub(super) fn roles(
+    project: &Project,
+    principal: Option<&Claims>,
+) -> Result<Option<Vec<Role>>, Refusal> {
+    let Some(policy) = &project.contracts.roles else {
+        return Ok(None);
+    };
+    let claim = policy.claim.as_ref().map_or("roles", |c| c.value.as_str());
+    let mut names: Vec<String> = match principal.and_then(|p| p.get(claim)) {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if names.is_empty() {
+        names.extend(policy.default_role.as_ref().map(|d| d.value.clone()));
+    }
+    if names.is_empty() {
+        return Err(Refusal {
+            code: "forbidden",
+            message: format!("the principal has no role (claim `{claim}`) and the roles policy names no `default_role`"),
+            hint: Some("give the principal a role, or declare `default_role` in contracts/policies/roles.toml".into()),
+        });
+    }
+    names
+        .iter()
+        .map(|name| {
+            effective_role(policy, name).ok_or_else(|| Refusal {
+                code: "forbidden",
+                message: format!("the principal's role `{name}` is not declared"),
+                hint: Some("declare it in contracts/policies/roles.toml".into()),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// The tenant scoping: the claim's value, or what `on_missing_principal` says without one.
+pub(super) fn scoping<'p>(
+    project: &'p Project,
+    principal: Option<&Claims>,
+    roles: &Option<Vec<Role>>,
+    warnings: &mut Vec<String>,
+) -> Result<Scoping<'p>, Refusal> {
+    let Some(policy) = &project.contracts.tenancy else {
+        return Ok(Scoping::Unpolicied);
+    };
+    let exempt = roles
+        .iter()
+        .flatten()
+        .any(|r| r.tenancy_exempt.as_ref().is_some_and(|t| t.value));
+    if exempt {
+        return Ok(Scoping::Unscoped);
+    }
+    let claim = policy.claim.as_ref().map_or("", |c| c.value.as_str());
+    let tenant = match principal.and_then(|p| p.get(claim)) {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(v @ (Value::Number(_) | Value::Bool(_))) => Some(v.to_string()),
+        _ => None,
+    };
+    match tenant {
+        Some(tenant) => Ok(Scoping::Scoped { policy, tenant }),
+        None if policy
+            .on_missing_principal
+            .as_ref()
+            .is_some_and(|o| o.value == "allow_unscoped") =>
+        {
+            warnings.push(format!("no tenant claim `{claim}`: served unscoped (`on_missing_principal = \"allow_unscoped\"`)"));
+            Ok(Scoping::Unscoped)
+        }
+        None => Err(Refusal {
+            code: "no_principal",
+            message: format!(
+                "the tenancy policy scopes by claim `{claim}`, and the principal has none"
+            ),
+            hint: Some("ask as a principal with the tenant claim".into()),
+        }),
+    }
+}
+
+/// Whether an allow/deny pair lets `names` through: deny always wins; no `allow` means all.
+fn lets(allow: &Option<Allow>, deny: &Option<crate::project::NameList>, names: &[String]) -> bool {
+    let hit = |list: &[crate::source::Spanned<String>]| {
+        list.iter()
+            .any(|e| names.iter().any(|n| n.eq_ignore_ascii_case(&e.value)))
+    };
+    if deny.as_ref().is_some_and(|d| hit(&d.value)) {
+        return false;
+    }
+    match allow {
+        None | Some(Allow::All(_)) => true,
+        Some(Allow::Only(list)) => hit(&list.value),
+    }
+}
+
+/// Some role of the principal allows the metric (by its name or any alias).
+pub(super) fn metric_allowed(
+    roles: Option<&[Role]>,
+    binding: &MetricBinding,
+    asked: &str,
+) -> Result<(), Refusal> {
+    let Some(roles) = roles else { return Ok(()) };
+    let names: Vec<String> = binding
+        .name()
+        .into_iter()
+        .chain(&binding.aliases)
+        .map(|n| n.value.clone())
+        .collect();
+    if roles
+        .iter()
+        .any(|r| lets(&r.metrics.allow, &r.metrics.deny, &names))
+    {
+        return Ok(());
+    }
+    Err(Refusal {
+        code: "forbidden",
+        message: format!("no role of the principal may see metric `{asked}`"),
+        hint: None,
+    })
+}
+
+/// Some role of the principal allows the dimension (by its name or `relation.name`).
+pub(super) fn dimension_allowed(
+    roles: Option<&[Role]>,
+    reached: &Reached<'_, '_>,
+    asked: &str,
+) -> Result<(), Refusal> {
+    let Some(roles) = roles else { return Ok(()) };
+    let name = &reached.dimension.name.value;
+    let names = [name.clone(), format!("{}.{name}", reached.relation.name)];
+    if roles
+        .iter()
+        .any(|r| lets(&r.dimensions.allow, &r.dimensions.deny, &names))
+    {
+        return Ok(());
+    }
+    Err(Refusal {
+        code: "forbidden",
+        message: format!("no role of the principal may see dimension `{asked}`"),
+        hint: None,
+    })
+}
+
+/// The strategy masking `relation.column` for the principal: a mask of any of its roles
+/// applies (the strictest reading: a role that masks is never overruled by one that does not).
+pub(super) fn mask_of(roles: Option<&[Role]>, relation: &str, column: &str) -> Option<String> {
+    let target = format!("{relation}.{column}");
+    roles?
+        .iter()
+        .flat_map(|r| r.masking.iter().flatten())
+        .find(|m| {
+            m.column
+                .as_ref()
+                .is_some_and(|c| c.value.eq_ignore_ascii_case(&target))
+        })
+        .and_then(|m| m.strategy.as_ref().map(|s| s.value.clone()))
+}
+
+/// `value` as a mask shows it.
+pub(super) fn masked(engine: Engine, strategy: &str, value: &str) -> String {
+    let text = match engine {
+        Engine::Postgres => format!("CAST({value} AS text)"),
+        Engine::DuckDb => format!("CAST({value} AS VARCHAR)"),
+    };
+    match strategy {
+        "hash" => format!("md5({text})"),
+        "partial" => format!("(left({text}, 2) || '***')"),
+        _ => "NULL".to_string(),
+    }
+}
