@@ -240,7 +240,7 @@ fn every_refusal_has_its_code() {
         code(refusals(&["revenue"], &["method"], &[], None)),
         "unreachable"
     );
-    // An opaque metric only at its native grain; semi-additive metrics are not served yet.
+    // An opaque metric only at its native grain.
     assert!(refusals(&["order_revenue"], &["order_id"], &[], None).is_ok());
     assert_eq!(
         code(refusals(&["order_revenue"], &["placed_on"], &[], None)),
@@ -248,10 +248,6 @@ fn every_refusal_has_its_code() {
     );
     assert_eq!(
         code(refusals(&["order_revenue"], &[], &[], None)),
-        "unsupported_measure"
-    );
-    assert_eq!(
-        code(refusals(&["balance"], &["placed_on"], &[], None)),
         "unsupported_measure"
     );
 }
@@ -466,4 +462,41 @@ fn a_masked_column_is_masked_in_the_outermost_projection() {
         !hashed.iter().flatten().any(|e| e.contains('@')),
         "{hashed:?}"
     );
+}
+
+#[test]
+fn a_balance_is_collapsed_over_time_and_summed_over_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.duckdb");
+    duckdb_file(
+        &db,
+        "CREATE SCHEMA analytics;
+         CREATE TABLE analytics.orders (order_id INTEGER, customer_id INTEGER, buyer_id INTEGER, amount DECIMAL(12,2), placed_on DATE);
+         CREATE TABLE analytics.customers (customer_id INTEGER, region VARCHAR);
+         INSERT INTO analytics.orders VALUES
+           (1, 7, 7, 10.00, DATE '2026-01-01'), (2, 7, 7, 20.00, DATE '2026-01-02'),
+           (3, 8, 8, 5.00, DATE '2026-01-01'), (4, 8, 8, 7.00, DATE '2026-01-03');
+         INSERT INTO analytics.customers VALUES (7, 'north'), (8, 'south');",
+    );
+    let conn = duckdb::Connection::open(&db).unwrap();
+    let rows = |metric: &str, dimensions: &[&str]| -> Vec<String> {
+        let compiled = refusals(&[metric], dimensions, &[], None).unwrap();
+        let sql = format!(
+            "SELECT CAST(q.\"{metric}\" AS VARCHAR) FROM ({}) q ORDER BY 1",
+            compiled.sql
+        );
+        let mut stmt = conn.prepare(&sql).unwrap_or_else(|e| panic!("{e}\n{sql}"));
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    // The last day's balances (the 3rd: 7.00), not the sum over days (42.00).
+    assert_eq!(rows("balance", &[]), ["7.00"]);
+    // Per region: north's last day is the 2nd (20.00), south's the 3rd (7.00).
+    assert_eq!(rows("balance", &["customer.region"]), ["20.00", "7.00"]);
+    // By day, each day's balances summed.
+    assert_eq!(rows("balance", &["placed_on"]), ["15.00", "20.00", "7.00"]);
+    // The average over days, per region: north (10 + 20) / 2, south (5 + 7) / 2.
+    assert_eq!(rows("balance_avg", &["customer.region"]), ["15.0", "6.0"]);
 }

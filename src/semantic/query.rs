@@ -135,6 +135,8 @@ struct Leaf<'a, 'p> {
     aggregate: String,
     /// Predicates over the relation's columns (population filter, guardrails).
     filters: Vec<&'p Spanned<String>>,
+    /// A semi-additive metric's collapse: the time dimension (or column) and how it collapses.
+    collapse: Option<(&'p Spanned<String>, &'p str)>,
 }
 
 /// How a requested metric is computed from its leaves (indexes into the leaf list).
@@ -412,9 +414,14 @@ impl<'a, 'p> Compiler<'a, 'p> {
             ))
         })?;
         let aggregate = match kind {
-            "single" | "opaque" => self.measure_aggregate(relation, c.measure.as_ref(), name)?,
+            "single" | "opaque" | "semi_additive" => {
+                self.measure_aggregate(relation, c.measure.as_ref(), name)?
+            }
             "distinct_count" => {
-                let column = c.distinct_on.as_ref().ok_or_else(|| unsupported("has no `distinct_on`"))?;
+                let column = c
+                    .distinct_on
+                    .as_ref()
+                    .ok_or_else(|| unsupported("has no `distinct_on`"))?;
                 format!("count(DISTINCT {})", column_ref("s", &column.value))
             }
             "percentile" => {
@@ -423,13 +430,15 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 };
                 let col = column_ref("s", &column.value);
                 match self.engine {
-                    Engine::Postgres => format!("percentile_cont({}) WITHIN GROUP (ORDER BY {col})", q.value),
+                    Engine::Postgres => {
+                        format!("percentile_cont({}) WITHIN GROUP (ORDER BY {col})", q.value)
+                    }
                     Engine::DuckDb => format!("quantile_cont({col}, {})", q.value),
                 }
             }
             other => {
                 return Err(unsupported(&format!(
-                    "is `{other}`, which this compiler does not serve yet (single, ratio, weighted_avg, distinct_count, percentile and opaque are)"
+                    "is `{other}`, which this compiler does not serve"
                 )))
             }
         };
@@ -441,6 +450,11 @@ impl<'a, 'p> Compiler<'a, 'p> {
             relation,
             aggregate,
             filters: c.population_filter.iter().collect(),
+            collapse: match (kind, &c.collapse_dimension, &c.collapse_agg) {
+                ("semi_additive", Some(d), Some(agg)) => Some((d, agg.value.as_str())),
+                ("semi_additive", _, _) => return Err(unsupported("has no collapse dimension")),
+                _ => None,
+            },
         };
         let mandatory = self.governing(&leaf, "mandatory_filter", None);
         leaf.filters
@@ -495,6 +509,15 @@ impl<'a, 'p> Compiler<'a, 'p> {
             let expr = self.dimension_sql(leaf.relation, &reached, &mut joins)?;
             select.push(format!("{expr} AS \"d{i}\""));
         }
+        let collapse = match leaf.collapse {
+            Some((dimension, _)) => {
+                Some(self.collapse_sql(leaf.relation, dimension, &mut joins)?)
+            }
+            None => None,
+        };
+        if let Some(t) = &collapse {
+            select.push(format!("{t} AS \"t\""));
+        }
         select.push(format!("{} AS \"v\"", leaf.aggregate));
         let mut predicates = Vec::new();
         for filter in &leaf.filters {
@@ -522,11 +545,33 @@ impl<'a, 'p> Compiler<'a, 'p> {
                     .join(" AND ")
             );
         }
-        if !dimensions.is_empty() {
-            let groups: Vec<String> = (1..=dimensions.len()).map(|i| i.to_string()).collect();
+        let grouped = dimensions.len() + usize::from(collapse.is_some());
+        if grouped > 0 {
+            let groups: Vec<String> = (1..=grouped).map(|i| i.to_string()).collect();
             let _ = write!(sql, "\n  GROUP BY {}", groups.join(", "));
         }
-        Ok(sql)
+        Ok(match leaf.collapse {
+            Some((_, agg)) => collapsed(&sql, agg, dimensions.len()),
+            None => sql,
+        })
+    }
+
+    /// The collapse dimension's SQL: a dimension of the relation (at its granularity), or a
+    /// column of it.
+    fn collapse_sql(
+        &self,
+        relation: &'a Relation<'p>,
+        name: &Spanned<String>,
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<String, Refusal> {
+        let own = relation
+            .semantic
+            .is_some_and(|s| s.dimensions.iter().any(|d| d.name.value == name.value));
+        if own {
+            let reached = self.dimension(relation, name)?;
+            return self.dimension_sql(relation, &reached, joins);
+        }
+        Ok(column_ref("s", &name.value))
     }
 
     fn dimension(
@@ -875,6 +920,40 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let order: Vec<String> = (1..=dims).map(|i| i.to_string()).collect();
         let _ = write!(sql, "\nORDER BY {}", order.join(", "));
         sql
+    }
+}
+
+/// A semi-additive leaf: its per-time sums (`sql`, grouped by the dimensions and `t`)
+/// collapsed over time — the last or first point of each group, or the average, least or
+/// greatest of its points.
+fn collapsed(sql: &str, agg: &str, dims: usize) -> String {
+    let keys: Vec<String> = (0..dims).map(|i| format!("\"d{i}\"")).collect();
+    let partition = match keys.is_empty() {
+        true => String::new(),
+        false => format!("PARTITION BY {} ", keys.join(", ")),
+    };
+    let mut out_keys = keys.clone();
+    out_keys.push("\"v\"".into());
+    match agg {
+        "last" | "first" => {
+            let order = if agg == "last" { "DESC" } else { "ASC" };
+            format!(
+                "  SELECT {} FROM (\n  SELECT *, row_number() OVER ({partition}ORDER BY \"t\" {order}) AS \"r\" FROM (\n{sql}\n  ) AS \"p\"\n  ) AS \"q\" WHERE \"r\" = 1",
+                out_keys.join(", ")
+            )
+        }
+        other => {
+            let group = match keys.is_empty() {
+                true => String::new(),
+                false => format!(" GROUP BY {}", keys.join(", ")),
+            };
+            let mut select = keys.clone();
+            select.push(format!("{other}(\"v\") AS \"v\""));
+            format!(
+                "  SELECT {} FROM (\n{sql}\n  ) AS \"p\"{group}",
+                select.join(", ")
+            )
+        }
     }
 }
 
