@@ -93,6 +93,119 @@ pub enum Command {
     /// Bring another tool's project to sqb.
     #[command(subcommand)]
     Import(ImportCommand),
+
+    /// Ask for metrics by name, grouped by dimensions, filtered, as a principal: compiled to one
+    /// read-only SQL statement under the project's guardrails, finality rules and policies, or
+    /// refused with a typed code. It never guesses.
+    ///
+    /// Runs the statement on the target in a read-only transaction with a statement timeout,
+    /// or with --sql only prints it (offline). Every result says, per metric, its trust tier
+    /// and whether its rows are final. Exit status: 0 served, 2 failed (project, connection,
+    /// usage), and one status per refusal code (docs/semantic-contracts.md): 10 unresolved, 11
+    /// ambiguous, 12 ambiguous_join_path, 13 unreachable, 14 fanout_unsafe, 15
+    /// unsupported_measure, 16 guardrail, 17 undeclared_source, 18 no_principal, 19 forbidden,
+    /// 20 invalid_filter, 21 zero_denominator.
+    Query(QueryArgs),
+
+    /// Run the assertions (known-good queries with expected answers) through the query
+    /// compiler on a target and compare each answer, in exact decimals.
+    ///
+    /// Exit status: 0 when all pass (or at least --min-accuracy of them), 1 when some fail, 2
+    /// when an assertion could not run or the command failed. The verdicts are recorded (in
+    /// .sqb/cache/) for `sqb query`'s trust tiers.
+    Assert(AssertArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PrincipalArgs {
+    /// The principal's claims as a JSON file: `{"customer_id": "2", "roles": ["customer"]}`.
+    #[arg(long, value_name = "FILE", conflicts_with = "claims")]
+    pub principal: Option<PathBuf>,
+
+    /// The principal's claims as a JSON object.
+    #[arg(long, value_name = "JSON")]
+    pub claims: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// A metric, by name or alias (repeatable; output in this order).
+    #[arg(short, long = "metric", value_name = "METRIC", required = true)]
+    pub metrics: Vec<String>,
+
+    /// A dimension to group by: `dim`, `join_alias.dim`, `dim.month` (repeatable).
+    #[arg(short, long = "dimension", value_name = "DIMENSION")]
+    pub dimensions: Vec<String>,
+
+    /// A SQL predicate over the query's dimensions (repeatable; AND-ed).
+    #[arg(long = "filter", value_name = "PREDICATE")]
+    pub filters: Vec<String>,
+
+    /// The context the query is asked from (`[semantic] contexts` in sqb.toml).
+    #[arg(long, value_name = "CONTEXT")]
+    pub context: Option<String>,
+
+    #[command(flatten)]
+    pub principal: PrincipalArgs,
+
+    /// The target whose namespace is read. Default: `default_target`.
+    #[arg(long, value_name = "TARGET")]
+    pub from: Option<String>,
+
+    /// Print the compiled SQL (and its parameters) and run nothing.
+    #[arg(long)]
+    pub sql: bool,
+
+    /// Also run the assertions that ask for the query's metrics, and report them.
+    #[arg(long, conflicts_with = "sql")]
+    pub harness: bool,
+
+    /// Output format: a table, JSON (typed values, exact decimals as strings), or CSV.
+    #[arg(long, value_enum, default_value_t = QueryFormat::Text)]
+    pub format: QueryFormat,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum QueryFormat {
+    Text,
+    Json,
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct AssertArgs {
+    /// Assertion ids or globs (`revenue_*`). Default: every assertion.
+    #[arg(short, long, num_args = 1.., value_name = "ID")]
+    pub select: Vec<String>,
+
+    /// The target whose namespace is read. Default: `default_target`.
+    #[arg(long, value_name = "TARGET")]
+    pub from: Option<String>,
+
+    #[command(flatten)]
+    pub principal: PrincipalArgs,
+
+    /// Pass when at least this share of the assertions pass (0 to 1). Default: all must.
+    #[arg(long, value_name = "SHARE")]
+    pub min_accuracy: Option<f64>,
+
+    /// Report format: a listing, JSON, JUnit XML, or GitHub Actions annotations.
+    #[arg(long, value_enum, default_value_t = AssertFormat::Text)]
+    pub format: AssertFormat,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AssertFormat {
+    Text,
+    Json,
+    Junit,
+    Github,
 }
 
 #[derive(Debug, Subcommand)]
@@ -436,7 +549,7 @@ pub struct ConnectArgs {
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     pub connect_timeout: u64,
 
-    /// Seconds a catalog query may run before it is cancelled.
+    /// Seconds a query (the catalog's, or a semantic query) may run before it is cancelled.
     #[arg(long, default_value_t = 60, value_name = "SECONDS")]
     pub statement_timeout: u64,
 }

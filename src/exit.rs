@@ -11,6 +11,8 @@ pub enum ExitStatus {
     Failure,
     /// The command itself failed: usage, I/O, configuration, connection.
     Error,
+    /// A semantic query was refused: the status of its refusal code (10–21, docs/semantic-contracts.md).
+    Refused(u8),
     /// Stopped by a signal (its number): 130 for Ctrl-C, 143 for SIGTERM, as shells report it.
     Interrupted(i32),
 }
@@ -21,6 +23,7 @@ impl ExitStatus {
             ExitStatus::Success => 0,
             ExitStatus::Failure => 1,
             ExitStatus::Error => 2,
+            ExitStatus::Refused(code) => code,
             ExitStatus::Interrupted(signal) => crate::interrupt::exit_code(signal),
         }
     }

@@ -31,6 +31,7 @@ pub mod parallel;
 pub mod project;
 pub mod redact;
 pub mod report;
+pub mod rows;
 pub mod select;
 pub mod semantic;
 pub mod source;

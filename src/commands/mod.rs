@@ -3,6 +3,7 @@
 //! share: colours, messages and errors on stderr, the project root, and the options every
 //! warehouse command takes.
 
+pub mod assert;
 pub mod compile;
 pub mod contract_diff;
 pub mod contract_generate;
@@ -14,6 +15,7 @@ pub mod imports_update;
 pub mod imports_verify;
 pub mod lineage;
 pub mod publish;
+pub mod query;
 
 use std::path::PathBuf;
 
@@ -48,6 +50,8 @@ pub fn run(cli: &Cli) -> ExitStatus {
         Command::Imports(ImportsCommand::Verify(args)) => imports_verify::run(&cli.global, args),
         Command::Drift(DriftCommand::Report(args)) => drift_report::run(&cli.global, args),
         Command::Import(ImportCommand::Dbt(args)) => import_dbt::run(&cli.global, args),
+        Command::Query(args) => query::run(&cli.global, args),
+        Command::Assert(args) => assert::run(&cli.global, args),
     };
     match result {
         Ok(status) => status,
@@ -103,6 +107,18 @@ fn print_error(err: &anyhow::Error) {
     });
     if let Some(hint) = hint {
         eprintln!("{HINT}hint{HINT:#}: {}", redact(&hint));
+    }
+}
+
+/// Prints a refused query's code, message and hint to stderr.
+fn print_refusal(refusal: &crate::semantic::query::Refusal) {
+    eprintln!(
+        "{ERROR}error[{}]{ERROR:#}: {}",
+        refusal.code,
+        redact(&refusal.message)
+    );
+    if let Some(hint) = &refusal.hint {
+        eprintln!("{HINT}hint{HINT:#}: {}", redact(hint));
     }
 }
 

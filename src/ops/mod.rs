@@ -6,6 +6,7 @@
 //! `publish` and `import` (a dbt project as a new sqb project) are offline; `inspect` is what `diff` and `generate` share: the warehouse session started before
 //! the project loads, the compile, the selection, and the catalog read matched to it.
 
+pub mod assert;
 pub mod compile;
 pub mod diff;
 pub mod drift;
@@ -15,6 +16,7 @@ pub mod imports;
 pub mod inspect;
 pub mod lineage;
 pub mod publish;
+pub mod query;
 pub mod root;
 pub mod verify;
 

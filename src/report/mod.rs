@@ -4,6 +4,7 @@
 //!
 //! Messages (notes, summaries, errors) are not output: the commands write them to stderr.
 
+pub mod assert;
 pub mod compile;
 pub mod diff;
 pub mod drift;
@@ -11,6 +12,7 @@ pub mod generate;
 pub mod import;
 pub mod imports;
 pub mod lineage;
+pub mod query;
 pub mod sarif;
 
 use std::io::{self, Write};

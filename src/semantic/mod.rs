@@ -8,6 +8,7 @@
 //! relation's effective declaration.
 
 mod assertions;
+pub mod expect;
 mod guardrails;
 mod metrics;
 mod policies;
@@ -15,6 +16,7 @@ mod predicate;
 pub mod query;
 mod relation;
 mod resolve;
+pub mod trust;
 mod uses;
 mod validate;
 

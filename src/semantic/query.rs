@@ -18,6 +18,7 @@ use std::fmt::Write as _;
 use sqlparser::ast::{Expr, Ident};
 
 mod access;
+mod finality;
 
 use super::predicate;
 use super::relation::{Relation, Relations};
@@ -59,6 +60,36 @@ pub struct Compiled {
     pub warnings: Vec<String>,
     /// The values bound to `$1`, `$2`, …: never spliced into the SQL.
     pub params: Vec<String>,
+    /// What each requested metric is served from, in request order.
+    pub metrics: Vec<ServedMetric>,
+}
+
+/// What a requested metric is served from, and how its result says whether it is final.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServedMetric {
+    /// The output column (the metric as requested).
+    pub column: String,
+    /// The metric's canonical name.
+    pub metric: String,
+    /// The relations its leaves read.
+    pub sources: Vec<String>,
+    /// A metric with a finality rule: the boolean output column after the metrics saying
+    /// whether a row's value holds only final rows (`<column>.final`).
+    pub final_flag: Option<String>,
+    /// The rule's `result_flag`: `column` keeps the flag column in what is shown; `metadata`
+    /// and `none` drop it (metadata says it per metric).
+    pub result_flag: String,
+    /// The `min_trust` guardrails governing it in the query's context: (id, level, warns,
+    /// rationale).
+    pub min_trust: Vec<MinTrust>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MinTrust {
+    pub id: String,
+    pub level: String,
+    pub warns: bool,
+    pub rationale: Option<String>,
 }
 
 /// Why a query is refused; `code` is stable (docs/semantic-contracts.md).
@@ -70,7 +101,31 @@ pub struct Refusal {
     pub hint: Option<String>,
 }
 
+/// Each refusal code and the exit status `sqb query` ends with: part of the CLI contract.
+pub const REFUSAL_CODES: &[(&str, u8)] = &[
+    ("unresolved", 10),
+    ("ambiguous", 11),
+    ("ambiguous_join_path", 12),
+    ("unreachable", 13),
+    ("fanout_unsafe", 14),
+    ("unsupported_measure", 15),
+    ("guardrail", 16),
+    ("undeclared_source", 17),
+    ("no_principal", 18),
+    ("forbidden", 19),
+    ("invalid_filter", 20),
+    ("zero_denominator", 21),
+];
+
 impl Refusal {
+    /// The exit status of the refusal's code.
+    pub fn exit_status(&self) -> u8 {
+        REFUSAL_CODES
+            .iter()
+            .find(|(c, _)| *c == self.code)
+            .map_or(2, |(_, s)| *s)
+    }
+
     fn new(code: &'static str, message: impl Into<String>) -> Self {
         Refusal {
             code,
@@ -100,6 +155,7 @@ pub fn compile(
     let roles = access::roles(project, request.principal.as_ref())?;
     let scoping = access::scoping(project, request.principal.as_ref(), &roles, &mut warnings)?;
     let c = Compiler {
+        context: request.context.clone(),
         project,
         engine: project.engine(),
         namespace,
@@ -113,6 +169,7 @@ pub fn compile(
 }
 
 struct Compiler<'a, 'p> {
+    context: Option<String>,
     project: &'p Project,
     engine: Engine,
     namespace: &'a Namespace,
@@ -137,15 +194,32 @@ struct Leaf<'a, 'p> {
     filters: Vec<&'p Spanned<String>>,
     /// A semi-additive metric's collapse: the time dimension (or column) and how it collapses.
     collapse: Option<(&'p Spanned<String>, &'p str)>,
+    /// Read from a provisional realization.
+    provisional: bool,
+    /// The provisional realization's rows after the final watermark: the leaf also counts
+    /// them (`n`); a group with any is provisional.
+    after: Option<String>,
+}
+
+/// One value of a metric in a group: a leaf's, or a final and a provisional leaf's combined.
+#[derive(Clone, Copy)]
+enum Part {
+    Leaf(usize),
+    Coalesced {
+        settled: usize,
+        live: usize,
+        how: &'static str,
+    },
 }
 
 /// How a requested metric is computed from its leaves (indexes into the leaf list).
 enum Formula {
-    Leaf(usize),
+    Value(Part),
     Divide {
-        numerator: usize,
-        denominator: usize,
+        numerator: Part,
+        denominator: Part,
         on_zero: String,
+        metric: String,
     },
 }
 
@@ -156,10 +230,13 @@ impl<'a, 'p> Compiler<'a, 'p> {
         }
         let mut leaves: Vec<Leaf<'a, 'p>> = Vec::new();
         let mut formulas = Vec::new();
+        let mut served = Vec::new();
         for name in &request.metrics {
             let binding = self.metric(name)?;
             access::metric_allowed(self.roles.as_deref(), binding, name)?;
+            let first = leaves.len();
             formulas.push(self.formula(binding, &mut leaves)?);
+            served.push(self.served_metric(name, binding, &leaves[first..]));
         }
         for d in &request.dimensions {
             for leaf in &leaves {
@@ -192,7 +269,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             Some(leaf) => self.masks(leaf.relation, &dimensions)?,
             None => Vec::new(),
         };
-        let sql = self.outer_sql(&ctes, &formulas, &columns, &masks, leaves.len());
+        let sql = self.outer_sql(&ctes, &formulas, &columns, &masks, &leaves, &served);
         let mut said = self.warnings.borrow().clone();
         said.extend(warnings);
         said.dedup();
@@ -201,7 +278,55 @@ impl<'a, 'p> Compiler<'a, 'p> {
             columns,
             warnings: said,
             params: self.scoping.params(),
+            metrics: served,
         })
+    }
+
+    /// What a requested metric is served from: the relations of its leaves, its finality
+    /// flag, and the `min_trust` guardrails governing it in the query's context.
+    fn served_metric(
+        &self,
+        asked: &str,
+        binding: &'p MetricBinding,
+        leaves: &[Leaf<'a, 'p>],
+    ) -> ServedMetric {
+        let mut sources: Vec<String> = Vec::new();
+        for leaf in leaves {
+            if !sources.iter().any(|s| s == leaf.relation.name) {
+                sources.push(leaf.relation.name.to_string());
+            }
+        }
+        // A composite of a metric with a finality rule (revenue in average order value) is as
+        // final as its components.
+        let rules = &self.project.contracts.finality;
+        let rule = finality::rule(rules, binding)
+            .or_else(|| leaves.iter().find_map(|l| finality::rule(rules, l.binding)));
+        let mut min_trust = Vec::new();
+        for leaf in leaves {
+            for g in self.governing(leaf, "min_trust", self.context.as_deref()) {
+                let id = g.id.as_ref().map_or("?", |i| i.value.as_str()).to_string();
+                if min_trust.iter().any(|m: &MinTrust| m.id == id) {
+                    continue;
+                }
+                min_trust.push(MinTrust {
+                    id,
+                    level: g.level.as_ref().map_or("trusted", |l| l.value.as_str()).to_string(),
+                    warns: g.warns(),
+                    rationale: g.rationale.as_ref().map(|r| r.value.clone()),
+                });
+            }
+        }
+        ServedMetric {
+            column: asked.to_string(),
+            metric: binding.name().map_or(asked, |n| n.value.as_str()).to_string(),
+            sources,
+            final_flag: rule.map(|_| format!("{asked}.final")),
+            result_flag: rule
+                .and_then(|r| r.result_flag.as_ref())
+                .map_or("metadata", |f| f.value.as_str())
+                .to_string(),
+            min_trust,
+        }
     }
 
     /// The guardrails that govern a leaf (its metric, or its relation's measure) of a kind, in
@@ -209,6 +334,24 @@ impl<'a, 'p> Compiler<'a, 'p> {
     fn governing(
         &self,
         leaf: &Leaf<'a, 'p>,
+        kind: &str,
+        context: Option<&str>,
+    ) -> Vec<&'p Guardrail> {
+        self.governing_of(
+            leaf.binding,
+            leaf.relation.name,
+            leaf.measure.map(|m| m.value.as_str()),
+            kind,
+            context,
+        )
+    }
+
+    /// The guardrails of a kind governing a metric, or a measure of a relation, in a context.
+    fn governing_of(
+        &self,
+        binding: &'p MetricBinding,
+        relation: &str,
+        measure: Option<&str>,
         kind: &str,
         context: Option<&str>,
     ) -> Vec<&'p Guardrail> {
@@ -225,12 +368,12 @@ impl<'a, 'p> Compiler<'a, 'p> {
             })
             .filter(|g| match &g.applies_to {
                 Some(AppliesTo::Metric(m)) => {
-                    resolve::metric(self.metrics, m).is_ok_and(|b| std::ptr::eq(b, leaf.binding))
+                    resolve::metric(self.metrics, m).is_ok_and(|b| std::ptr::eq(b, binding))
                 }
-                Some(AppliesTo::Measure { source, measure }) => {
-                    source.value == leaf.relation.name
-                        && leaf.measure.is_some_and(|x| x.value == measure.value)
-                }
+                Some(AppliesTo::Measure {
+                    source,
+                    measure: governed,
+                }) => source.value == relation && measure == Some(governed.value.as_str()),
                 None => false,
             })
             .collect()
@@ -362,8 +505,8 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let composite = |numerator: &Spanned<String>,
                          denominator: &Spanned<String>,
                          leaves: &mut Vec<Leaf<'a, 'p>>| {
-            let n = self.single_leaf(self.metric(&numerator.value)?, leaves)?;
-            let d = self.single_leaf(self.metric(&denominator.value)?, leaves)?;
+            let n = self.single(self.metric(&numerator.value)?, leaves)?;
+            let d = self.single(self.metric(&denominator.value)?, leaves)?;
             let on_zero = c
                 .on_zero_denominator
                 .as_ref()
@@ -373,6 +516,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 numerator: n,
                 denominator: d,
                 on_zero,
+                metric: name.to_string(),
             })
         };
         match (
@@ -385,16 +529,17 @@ impl<'a, 'p> Compiler<'a, 'p> {
             ("ratio", Some(n), Some(d), _, _) | ("weighted_avg", _, _, Some(n), Some(d)) => {
                 composite(n, d, leaves)
             }
-            _ => Ok(Formula::Leaf(self.single_leaf(binding, leaves)?)),
+            _ => Ok(Formula::Value(self.single(binding, leaves)?)),
         }
     }
 
-    /// A metric computed from one aggregate of one relation.
-    fn single_leaf(
+    /// A metric computed from one aggregate: of its canonical source, or of the realizations
+    /// its finality rule and the query's context serve.
+    fn single(
         &self,
         binding: &'p MetricBinding,
         leaves: &mut Vec<Leaf<'a, 'p>>,
-    ) -> Result<usize, Refusal> {
+    ) -> Result<Part, Refusal> {
         let name = binding.name().map_or("?", |n| n.value.as_str());
         let unsupported =
             |why: &str| Refusal::new("unsupported_measure", format!("metric `{name}` {why}"));
@@ -403,16 +548,157 @@ impl<'a, 'p> Compiler<'a, 'p> {
             .as_ref()
             .ok_or_else(|| unsupported("has no canonical definition"))?;
         let kind = c.kind.as_ref().map_or("", |k| k.value.as_str());
-        let source = c
+        let canonical = c
             .source
             .as_ref()
             .ok_or_else(|| unsupported("is not computed from one relation"))?;
-        let relation = self.relations.get(&source.value).ok_or_else(|| {
-            unsupported(&format!(
-                "is computed from `{}`, which is no model or source",
-                source.value
-            ))
-        })?;
+        let rule = finality::rule(&self.project.contracts.finality, binding);
+        let restriction = rule.and_then(|rule| self.restriction(binding, rule, &canonical.value));
+        let relation_of = |source: Option<&Spanned<String>>| {
+            let source = source.unwrap_or(canonical);
+            self.relations.get(&source.value).ok_or_else(|| {
+                unsupported(&format!(
+                    "is computed from `{}`, which is no model or source",
+                    source.value
+                ))
+            })
+        };
+        let push = |leaf: Leaf<'a, 'p>, leaves: &mut Vec<Leaf<'a, 'p>>| {
+            leaves.push(leaf);
+            leaves.len() - 1
+        };
+        match finality::served(rule, restriction, name)? {
+            finality::Served::Canonical => {
+                let leaf = self.leaf(binding, relation_of(None)?, false)?;
+                Ok(Part::Leaf(push(leaf, leaves)))
+            }
+            finality::Served::One {
+                realization,
+                is_final,
+            } => {
+                let relation = relation_of(realization.source.as_ref())?;
+                let leaf = self.leaf(binding, relation, !is_final)?;
+                Ok(Part::Leaf(push(leaf, leaves)))
+            }
+            finality::Served::Coalesced { settled, live } => {
+                if kind != "single" {
+                    return Err(unsupported(&format!(
+                        "is `{kind}`: only a `single` metric's final and provisional realizations can be combined"
+                    )));
+                }
+                let settled_rel = relation_of(settled.source.as_ref())?;
+                let live_rel = relation_of(live.source.as_ref())?;
+                let agg = settled_rel
+                    .semantic
+                    .and_then(|s| {
+                        s.measures
+                            .iter()
+                            .find(|m| c.measure.as_ref().is_some_and(|x| x.value == m.name.value))
+                    })
+                    .and_then(|m| m.agg.as_ref())
+                    .map_or("", |a| a.value.as_str());
+                let how = finality::combine(agg, name)?;
+                let after = self.after_watermark(settled, settled_rel, live, live_rel, name)?;
+                let settled_leaf = self.leaf(binding, settled_rel, false)?;
+                let mut live_leaf = self.leaf(binding, live_rel, true)?;
+                live_leaf.after = Some(after);
+                Ok(Part::Coalesced {
+                    settled: push(settled_leaf, leaves),
+                    live: push(live_leaf, leaves),
+                    how,
+                })
+            }
+        }
+    }
+
+    /// The `restrict_source` guardrail governing a metric with a finality rule in the query's
+    /// context: over the metric, or over its measure on any of its realizations.
+    fn restriction(
+        &self,
+        binding: &'p MetricBinding,
+        rule: &'p crate::project::contracts::Finality,
+        canonical: &str,
+    ) -> Option<&'p Guardrail> {
+        let measure = binding
+            .canonical
+            .as_ref()
+            .and_then(|c| c.measure.as_ref())
+            .map(|m| m.value.as_str());
+        let context = self.context.as_deref()?;
+        std::iter::once(canonical)
+            .chain(
+                rule.realizations
+                    .iter()
+                    .filter_map(|r| r.source.as_ref().map(|s| s.value.as_str())),
+            )
+            .find_map(|relation| {
+                self.governing_of(binding, relation, measure, "restrict_source", Some(context))
+                    .into_iter()
+                    .find(|g| g.context.is_some())
+            })
+    }
+
+    /// The provisional realization's rows after the final one's watermark (all of them when
+    /// the final one has no rows yet), over the scoped final relation.
+    fn after_watermark(
+        &self,
+        settled: &'p crate::project::contracts::Realization,
+        settled_rel: &Relation<'p>,
+        live: &'p crate::project::contracts::Realization,
+        live_rel: &Relation<'p>,
+        metric: &str,
+    ) -> Result<String, Refusal> {
+        let (Some(settled_wm), Some(live_wm)) = (&settled.watermark, &live.watermark) else {
+            return Err(Refusal {
+                code: "unsupported_measure",
+                message: format!("metric `{metric}` is coalesced by watermark, and a realization of it declares none"),
+                hint: Some("give every realization a `watermark`, or serve the final one alone (`coalescing = \"final_only\"`)".into()),
+            });
+        };
+        let zone = |r: &crate::project::contracts::Realization| {
+            r.tz.as_ref().map_or("UTC", |t| t.value.as_str()).to_string()
+        };
+        let instant = |rel: &Relation<'p>, wm: &Spanned<String>| {
+            rel.column(&wm.value)
+                .and_then(|c| c.ty.as_ref())
+                .is_some_and(|t| matches!(t, DataType::Timestamp { tz: true, .. }))
+        };
+        let comparable = zone(settled) == zone(live)
+            || (instant(settled_rel, settled_wm) && instant(live_rel, live_wm));
+        if !comparable {
+            return Err(Refusal {
+                code: "unsupported_measure",
+                message: format!("the watermarks of metric `{metric}`'s realizations are in different time zones ({} and {}) and are not both instants", zone(settled), zone(live)),
+                hint: Some("make both watermarks TIMESTAMPTZ columns, or declare them in one zone".into()),
+            });
+        }
+        let latest = format!(
+            "(SELECT max({}) FROM {} AS \"s\")",
+            self.qualified(settled_wm, settled_rel)?,
+            self.source_sql(settled_rel)?
+        );
+        Ok(format!(
+            "{} > {latest} OR {latest} IS NULL",
+            self.qualified(live_wm, live_rel)?
+        ))
+    }
+
+    /// One aggregate of the metric over `relation`, with its population filter and the
+    /// mandatory filters governing it.
+    fn leaf(
+        &self,
+        binding: &'p MetricBinding,
+        relation: &'a Relation<'p>,
+        provisional: bool,
+    ) -> Result<Leaf<'a, 'p>, Refusal> {
+        let name = binding.name().map_or("?", |n| n.value.as_str());
+        let unsupported =
+            |why: &str| Refusal::new("unsupported_measure", format!("metric `{name}` {why}"));
+        let c = binding
+            .canonical
+            .as_ref()
+            .ok_or_else(|| unsupported("has no canonical definition"))?;
+        let kind = c.kind.as_ref().map_or("", |k| k.value.as_str());
         let aggregate = match kind {
             "single" | "opaque" | "semi_additive" => {
                 self.measure_aggregate(relation, c.measure.as_ref(), name)?
@@ -455,12 +741,13 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 ("semi_additive", _, _) => return Err(unsupported("has no collapse dimension")),
                 _ => None,
             },
+            provisional,
+            after: None,
         };
         let mandatory = self.governing(&leaf, "mandatory_filter", None);
         leaf.filters
             .extend(mandatory.into_iter().filter_map(|g| g.filter.as_ref()));
-        leaves.push(leaf);
-        Ok(leaves.len() - 1)
+        Ok(leaf)
     }
 
     fn measure_aggregate(
@@ -520,6 +807,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
         }
         select.push(format!("{} AS \"v\"", leaf.aggregate));
         let mut predicates = Vec::new();
+        if let Some(after) = &leaf.after {
+            select.push("count(*) AS \"n\"".to_string());
+            predicates.push(after.clone());
+        }
         for filter in &leaf.filters {
             predicates.push(self.qualified(filter, leaf.relation)?);
         }
@@ -703,17 +994,32 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 format!("`{}` does not parse: {e}", text.value),
             )
         })?;
+        let mut unknown = None;
         let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
             if let Expr::Identifier(id) = e {
-                if relation.column(&id.value).is_some() {
-                    *e = Expr::CompoundIdentifier(vec![
-                        Ident::with_quote('"', "s"),
-                        Ident::with_quote('"', id.value.clone()),
-                    ]);
+                if relation.column(&id.value).is_none() {
+                    unknown = Some(id.value.clone());
+                    return std::ops::ControlFlow::Break(());
                 }
+                *e = Expr::CompoundIdentifier(vec![
+                    Ident::with_quote('"', "s"),
+                    Ident::with_quote('"', id.value.clone()),
+                ]);
             }
-            std::ops::ControlFlow::<()>::Continue(())
+            std::ops::ControlFlow::Continue(())
         });
+        // A predicate written for one relation, applied to another (a realization) that lacks
+        // a column, is refused rather than sent to fail (or match another column) there.
+        if let Some(name) = unknown {
+            return Err(Refusal::new(
+                "invalid_filter",
+                format!(
+                    "`{}` reads `{name}`, which {} does not declare",
+                    text.value,
+                    relation.describe()
+                ),
+            ));
+        }
         Ok(expr.to_string())
     }
 
@@ -852,19 +1158,29 @@ impl<'a, 'p> Compiler<'a, 'p> {
         formulas: &[Formula],
         columns: &[String],
         masks: &[Option<String>],
-        leaves: usize,
+        all: &[Leaf<'a, 'p>],
+        served: &[ServedMetric],
     ) -> String {
+        let leaves = all.len();
         let dims = masks.len();
         let mut sql = format!("WITH {}", ctes.join(",\n"));
-        let value = |i: usize| format!("{}.\"v\"", leaf_name(i));
+        let value = |part: &Part| match *part {
+            Part::Leaf(i) => format!("{}.\"v\"", leaf_name(i)),
+            Part::Coalesced { settled, live, how } => finality::combined(
+                how,
+                &format!("{}.\"v\"", leaf_name(settled)),
+                &format!("{}.\"v\"", leaf_name(live)),
+            ),
+        };
         let metric_sql = |f: &Formula| match f {
-            Formula::Leaf(i) => value(*i),
+            Formula::Value(part) => value(part),
             Formula::Divide {
                 numerator,
                 denominator,
                 on_zero,
+                metric,
             } => {
-                let (n, d) = (value(*numerator), value(*denominator));
+                let (n, d) = (value(numerator), value(denominator));
                 let cast = match self.engine {
                     Engine::Postgres => "numeric",
                     Engine::DuckDb => "double",
@@ -873,6 +1189,14 @@ impl<'a, 'p> Compiler<'a, 'p> {
                     "zero" => {
                         format!("CASE WHEN {d} = 0 THEN 0 ELSE CAST({n} AS {cast}) / {d} END")
                     }
+                    // Postgres raises `division by zero` itself; DuckDB would give NULL.
+                    "error" => match self.engine {
+                        Engine::Postgres => format!("CAST({n} AS {cast}) / {d}"),
+                        Engine::DuckDb => format!(
+                            "CASE WHEN {d} = 0 THEN error({}) ELSE CAST({n} AS {cast}) / {d} END",
+                            literal(&format!("division by zero: metric `{metric}` has a zero denominator"))
+                        ),
+                    },
                     _ => format!("CAST({n} AS {cast}) / NULLIF({d}, 0)"),
                 }
             }
@@ -889,6 +1213,11 @@ impl<'a, 'p> Compiler<'a, 'p> {
             .collect();
         for (f, name) in formulas.iter().zip(&columns[dims..]) {
             select.push(format!("{} AS {}", metric_sql(f), quote(name)));
+        }
+        for (f, m) in formulas.iter().zip(served) {
+            if let Some(flag) = &m.final_flag {
+                select.push(format!("{} AS {}", final_sql(f, all), quote(flag)));
+            }
         }
         if dims == 0 {
             let from: Vec<String> = (0..leaves).map(leaf_name).collect();
@@ -955,6 +1284,42 @@ fn collapsed(sql: &str, agg: &str, dims: usize) -> String {
             )
         }
     }
+}
+
+/// Whether a group's value of a metric holds only final rows: no provisional leaf of it read
+/// a row there (a leaf reading only a provisional realization never is).
+fn final_sql(formula: &Formula, leaves: &[Leaf<'_, '_>]) -> String {
+    let parts = match formula {
+        Formula::Value(p) => vec![*p],
+        Formula::Divide {
+            numerator,
+            denominator,
+            ..
+        } => vec![*numerator, *denominator],
+    };
+    let mut checks = Vec::new();
+    for part in parts {
+        let used = match part {
+            Part::Leaf(i) => vec![i],
+            Part::Coalesced { settled, live, .. } => vec![settled, live],
+        };
+        for i in used {
+            match (&leaves[i].after, leaves[i].provisional) {
+                (Some(_), _) => checks.push(format!("COALESCE({}.\"n\", 0) = 0", leaf_name(i))),
+                (None, true) => checks.push("false".to_string()),
+                (None, false) => {}
+            }
+        }
+    }
+    match checks.is_empty() {
+        true => "true".to_string(),
+        false => format!("({})", checks.join(" AND ")),
+    }
+}
+
+/// A SQL string literal.
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
 }
 
 fn leaf_name(i: usize) -> String {

@@ -4,9 +4,11 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::time::Duration;
 
 use duckdb::{AccessMode, Config, Connection};
 
+use crate::rows::{date_from_days, timestamp_from_micros, Cell, Column, Rows, Statement};
 use super::{Introspector, WarehouseError};
 use crate::catalog::{shrink_last, Namespace, PhysicalColumn, PhysicalRelation, RelationKind};
 
@@ -285,4 +287,119 @@ fn add_unreadable(
         });
     }
     Ok(())
+}
+
+impl DuckDbIntrospector {
+    /// Runs one statement on the read-only file, its parameters bound as text, interrupted
+    /// when it outlasts `limit` (DuckDB has no statement timeout of its own).
+    pub fn run(&self, statement: &Statement, limit: Duration) -> Result<Rows, WarehouseError> {
+        let handle = self.conn.interrupt_handle();
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = timed_out.clone();
+        let watchdog = std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(limit)
+            {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                handle.interrupt();
+            }
+        });
+        let result = run_statement(&self.conn, statement);
+        let _ = done.send(());
+        let _ = watchdog.join();
+        match result {
+            Err(_) if timed_out.load(std::sync::atomic::Ordering::SeqCst) => {
+                Err(WarehouseError::QueryTimeout {
+                    seconds: limit.as_secs(),
+                })
+            }
+            Err(e) => Err(WarehouseError::Failed(first_line(&e.to_string()))),
+            Ok(rows) => Ok(rows),
+        }
+    }
+}
+
+fn run_statement(conn: &Connection, statement: &Statement) -> duckdb::Result<Rows> {
+    let mut stmt = conn.prepare(&statement.sql)?;
+    let mut rows = stmt.query(duckdb::params_from_iter(statement.params.iter()))?;
+    let mut out = Vec::new();
+    let mut width = None;
+    while let Some(row) = rows.next()? {
+        let n = *width.get_or_insert_with(|| row.as_ref().column_count());
+        let mut cells = Vec::with_capacity(n);
+        for i in 0..n {
+            cells.push(cell(row.get_ref(i)?)?);
+        }
+        out.push(cells);
+    }
+    drop(rows);
+    let columns: Vec<Column> = (0..stmt.column_count())
+        .map(|i| Column {
+            name: stmt.column_name(i).map_or(String::new(), |n| n.to_string()),
+            type_name: type_name(&stmt.column_type(i)),
+        })
+        .collect();
+    // An instant reads as its UTC wall time: said with the `Z` its column's type calls for.
+    for (i, column) in columns.iter().enumerate() {
+        if column.type_name == "timestamptz" {
+            for row in &mut out {
+                if let Some(Cell::Timestamp(text)) = row.get_mut(i) {
+                    text.push('Z');
+                }
+            }
+        }
+    }
+    Ok(Rows { columns, rows: out })
+}
+
+fn type_name(ty: &duckdb::arrow::datatypes::DataType) -> String {
+    use duckdb::arrow::datatypes::DataType as T;
+    match ty {
+        T::Boolean => "boolean".into(),
+        T::Int8 | T::Int16 | T::Int32 | T::Int64 | T::UInt8 | T::UInt16 | T::UInt32 | T::UInt64 => {
+            "integer".into()
+        }
+        T::Decimal128(p, s) | T::Decimal256(p, s) => format!("decimal({p},{s})"),
+        T::Float16 | T::Float32 | T::Float64 => "double".into(),
+        T::Date32 | T::Date64 => "date".into(),
+        T::Timestamp(_, Some(_)) => "timestamptz".into(),
+        T::Timestamp(_, None) => "timestamp".into(),
+        T::Utf8 | T::LargeUtf8 | T::Utf8View | T::Dictionary(..) => "varchar".into(),
+        other => other.to_string().to_lowercase(),
+    }
+}
+
+fn cell(value: duckdb::types::ValueRef<'_>) -> duckdb::Result<Cell> {
+    use duckdb::types::ValueRef as V;
+    let unreadable = |what: &str| {
+        duckdb::Error::FromSqlConversionFailure(
+            0,
+            duckdb::types::Type::Any,
+            format!("a value of type {what}, which sqb cannot read; cast it in the metric's measure")
+                .into(),
+        )
+    };
+    Ok(match value {
+        V::Null => Cell::Null,
+        V::Boolean(b) => Cell::Bool(b),
+        V::TinyInt(i) => Cell::Int(i.into()),
+        V::SmallInt(i) => Cell::Int(i.into()),
+        V::Int(i) => Cell::Int(i.into()),
+        V::BigInt(i) => Cell::Int(i.into()),
+        V::HugeInt(i) => Cell::Int(i),
+        V::UTinyInt(i) => Cell::Int(i.into()),
+        V::USmallInt(i) => Cell::Int(i.into()),
+        V::UInt(i) => Cell::Int(i.into()),
+        V::UBigInt(i) => Cell::Int(i.into()),
+        V::UHugeInt(i) => i128::try_from(i).map(Cell::Int).unwrap_or(Cell::Decimal(i.to_string())),
+        V::Float(f) => Cell::Float(f.into()),
+        V::Double(f) => Cell::Float(f),
+        V::Decimal(d) => Cell::Decimal(d.to_string()),
+        V::Date32(days) => Cell::Date(date_from_days(days.into()).ok_or_else(|| unreadable("DATE"))?),
+        V::Timestamp(unit, v) => Cell::Timestamp(
+            timestamp_from_micros(unit.to_micros(v), false).ok_or_else(|| unreadable("TIMESTAMP"))?,
+        ),
+        V::Text(_) | V::Enum(..) => Cell::Text(value.as_str().map_err(|_| unreadable("text"))?.to_string()),
+        other => return Err(unreadable(&format!("{:?}", other.data_type()))),
+    })
 }

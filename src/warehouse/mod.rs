@@ -57,6 +57,10 @@ pub enum WarehouseError {
     Permission(String),
     #[error("catalog query failed: {0}")]
     Query(String),
+    #[error("the query timed out after {seconds}s")]
+    QueryTimeout { seconds: u64 },
+    #[error("the query failed: {0}")]
+    Failed(String),
     #[error("DuckDB database {path} does not exist")]
     DuckDbMissing { path: String },
     #[error("DuckDB database {path} is locked by another process")]
@@ -81,7 +85,8 @@ impl WarehouseError {
             WarehouseError::NoDatabase { .. } => "check the target's `database` and the connection URL",
             WarehouseError::StatementTimeout { .. } => "raise --statement-timeout, or select fewer resources",
             WarehouseError::Permission(_) => "sqb reads only pg_catalog; ask for USAGE on the schema",
-            WarehouseError::Query(_) => return None,
+            WarehouseError::Query(_) | WarehouseError::Failed(_) => return None,
+            WarehouseError::QueryTimeout { .. } => "raise --statement-timeout, or ask for fewer dimensions",
             WarehouseError::DuckDbMissing { .. } => "check `path` under [connection]; it is relative to the project root",
             WarehouseError::DuckDbLocked { .. } => "a process is writing to the file; retry when it has finished",
             WarehouseError::DuckDbOpen { .. } => return None,

@@ -10,12 +10,13 @@ use std::time::{Duration, Instant};
 
 use futures_util::TryStreamExt;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
-use sqlx::{Connection, Row};
+use sqlx::{Column as _, Connection, Row, TypeInfo as _};
 
 use super::{Introspector, Timeouts, WarehouseError};
 use crate::catalog::{
     shrink_last, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, UserType,
 };
+use crate::rows::{Cell, Column, Rows, Statement};
 use crate::redact::{redact, register};
 
 /// All columns of the wanted relations of one schema. `$1`: schema; `$2`: relation names (matched
@@ -284,4 +285,129 @@ fn add_row(relations: &mut Vec<PhysicalRelation>, row: &PgRow) -> Result<(), sql
         user_type: has_user_type.then(|| Box::new(user_type)),
     });
     Ok(())
+}
+
+impl PgIntrospector {
+    /// Runs one statement in a read-only transaction (the session's own, rolled back) under the
+    /// statement timeout, its parameters bound as text, and decodes every row.
+    pub async fn run(
+        &mut self,
+        database: Option<&str>,
+        statement: &Statement,
+    ) -> Result<Rows, WarehouseError> {
+        let database = database.map_or_else(|| self.default_database.clone(), str::to_string);
+        let limit = self.timeouts.statement;
+        let server = self.server.clone();
+        let options = self.base.clone();
+        let conn = self.session(&database).await?;
+        let query = async {
+            let mut tx = conn.begin().await?;
+            let mut query = sqlx::query(&statement.sql);
+            for param in &statement.params {
+                query = query.bind(param);
+            }
+            let rows = query.fetch_all(&mut *tx).await?;
+            tx.rollback().await?;
+            Ok::<_, sqlx::Error>(rows)
+        };
+        let rows = match tokio::time::timeout(limit + Duration::from_secs(5), query).await {
+            Err(_) => return Err(WarehouseError::QueryTimeout { seconds: limit.as_secs() }),
+            Ok(Err(err)) => {
+                return Err(match classify(err, &server, &options, &database) {
+                    WarehouseError::StatementTimeout { .. } => WarehouseError::QueryTimeout {
+                        seconds: limit.as_secs(),
+                    },
+                    WarehouseError::Connect { reason, .. } => WarehouseError::Failed(reason),
+                    other => other,
+                })
+            }
+            Ok(Ok(rows)) => rows,
+        };
+        decode_rows(&rows)
+    }
+}
+
+fn decode_rows(rows: &[PgRow]) -> Result<Rows, WarehouseError> {
+    let Some(first) = rows.first() else {
+        return Ok(Rows::default());
+    };
+    let columns: Vec<Column> = first
+        .columns()
+        .iter()
+        .map(|c| Column {
+            name: c.name().to_string(),
+            type_name: c.type_info().name().to_lowercase(),
+        })
+        .collect();
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let cells = (0..columns.len())
+            .map(|i| decode_cell(row, i, &columns[i]))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.push(cells);
+    }
+    Ok(Rows { columns, rows: out })
+}
+
+fn decode_cell(row: &PgRow, i: usize, column: &Column) -> Result<Cell, WarehouseError> {
+    use sqlx::ValueRef as _;
+    let raw = row.try_get_raw(i).map_err(|e| undecodable(column, &e))?;
+    if raw.is_null() {
+        return Ok(Cell::Null);
+    }
+    let get_err = |e: sqlx::Error| undecodable(column, &e);
+    Ok(match column.type_name.as_str() {
+        "bool" => Cell::Bool(row.try_get(i).map_err(get_err)?),
+        "int2" => Cell::Int(row.try_get::<i16, _>(i).map_err(get_err)?.into()),
+        "int4" => Cell::Int(row.try_get::<i32, _>(i).map_err(get_err)?.into()),
+        "int8" => Cell::Int(row.try_get::<i64, _>(i).map_err(get_err)?.into()),
+        "float4" => Cell::Float(row.try_get::<f32, _>(i).map_err(get_err)?.into()),
+        "float8" => Cell::Float(row.try_get(i).map_err(get_err)?),
+        "numeric" => Cell::Decimal(
+            row.try_get::<sqlx::types::BigDecimal, _>(i)
+                .map_err(get_err)?
+                .to_plain_string(),
+        ),
+        "date" => Cell::Date(
+            row.try_get::<chrono::NaiveDate, _>(i)
+                .map_err(get_err)?
+                .format("%Y-%m-%d")
+                .to_string(),
+        ),
+        "timestamp" => Cell::Timestamp(crate::rows::format_timestamp(
+            &row.try_get::<chrono::NaiveDateTime, _>(i).map_err(get_err)?,
+            false,
+        )),
+        "timestamptz" => Cell::Timestamp(crate::rows::format_timestamp(
+            &row.try_get::<chrono::DateTime<chrono::Utc>, _>(i)
+                .map_err(get_err)?
+                .naive_utc(),
+            true,
+        )),
+        "text" | "varchar" | "bpchar" | "char" | "name" => Cell::Text(row.try_get(i).map_err(get_err)?),
+        // An enum's binary form is its label.
+        _ => match raw.as_bytes().ok().map(std::str::from_utf8) {
+            Some(Ok(label)) if is_enum(&raw) => Cell::Text(label.to_string()),
+            _ => {
+                return Err(WarehouseError::Failed(format!(
+                    "column `{}` is of type {}, which sqb cannot read; cast it in the metric's measure",
+                    column.name, column.type_name
+                )))
+            }
+        },
+    })
+}
+
+fn is_enum(raw: &sqlx::postgres::PgValueRef<'_>) -> bool {
+    use sqlx::ValueRef as _;
+    matches!(raw.type_info().kind(), sqlx::postgres::PgTypeKind::Enum(_))
+}
+
+fn undecodable(column: &Column, err: &sqlx::Error) -> WarehouseError {
+    WarehouseError::Failed(format!(
+        "could not read column `{}` ({}): {}",
+        column.name,
+        column.type_name,
+        redact(&message(err))
+    ))
 }

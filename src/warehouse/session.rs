@@ -12,6 +12,7 @@ use std::sync::mpsc;
 #[cfg(feature = "duckdb")]
 use super::duckdb::DuckDbIntrospector;
 use super::postgres::PgIntrospector;
+use crate::rows::{Rows, Statement};
 use super::{Introspector, Timeouts, WarehouseError};
 use crate::catalog::{Answer, Namespace, PhysicalRelation, Request};
 use crate::engine::Engine;
@@ -265,6 +266,27 @@ impl Warehouse {
         }
     }
 
+    async fn run(
+        &mut self,
+        database: Option<&str>,
+        statement: &Statement,
+        #[cfg_attr(not(feature = "duckdb"), allow(unused_variables))] timeouts: Timeouts,
+    ) -> Result<Rows, WarehouseError> {
+        match self {
+            Warehouse::Postgres(w) => w.run(database, statement).await,
+            #[cfg(feature = "duckdb")]
+            Warehouse::DuckDb(w) => {
+                if let Some(db) = database.filter(|db| *db != w.default_database()) {
+                    return Err(WarehouseError::DuckDbCatalog {
+                        wanted: db.to_string(),
+                        actual: w.default_database().to_string(),
+                    });
+                }
+                w.run(statement, timeouts.statement)
+            }
+        }
+    }
+
     fn default_database(&self) -> &str {
         match self {
             Warehouse::Postgres(w) => w.default_database(),
@@ -281,5 +303,46 @@ impl Warehouse {
             #[cfg(feature = "duckdb")]
             Warehouse::DuckDb(w) => crate::memory::leave_to_exit(w),
         }
+    }
+}
+
+/// Runs `statements` one after another on one read-only connection (to `database`, else the
+/// connection's own), on a thread of its own: each its own result, so that one failing
+/// statement does not hide the others' answers. Connecting failing fails them all.
+pub fn run(
+    connect: Connect,
+    database: Option<String>,
+    statements: Vec<Statement>,
+) -> Result<Vec<Result<Rows, WarehouseError>>, WarehouseError> {
+    let spawned = std::thread::Builder::new()
+        .name("warehouse".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| {
+                    WarehouseError::Query(format!("could not start the async runtime: {e}"))
+                })?;
+            runtime.block_on(async move {
+                let mut warehouse = Warehouse::open(&connect).await?;
+                let mut results = Vec::with_capacity(statements.len());
+                for statement in &statements {
+                    results.push(
+                        warehouse
+                            .run(database.as_deref(), statement, connect.timeouts)
+                            .await,
+                    );
+                }
+                warehouse.close();
+                Ok(results)
+            })
+        });
+    match spawned {
+        Ok(thread) => thread
+            .join()
+            .unwrap_or_else(|_| Err(WarehouseError::Query("the warehouse thread stopped".into()))),
+        Err(e) => Err(WarehouseError::Query(format!(
+            "could not start the warehouse thread: {e}"
+        ))),
     }
 }

@@ -1,0 +1,126 @@
+//! `sqb query`: the request from the arguments, the op, the result on stdout and what is said
+//! of it (trust, finality, warnings) on stderr; a refusal prints its code and ends with its
+//! own exit status.
+
+use anstream::eprintln;
+
+use crate::cli::{GlobalArgs, PrincipalArgs, QueryArgs, QueryFormat};
+use crate::commands::{note, project_root, stdout, timeouts};
+use crate::error::UserError;
+use crate::exit::ExitStatus;
+use crate::ops::query::{query, QueryOptions, QueryOutcome};
+use crate::report::query::{self as printer, QueryFormat as Printed};
+use crate::semantic::query::{Refusal, Request};
+
+pub fn run(global: &GlobalArgs, args: &QueryArgs) -> anyhow::Result<ExitStatus> {
+    let root = project_root(global)?;
+    let options = QueryOptions {
+        from: args.from.clone(),
+        request: Request {
+            metrics: args.metrics.clone(),
+            dimensions: args.dimensions.clone(),
+            filters: args.filters.clone(),
+            context: args.context.clone(),
+            principal: principal(&args.principal)?,
+        },
+        sql_only: args.sql,
+        harness: args.harness,
+        timeouts: timeouts(&args.connect),
+        use_cache: !global.no_cache,
+    };
+    let format = match args.format {
+        QueryFormat::Text => Printed::Text,
+        QueryFormat::Json => Printed::Json,
+        QueryFormat::Csv => Printed::Csv,
+    };
+    match query(&root, &options) {
+        Ok(outcome) => {
+            stdout(|w| printer::emit(&outcome, format, w))?;
+            if format != Printed::Json {
+                said(global, &outcome);
+            }
+            Ok(ExitStatus::Success)
+        }
+        Err(err) => match err.downcast_ref::<Refusal>() {
+            Some(refusal) => Ok(refused(global, refusal, format)?),
+            None => Err(err),
+        },
+    }
+}
+
+/// A refusal: its code and message (and hint) on stderr, or as JSON on stdout.
+pub fn refused(
+    global: &GlobalArgs,
+    refusal: &Refusal,
+    format: Printed,
+) -> anyhow::Result<ExitStatus> {
+    if format == Printed::Json {
+        stdout(|w| printer::refusal_json(refusal, w))?;
+    }
+    if format != Printed::Json || !global.quiet {
+        super::print_refusal(refusal);
+    }
+    Ok(ExitStatus::Refused(refusal.exit_status()))
+}
+
+/// Each metric's trust and finality, and the warnings, on stderr.
+fn said(global: &GlobalArgs, outcome: &QueryOutcome) {
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    for m in &outcome.metrics {
+        let finality = match m.is_final {
+            Some(true) => ", final",
+            Some(false) => ", holds provisional rows",
+            None => "",
+        };
+        let reasons = match m.trust.reasons.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", m.trust.reasons.join("; ")),
+        };
+        note(
+            global,
+            &format!(
+                "{}: trust {}{reasons}{finality}",
+                m.served.column,
+                m.trust.tier.as_str()
+            ),
+        );
+    }
+    for h in &outcome.harness {
+        let verdict = match h.passed() {
+            true => "passed",
+            false => "FAILED",
+        };
+        note(global, &format!("assertion {} {verdict}", h.id));
+    }
+}
+
+/// The principal's claims: `--principal FILE` or `--claims JSON`, a JSON object.
+pub fn principal(
+    args: &PrincipalArgs,
+) -> anyhow::Result<Option<serde_json::Map<String, serde_json::Value>>> {
+    let (text, what) = match (&args.principal, &args.claims) {
+        (Some(path), _) => (
+            std::fs::read_to_string(path).map_err(|e| {
+                UserError::new(format!("could not read the principal {}: {e}", path.display()))
+            })?,
+            path.display().to_string(),
+        ),
+        (None, Some(json)) => (json.clone(), "--claims".to_string()),
+        (None, None) => return Ok(None),
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(map)) => Ok(Some(map)),
+        Ok(_) => Err(UserError::new(format!("{what} is not a JSON object"))
+            .with_hint("claims look like {\"customer_id\": \"2\", \"roles\": [\"customer\"]}")
+            .into()),
+        Err(e) => Err(UserError::new(format!(
+            "{what} is not valid JSON: {e} (line {}, column {})",
+            e.line(),
+            e.column()
+        ))
+        .with_hint("claims look like {\"customer_id\": \"2\", \"roles\": [\"customer\"]}")
+        .into()),
+    }
+}

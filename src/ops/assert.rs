@@ -1,0 +1,376 @@
+//! `sqb assert`: every (selected) assertion's query compiled exactly as `sqb query` compiles
+//! it, all run on one read-only connection, and each answer compared with the expectation
+//! ([`crate::semantic::expect`]). The verdicts are recorded per target (`.sqb/cache/`), so
+//! that `sqb query` knows which metrics have a passing assertion, and for which definition.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::Digest as _;
+
+use super::query::{assertion_request, execute_all, namespace, target};
+use crate::project::contracts::Assertion;
+use crate::project::{Project, Target};
+use crate::rows::{Rows, Statement};
+use crate::semantic::expect::{self, Mismatch};
+use crate::semantic::query::{self, Compiled, Namespace};
+use crate::warehouse::Timeouts;
+
+type Claims = serde_json::Map<String, serde_json::Value>;
+
+#[derive(Debug, Clone)]
+pub struct AssertOptions {
+    pub from: Option<String>,
+    /// Assertion ids or globs (`revenue_*`); empty: every assertion.
+    pub select: Vec<String>,
+    /// Who runs them: the claims each query is compiled for.
+    pub principal: Option<Claims>,
+    pub timeouts: Timeouts,
+    pub use_cache: bool,
+}
+
+/// How one assertion ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Passed,
+    Failed(Vec<Failure>),
+    /// It could not run: refused (with the refusal's code) or the warehouse failed.
+    Error { code: String, message: String },
+}
+
+/// One difference from the expectation, at the line that expects it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub line: usize,
+    pub message: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct AssertionOutcome {
+    pub id: String,
+    /// Where the assertion is: its file (relative to the root) and line.
+    pub file: String,
+    pub line: usize,
+    pub sql: Option<String>,
+    pub verdict: Verdict,
+}
+
+impl AssertionOutcome {
+    pub fn passed(&self) -> bool {
+        self.verdict == Verdict::Passed
+    }
+}
+
+#[derive(Debug)]
+pub struct AssertReport {
+    pub target: String,
+    pub outcomes: Vec<AssertionOutcome>,
+}
+
+impl AssertReport {
+    /// The share of assertions that passed (1 with none).
+    pub fn accuracy(&self) -> f64 {
+        match self.outcomes.len() {
+            0 => 1.0,
+            n => self.outcomes.iter().filter(|o| o.passed()).count() as f64 / n as f64,
+        }
+    }
+
+    pub fn errors(&self) -> usize {
+        self.outcomes
+            .iter()
+            .filter(|o| matches!(o.verdict, Verdict::Error { .. }))
+            .count()
+    }
+}
+
+/// Runs the selected assertions on the target and records their verdicts.
+pub fn assert(root: &Path, options: &AssertOptions) -> anyhow::Result<AssertReport> {
+    let compiled = super::compile::compile(
+        root,
+        &super::compile::CompileOptions {
+            sql_analysis: true,
+            use_cache: options.use_cache,
+        },
+    )?;
+    super::ensure_compiles(&compiled.project, &compiled.diagnostics)?;
+    let project = compiled.project;
+    let (name, target) = target(&project, options.from.as_deref())?;
+    let selected = select(&project, &options.select)?;
+    let outcomes = run_all(
+        &project,
+        target,
+        &selected,
+        options.principal.as_ref(),
+        options.timeouts,
+    )?;
+    if options.use_cache {
+        let mut records = Records::load(&project.root, &name, true);
+        records.update(
+            &project,
+            target,
+            &selected,
+            &outcomes,
+            options.principal.as_ref(),
+        );
+        records.save(&project.root, &name);
+    }
+    Ok(AssertReport {
+        target: name,
+        outcomes,
+    })
+}
+
+fn select<'p>(project: &'p Project, patterns: &[String]) -> anyhow::Result<Vec<&'p Assertion>> {
+    let all = &project.contracts.assertions;
+    if patterns.is_empty() {
+        return Ok(all.iter().collect());
+    }
+    let mut globs = globset::GlobSetBuilder::new();
+    for p in patterns {
+        globs.add(globset::Glob::new(p).map_err(|e| {
+            crate::error::UserError::new(format!("invalid --select pattern `{p}`: {e}"))
+        })?);
+    }
+    let set = globs.build()?;
+    let chosen: Vec<&Assertion> = all
+        .iter()
+        .filter(|a| a.id.as_ref().is_some_and(|i| set.is_match(&i.value)))
+        .collect();
+    if chosen.is_empty() {
+        let ids: Vec<&str> = all
+            .iter()
+            .filter_map(|a| a.id.as_ref().map(|i| i.value.as_str()))
+            .collect();
+        return Err(crate::error::UserError::new(format!(
+            "no assertion matches {}",
+            patterns.join(", ")
+        ))
+        .with_hint(match ids.is_empty() {
+            true => "the project has no assertions (contracts/assertions/*.toml)".to_string(),
+            false => format!("assertions: {}", ids.join(", ")),
+        })
+        .into());
+    }
+    Ok(chosen)
+}
+
+/// Compiles each assertion, runs all that compile on one connection, and compares.
+pub(super) fn run_all(
+    project: &Project,
+    target: &Target,
+    assertions: &[&Assertion],
+    principal: Option<&Claims>,
+    timeouts: Timeouts,
+) -> anyhow::Result<Vec<AssertionOutcome>> {
+    let namespace = namespace(project, target);
+    let compiled: Vec<Result<Compiled, query::Refusal>> = assertions
+        .iter()
+        .map(|a| compile_one(project, &namespace, a, principal))
+        .collect();
+    let statements: Vec<Statement> = compiled
+        .iter()
+        .filter_map(|c| c.as_ref().ok())
+        .map(|c| Statement {
+            sql: c.sql.clone(),
+            params: c.params.clone(),
+        })
+        .collect();
+    let mut results = match statements.is_empty() {
+        true => Vec::new(),
+        false => execute_all(project, target, statements, timeouts)?,
+    }
+    .into_iter();
+    let mut outcomes = Vec::new();
+    for (a, c) in assertions.iter().zip(compiled) {
+        let (file, line) = location(project, a);
+        let id = a.id.as_ref().map_or(String::new(), |i| i.value.clone());
+        let (sql, verdict) = match c {
+            Err(r) => (
+                None,
+                Verdict::Error {
+                    code: r.code.to_string(),
+                    message: r.message,
+                },
+            ),
+            Ok(c) => {
+                let verdict = match results.next() {
+                    Some(Ok(rows)) => compare(project, a, &rows),
+                    Some(Err(err)) => Verdict::Error {
+                        code: "warehouse".into(),
+                        message: crate::redact::redact(&err.to_string()),
+                    },
+                    None => Verdict::Error {
+                        code: "warehouse".into(),
+                        message: "the warehouse answered no statement".into(),
+                    },
+                };
+                (Some(c.sql), verdict)
+            }
+        };
+        outcomes.push(AssertionOutcome {
+            id,
+            file,
+            line,
+            sql,
+            verdict,
+        });
+    }
+    Ok(outcomes)
+}
+
+fn compile_one(
+    project: &Project,
+    namespace: &Namespace,
+    a: &Assertion,
+    principal: Option<&Claims>,
+) -> Result<Compiled, query::Refusal> {
+    let q = a.query.as_ref().ok_or_else(|| query::Refusal {
+        code: "unresolved",
+        message: "the assertion has no [query]".into(),
+        hint: None,
+    })?;
+    query::compile(project, namespace, &assertion_request(q, principal))
+}
+
+fn compare(project: &Project, a: &Assertion, rows: &Rows) -> Verdict {
+    let Some(expect) = &a.expect else {
+        return Verdict::Passed;
+    };
+    let dimensions: Vec<String> = a
+        .query
+        .as_ref()
+        .map(|q| q.dimensions.iter().map(|d| d.value.clone()).collect())
+        .unwrap_or_default();
+    let mismatches = expect::compare(expect, &dimensions, rows);
+    if mismatches.is_empty() {
+        return Verdict::Passed;
+    }
+    let file = project.sources.get(a.file);
+    Verdict::Failed(
+        mismatches
+            .into_iter()
+            .map(|m: Mismatch| Failure {
+                line: file.line_col(m.loc.span.start).0,
+                message: m.message,
+                expected: m.expected,
+                actual: m.actual,
+            })
+            .collect(),
+    )
+}
+
+fn location(project: &Project, a: &Assertion) -> (String, usize) {
+    let file = project.sources.get(a.file);
+    let line = a
+        .id
+        .as_ref()
+        .map_or(1, |i| file.line_col(i.loc.span.start).0);
+    (file.rel_path.clone(), line)
+}
+
+/// The verdicts `sqb assert` last recorded on a target, each with the fingerprint of what it
+/// ran (the statement, its parameters and the assertion's file), and the claims it ran with.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Records {
+    version: u32,
+    assertions: BTreeMap<String, Record>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    fingerprint: String,
+    passed: bool,
+    claims: Option<Claims>,
+    at: String,
+}
+
+const RECORDS_VERSION: u32 = 1;
+
+fn records_file(target: &str) -> String {
+    let safe: String = target
+        .chars()
+        .map(|c| match c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            true => c,
+            false => '_',
+        })
+        .collect();
+    format!("assertions-{safe}.json")
+}
+
+impl Records {
+    /// The records of `target`; none when there are none, they are unreadable or foreign, or
+    /// caches are off — every metric then lacks a passing assertion.
+    pub fn load(root: &Path, target: &str, use_cache: bool) -> Records {
+        let read = use_cache
+            .then(|| crate::cache_dir::read(root, &records_file(target)))
+            .flatten()
+            .and_then(|bytes| serde_json::from_slice::<Records>(&bytes).ok())
+            .filter(|r| r.version == RECORDS_VERSION);
+        read.unwrap_or(Records {
+            version: RECORDS_VERSION,
+            ..Records::default()
+        })
+    }
+
+    fn save(&self, root: &Path, target: &str) {
+        if let Ok(bytes) = serde_json::to_vec_pretty(self) {
+            crate::cache_dir::write(root, &records_file(target), &bytes);
+        }
+    }
+
+    fn update(
+        &mut self,
+        project: &Project,
+        target: &Target,
+        assertions: &[&Assertion],
+        outcomes: &[AssertionOutcome],
+        principal: Option<&Claims>,
+    ) {
+        let namespace = namespace(project, target);
+        for (a, o) in assertions.iter().zip(outcomes) {
+            let Ok(compiled) = compile_one(project, &namespace, a, principal) else {
+                self.assertions.remove(&o.id);
+                continue;
+            };
+            self.assertions.insert(
+                o.id.clone(),
+                Record {
+                    fingerprint: fingerprint(project, a, &compiled),
+                    passed: o.passed(),
+                    claims: principal.cloned(),
+                    at: crate::clock::now(),
+                },
+            );
+        }
+    }
+
+    /// Whether the assertion passed when last run, on what it would run now.
+    pub fn passed(&self, project: &Project, target: &Target, a: &Assertion) -> bool {
+        let Some(id) = &a.id else { return false };
+        let Some(record) = self.assertions.get(&id.value).filter(|r| r.passed) else {
+            return false;
+        };
+        let namespace = namespace(project, target);
+        compile_one(project, &namespace, a, record.claims.as_ref())
+            .is_ok_and(|c| fingerprint(project, a, &c) == record.fingerprint)
+    }
+}
+
+fn fingerprint(project: &Project, a: &Assertion, compiled: &Compiled) -> String {
+    let mut hash = sha2::Sha256::new();
+    hash.update(compiled.sql.as_bytes());
+    for p in &compiled.params {
+        hash.update([0]);
+        hash.update(p.as_bytes());
+    }
+    hash.update([1]);
+    hash.update(project.sources.get(a.file).text.as_bytes());
+    hash.finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

@@ -1,0 +1,319 @@
+//! `sqb query`: a semantic query compiled to one read-only statement, run on a target (or,
+//! with `--sql`, only compiled), its metrics' finality flags read, their trust tiers set and
+//! the `min_trust` guardrails enforced — before running on what is known offline, after it on
+//! the rows (a refused result is never shown).
+
+use std::path::Path;
+
+use super::assert::{self as assertions, AssertionOutcome, Records};
+use crate::project::{Project, Target};
+use crate::rows::{Cell, Rows, Statement};
+use crate::semantic::query::{self, Compiled, Namespace, Refusal, Request, ServedMetric};
+use crate::semantic::trust::{self, Tier, Trust};
+use crate::warehouse::session::{self, Connect};
+use crate::warehouse::Timeouts;
+
+#[derive(Debug, Clone)]
+pub struct QueryOptions {
+    /// The target whose namespace is read; default: `default_target`.
+    pub from: Option<String>,
+    pub request: Request,
+    /// Print the statement; run nothing.
+    pub sql_only: bool,
+    /// Also run the assertions that ask for the query's metrics.
+    pub harness: bool,
+    pub timeouts: Timeouts,
+    pub use_cache: bool,
+}
+
+/// A metric of the result: what it was served from, whether its rows are all final, its trust.
+#[derive(Debug, Clone)]
+pub struct MetricOutcome {
+    pub served: ServedMetric,
+    /// With a finality rule and rows read: whether every row holds only final rows.
+    pub is_final: Option<bool>,
+    pub trust: Trust,
+}
+
+#[derive(Debug)]
+pub struct QueryOutcome {
+    pub target: String,
+    pub compiled: Compiled,
+    /// `None` with `--sql`.
+    pub rows: Option<Rows>,
+    pub metrics: Vec<MetricOutcome>,
+    pub warnings: Vec<String>,
+    pub harness: Vec<AssertionOutcome>,
+}
+
+/// Compiles the query, and unless `sql_only`, runs it.
+pub fn query(root: &Path, options: &QueryOptions) -> anyhow::Result<QueryOutcome> {
+    let project = super::compile::compile(
+        root,
+        &super::compile::CompileOptions {
+            sql_analysis: true,
+            use_cache: options.use_cache,
+        },
+    )?;
+    super::ensure_compiles(&project.project, &project.diagnostics)?;
+    let project = project.project;
+    let outcome = run(&project, options);
+    crate::memory::leave_to_exit(project);
+    outcome
+}
+
+fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome> {
+    let (name, target) = target(project, options.from.as_deref())?;
+    let namespace = namespace(project, target);
+    let compiled = query::compile(project, &namespace, &options.request)?;
+    let records = Records::load(&project.root, &name, options.use_cache);
+    let covering = trust::assertions_of(project, &options.request.metrics);
+    let harness = match (options.harness, options.sql_only) {
+        (true, false) => {
+            let mut ids: Vec<&crate::project::contracts::Assertion> = Vec::new();
+            for a in covering.iter().flatten() {
+                if !ids.iter().any(|b| std::ptr::eq(*b, *a)) {
+                    ids.push(a);
+                }
+            }
+            assertions::run_all(
+                project,
+                target,
+                &ids,
+                options.request.principal.as_ref(),
+                options.timeouts,
+            )?
+        }
+        _ => Vec::new(),
+    };
+    let mut metrics: Vec<MetricOutcome> = compiled
+        .metrics
+        .iter()
+        .zip(&covering)
+        .map(|(served, covering)| MetricOutcome {
+            served: served.clone(),
+            is_final: None,
+            trust: metric_trust(project, target, served, covering, &records, &harness),
+        })
+        .collect();
+    let mut warnings = compiled.warnings.clone();
+    enforce_trust(&metrics, &mut warnings)?;
+    if options.sql_only {
+        return Ok(QueryOutcome {
+            target: name,
+            compiled,
+            rows: None,
+            metrics,
+            warnings,
+            harness,
+        });
+    }
+    let statement = Statement {
+        sql: compiled.sql.clone(),
+        params: compiled.params.clone(),
+    };
+    let mut rows = execute(project, target, statement, options.timeouts)?;
+    read_flags(&mut rows, &mut metrics);
+    let mut late = Vec::new();
+    enforce_trust(&metrics, &mut late)?;
+    warnings.extend(late);
+    warnings.dedup();
+    Ok(QueryOutcome {
+        target: name,
+        compiled,
+        rows: Some(rows),
+        metrics,
+        warnings,
+        harness,
+    })
+}
+
+/// The target `--from` names, else the project's `default_target`.
+pub(super) fn target<'p>(
+    project: &'p Project,
+    from: Option<&str>,
+) -> anyhow::Result<(String, &'p Target)> {
+    let name = match from {
+        Some(n) => n.to_string(),
+        None => project
+            .config
+            .default_target
+            .as_ref()
+            .map(|d| d.value.clone())
+            .ok_or_else(|| {
+                crate::error::UserError::new("no target to query")
+                    .with_hint("pass --from TARGET, or set `default_target` in sqb.toml")
+            })?,
+    };
+    let target = super::inspect::target(project, &name)?;
+    Ok((name, target))
+}
+
+/// Where the query's models are: the target's schema (and, on DuckDB, its catalog; a Postgres
+/// session connects to the target's database instead, which cannot be named in a query).
+pub(super) fn namespace(project: &Project, target: &Target) -> Namespace {
+    let database = match project.engine() {
+        crate::engine::Engine::DuckDb => target.database.as_ref().map(|d| d.value.clone()),
+        crate::engine::Engine::Postgres => None,
+    };
+    Namespace {
+        database,
+        schema: target
+            .schema
+            .as_ref()
+            .map_or(String::new(), |s| s.value.clone()),
+    }
+}
+
+/// Runs statements on the target, read-only; each its own result.
+pub(super) fn execute_all(
+    project: &Project,
+    target: &Target,
+    statements: Vec<Statement>,
+    timeouts: Timeouts,
+) -> anyhow::Result<Vec<Result<Rows, crate::warehouse::WarehouseError>>> {
+    let connect = Connect::new(&project.config, &project.root, timeouts)?;
+    let database = target.database.as_ref().map(|d| d.value.clone());
+    Ok(session::run(connect, database, statements)?)
+}
+
+fn execute(
+    project: &Project,
+    target: &Target,
+    statement: Statement,
+    timeouts: Timeouts,
+) -> anyhow::Result<Rows> {
+    let mut results = execute_all(project, target, vec![statement], timeouts)?;
+    match results.pop() {
+        Some(Ok(rows)) => Ok(rows),
+        Some(Err(err)) => Err(zero_denominator(err)),
+        None => anyhow::bail!("the warehouse answered no statement"),
+    }
+}
+
+/// A zero denominator under `on_zero_denominator = "error"` is a refusal of its own.
+fn zero_denominator(err: crate::warehouse::WarehouseError) -> anyhow::Error {
+    match &err {
+        crate::warehouse::WarehouseError::Failed(m) if m.contains("division by zero") => {
+            Refusal {
+                code: "zero_denominator",
+                message: format!("a metric's denominator is zero ({m})"),
+                hint: Some(
+                    "its `on_zero_denominator = \"error\"` refuses the result; filter the zero groups out, or choose `null` or `zero`"
+                        .into(),
+                ),
+            }
+            .into()
+        }
+        _ => err.into(),
+    }
+}
+
+/// The metric's trust: its binding's signals, and whether an assertion asking for it passed
+/// (run by `--harness`, else as last recorded by `sqb assert` on this target).
+fn metric_trust(
+    project: &Project,
+    target: &Target,
+    served: &ServedMetric,
+    covering: &[&crate::project::contracts::Assertion],
+    records: &Records,
+    harness: &[AssertionOutcome],
+) -> Trust {
+    let mut trust = match trust::binding(project, &served.column) {
+        Some(b) => Trust::of_binding(b),
+        None => Trust {
+            tier: Tier::Caution,
+            reasons: vec!["its binding is not found".into()],
+        },
+    };
+    let passing = covering.iter().any(|a| {
+        let id = a.id.as_ref().map_or("", |i| i.value.as_str());
+        match harness.iter().find(|h| h.id == id) {
+            Some(h) => h.passed(),
+            None => records.passed(project, target, a),
+        }
+    });
+    if !passing {
+        let why = match covering.is_empty() {
+            true => "no assertion asks for it".to_string(),
+            false => "no assertion of it has passed on this target (`sqb assert`)".to_string(),
+        };
+        trust.lower(Tier::Provisional, &why);
+    }
+    if served.sources.is_empty() {
+        trust.lower(Tier::Caution, "it reads no relation");
+    }
+    trust
+}
+
+/// Each metric's final flag read off the rows (a row is final when its flag is true); the
+/// flag column is dropped unless the rule's `result_flag = "column"` shows it.
+fn read_flags(rows: &mut Rows, metrics: &mut [MetricOutcome]) {
+    for m in metrics.iter_mut() {
+        let Some(flag) = &m.served.final_flag else {
+            continue;
+        };
+        let Some(i) = rows.columns.iter().position(|c| &c.name == flag) else {
+            continue;
+        };
+        let all_final = rows.rows.iter().all(|r| matches!(r[i], Cell::Bool(true)));
+        m.is_final = Some(all_final);
+        if !all_final {
+            m.trust
+                .lower(Tier::Provisional, "the result holds provisional rows");
+        }
+        if m.served.result_flag != "column" {
+            rows.columns.remove(i);
+            for r in &mut rows.rows {
+                r.remove(i);
+            }
+        }
+    }
+}
+
+/// The `min_trust` guardrails: a metric below the level is refused, or warned of.
+fn enforce_trust(metrics: &[MetricOutcome], warnings: &mut Vec<String>) -> Result<(), Refusal> {
+    for m in metrics {
+        for g in &m.served.min_trust {
+            let Some(level) = Tier::parse(&g.level) else {
+                continue;
+            };
+            if m.trust.tier >= level {
+                continue;
+            }
+            let message = format!(
+                "guardrail `{}` serves metric `{}` only at trust `{}` or above, and it is `{}`: {}",
+                g.id,
+                m.served.column,
+                g.level,
+                m.trust.tier.as_str(),
+                m.trust.reasons.join("; ")
+            );
+            if g.warns {
+                warnings.push(message);
+                continue;
+            }
+            return Err(Refusal {
+                code: "guardrail",
+                message,
+                hint: g.rationale.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What `sqb query --harness` and `sqb assert` share: an assertion's query as a request.
+pub(super) fn assertion_request(
+    q: &crate::project::contracts::SemanticQuery,
+    principal: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Request {
+    let texts = |v: &[crate::source::Spanned<String>]| v.iter().map(|s| s.value.clone()).collect();
+    Request {
+        metrics: texts(&q.metrics),
+        dimensions: texts(&q.dimensions),
+        filters: texts(&q.filters),
+        context: q.context.as_ref().map(|c| c.value.clone()),
+        principal: principal.cloned(),
+    }
+}

@@ -1,0 +1,106 @@
+//! A metric's trust tier — caution < provisional < trusted — the worst of its signals: an
+//! `inferred` provenance or a deprecated binding (caution), no passing assertion, or provisional
+//! rows in the result (provisional). Shown with every result; `min_trust` guardrails read it.
+
+use super::resolve::{self, Metrics};
+use crate::project::contracts::Assertion;
+use crate::project::metrics::MetricBinding;
+use crate::project::Project;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    Caution,
+    Provisional,
+    Trusted,
+}
+
+impl Tier {
+    pub fn parse(text: &str) -> Option<Tier> {
+        match text {
+            "caution" => Some(Tier::Caution),
+            "provisional" => Some(Tier::Provisional),
+            "trusted" => Some(Tier::Trusted),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Caution => "caution",
+            Tier::Provisional => "provisional",
+            Tier::Trusted => "trusted",
+        }
+    }
+}
+
+/// A tier and the signals that set it (empty when trusted).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trust {
+    pub tier: Tier,
+    pub reasons: Vec<String>,
+}
+
+impl Trust {
+    /// What the binding itself says: its provenance and status.
+    pub fn of_binding(binding: &MetricBinding) -> Trust {
+        let mut trust = Trust {
+            tier: Tier::Trusted,
+            reasons: Vec::new(),
+        };
+        if binding
+            .provenance
+            .as_ref()
+            .is_some_and(|p| p.value == "inferred")
+        {
+            trust.lower(Tier::Caution, "its provenance is inferred");
+        }
+        if !binding.is_active() {
+            trust.lower(Tier::Caution, "its binding is deprecated");
+        }
+        trust
+    }
+
+    /// Adds a signal: the tier is the worst of them.
+    pub fn lower(&mut self, tier: Tier, reason: &str) {
+        self.tier = self.tier.min(tier);
+        self.reasons.push(reason.to_string());
+    }
+}
+
+/// The binding a metric name or alias resolves to.
+pub fn binding<'p>(project: &'p Project, name: &str) -> Option<&'p MetricBinding> {
+    let metrics = Metrics::new(project);
+    let spanned = crate::source::Spanned::new(
+        name.to_string(),
+        crate::source::Loc::file_start(project.config.file),
+    );
+    resolve::metric(&metrics, &spanned).ok()
+}
+
+/// For each of `names`, the assertions whose query asks for the same metric (by any name).
+pub fn assertions_of<'p>(project: &'p Project, names: &[String]) -> Vec<Vec<&'p Assertion>> {
+    let metrics = Metrics::new(project);
+    let resolve = |n: &crate::source::Spanned<String>| resolve::metric(&metrics, n).ok();
+    let file = crate::source::Loc::file_start(project.config.file);
+    names
+        .iter()
+        .map(|name| {
+            let Some(wanted) = resolve(&crate::source::Spanned::new(name.clone(), file.clone()))
+            else {
+                return Vec::new();
+            };
+            project
+                .contracts
+                .assertions
+                .iter()
+                .filter(|a| {
+                    a.query.as_ref().is_some_and(|q| {
+                        q.metrics
+                            .iter()
+                            .any(|m| resolve(m).is_some_and(|b| std::ptr::eq(b, wanted)))
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
