@@ -25,7 +25,11 @@ const CASES: &[Case] = &[
         metrics: &["revenue"],
         dimensions: &[],
         filters: &[],
-        expected: "SELECT sum(amount) FROM analytics.fct_orders WHERE status <> 'cancelled'",
+        // The mart's revenue, and the raw orders written after the mart's last order
+        // (revenue's provisional realization): not final.
+        expected: "SELECT (SELECT sum(amount) FROM analytics.fct_orders WHERE status <> 'cancelled') \
+                   + (SELECT sum(amount) FROM raw.orders WHERE status <> 'cancelled' \
+                      AND ordered_at > (SELECT max(ordered_at) FROM analytics.fct_orders)), false",
     },
     Case {
         name: "revenue_and_orders_by_status",
@@ -33,7 +37,8 @@ const CASES: &[Case] = &[
         dimensions: &["status"],
         filters: &["status <> 'placed'"],
         // orders: its population filter and the mandatory filter of its measure's guardrail.
-        expected: "SELECT status, sum(amount), count(*) FROM analytics.fct_orders \
+        // No raw order after the mart's last one is shipped: final.
+        expected: "SELECT status, sum(amount), count(*), true FROM analytics.fct_orders \
                    WHERE status <> 'placed' AND status <> 'cancelled' AND status IN ('placed', 'shipped') \
                    GROUP BY status",
     },
@@ -50,8 +55,12 @@ const CASES: &[Case] = &[
         name: "average_order_value_by_day",
         metrics: &["aov"],
         dimensions: &["order_date"],
-        filters: &["customer.first_order_month >= '2026-02-01'"],
-        expected: "SELECT date_trunc('day', o.ordered_at), CAST(sum(o.amount) AS {ratio}) / NULLIF(count(*), 0) \
+        // Up to the mart's last order: revenue (its numerator) is final there.
+        filters: &[
+            "customer.first_order_month >= '2026-02-01'",
+            "order_date < '2026-04-06'",
+        ],
+        expected: "SELECT date_trunc('day', o.ordered_at), CAST(sum(o.amount) AS {ratio}) / NULLIF(count(*), 0), true \
                    FROM analytics.fct_orders o JOIN analytics.dim_customers c ON o.customer_id = c.customer_id \
                    WHERE o.status IN ('placed', 'shipped') AND date_trunc('month', c.first_ordered_at) >= '2026-02-01' \
                    GROUP BY 1",

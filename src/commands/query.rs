@@ -2,8 +2,6 @@
 //! of it (trust, finality, warnings) on stderr; a refusal prints its code and ends with its
 //! own exit status.
 
-use anstream::eprintln;
-
 use crate::cli::{GlobalArgs, PrincipalArgs, QueryArgs, QueryFormat};
 use crate::commands::{note, project_root, stdout, timeouts};
 use crate::error::UserError;
@@ -66,7 +64,7 @@ pub fn refused(
 /// Each metric's trust and finality, and the warnings, on stderr.
 fn said(global: &GlobalArgs, outcome: &QueryOutcome) {
     for w in &outcome.warnings {
-        eprintln!("warning: {w}");
+        note(global, &format!("warning: {w}"));
     }
     for m in &outcome.metrics {
         let finality = match m.is_final {
@@ -103,7 +101,10 @@ pub fn principal(
     let (text, what) = match (&args.principal, &args.claims) {
         (Some(path), _) => (
             std::fs::read_to_string(path).map_err(|e| {
-                UserError::new(format!("could not read the principal {}: {e}", path.display()))
+                UserError::new(format!(
+                    "could not read the principal {}: {e}",
+                    path.display()
+                ))
             })?,
             path.display().to_string(),
         ),

@@ -36,7 +36,10 @@ pub enum Verdict {
     Passed,
     Failed(Vec<Failure>),
     /// It could not run: refused (with the refusal's code) or the warehouse failed.
-    Error { code: String, message: String },
+    Error {
+        code: String,
+        message: String,
+    },
 }
 
 /// One difference from the expectation, at the line that expects it.
@@ -265,10 +268,9 @@ fn compare(project: &Project, a: &Assertion, rows: &Rows) -> Verdict {
 
 fn location(project: &Project, a: &Assertion) -> (String, usize) {
     let file = project.sources.get(a.file);
-    let line = a
-        .id
-        .as_ref()
-        .map_or(1, |i| file.line_col(i.loc.span.start).0);
+    let line =
+        a.id.as_ref()
+            .map_or(1, |i| file.line_col(i.loc.span.start).0);
     (file.rel_path.clone(), line)
 }
 
@@ -293,10 +295,12 @@ const RECORDS_VERSION: u32 = 1;
 fn records_file(target: &str) -> String {
     let safe: String = target
         .chars()
-        .map(|c| match c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-            true => c,
-            false => '_',
-        })
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                true => c,
+                false => '_',
+            },
+        )
         .collect();
     format!("assertions-{safe}.json")
 }
@@ -369,8 +373,5 @@ fn fingerprint(project: &Project, a: &Assertion, compiled: &Compiled) -> String 
     }
     hash.update([1]);
     hash.update(project.sources.get(a.file).text.as_bytes());
-    hash.finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -153,7 +153,9 @@ fn junit(report: &AssertReport, out: &mut dyn Write) -> io::Result<()> {
                         )
                     })
                     .collect();
-                let first = failures.first().map_or(String::new(), |f| f.message.clone());
+                let first = failures
+                    .first()
+                    .map_or(String::new(), |f| f.message.clone());
                 let mut body = body.join("\n");
                 if let Some(sql) = &o.sql {
                     body.push_str("\nsql:\n");
@@ -191,7 +193,10 @@ fn github(report: &AssertReport, prefix: &str, w: &mut dyn Write) -> io::Result<
                         "::error file={file},line={},title={}::{}",
                         f.line,
                         property(&format!("sqb assert {}", o.id)),
-                        data(&format!("{}: expected {}, got {}", f.message, f.expected, f.actual))
+                        data(&format!(
+                            "{}: expected {}, got {}",
+                            f.message, f.expected, f.actual
+                        ))
                     )?;
                 }
             }

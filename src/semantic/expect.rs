@@ -6,7 +6,7 @@
 
 use std::str::FromStr;
 
-use bigdecimal::BigDecimal;
+use bigdecimal::{BigDecimal, Zero as _};
 
 use crate::project::contracts::{Expect, ExpectRow, Expected, Tolerance};
 use crate::rows::{Cell, Rows};
@@ -65,7 +65,10 @@ fn keyed(
 ) {
     let mut matched = vec![false; rows.rows.len()];
     for row in &expect.rows {
-        let key: Vec<&(crate::source::Spanned<String>, crate::source::Spanned<Expected>)> = row
+        let key: Vec<&(
+            crate::source::Spanned<String>,
+            crate::source::Spanned<Expected>,
+        )> = row
             .cells
             .iter()
             .filter(|(k, _)| dimensions.iter().any(|d| d == &k.value))
@@ -109,7 +112,10 @@ fn keyed(
 }
 
 fn describe_key(
-    key: &[&(crate::source::Spanned<String>, crate::source::Spanned<Expected>)],
+    key: &[&(
+        crate::source::Spanned<String>,
+        crate::source::Spanned<Expected>,
+    )],
 ) -> String {
     match key.is_empty() {
         true => "the one row".into(),
@@ -183,12 +189,13 @@ fn same(expected: &Expected, actual: &Cell, tolerance: Option<Tolerance>) -> Opt
 fn within(expected: &BigDecimal, actual: &BigDecimal, tolerance: Option<Tolerance>) -> bool {
     let diff = (actual - expected).abs();
     match tolerance {
-        None => diff == BigDecimal::from(0),
+        None => diff.is_zero(),
         Some(Tolerance::Absolute(t)) => {
             BigDecimal::from_str(&t.to_string()).is_ok_and(|t| diff <= t)
         }
-        Some(Tolerance::Relative(t)) => BigDecimal::from_str(&t.to_string())
-            .is_ok_and(|t| diff <= t * expected.abs()),
+        Some(Tolerance::Relative(t)) => {
+            BigDecimal::from_str(&t.to_string()).is_ok_and(|t| diff <= t * expected.abs())
+        }
     }
 }
 
@@ -257,11 +264,21 @@ mod tests {
         assert_eq!(same(&e, &Cell::Decimal("210.494".into()), abs), Some(true));
         assert_eq!(same(&e, &Cell::Decimal("210.496".into()), abs), Some(false));
         let rel = Some(Tolerance::Relative(0.01));
-        assert_eq!(same(&Expected::Integer(100), &Cell::Float(100.9), rel), Some(true));
-        assert_eq!(same(&Expected::Integer(100), &Cell::Float(101.1), rel), Some(false));
+        assert_eq!(
+            same(&Expected::Integer(100), &Cell::Float(100.9), rel),
+            Some(true)
+        );
+        assert_eq!(
+            same(&Expected::Integer(100), &Cell::Float(101.1), rel),
+            Some(false)
+        );
         // 0.1 + 0.2 is not 0.3 in floats; exact decimals never drift.
         assert_eq!(
-            same(&Expected::Text("0.3".into()), &Cell::Decimal("0.30".into()), None),
+            same(
+                &Expected::Text("0.3".into()),
+                &Cell::Decimal("0.30".into()),
+                None
+            ),
             Some(true)
         );
     }
@@ -277,10 +294,17 @@ mod tests {
     fn dates_and_instants_compare_as_utc_wall_times() {
         let april = Expected::Temporal("2026-04-01".into());
         assert_eq!(
-            same(&april, &Cell::Timestamp("2026-04-01T00:00:00Z".into()), None),
+            same(
+                &april,
+                &Cell::Timestamp("2026-04-01T00:00:00Z".into()),
+                None
+            ),
             Some(true)
         );
-        assert_eq!(same(&april, &Cell::Date("2026-04-01".into()), None), Some(true));
+        assert_eq!(
+            same(&april, &Cell::Date("2026-04-01".into()), None),
+            Some(true)
+        );
         let at = Expected::Temporal("2026-04-01T02:00:00+02:00".into());
         assert_eq!(
             same(&at, &Cell::Timestamp("2026-04-01T00:00:00Z".into()), None),

@@ -310,7 +310,11 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 }
                 min_trust.push(MinTrust {
                     id,
-                    level: g.level.as_ref().map_or("trusted", |l| l.value.as_str()).to_string(),
+                    level: g
+                        .level
+                        .as_ref()
+                        .map_or("trusted", |l| l.value.as_str())
+                        .to_string(),
                     warns: g.warns(),
                     rationale: g.rationale.as_ref().map(|r| r.value.clone()),
                 });
@@ -318,7 +322,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
         }
         ServedMetric {
             column: asked.to_string(),
-            metric: binding.name().map_or(asked, |n| n.value.as_str()).to_string(),
+            metric: binding
+                .name()
+                .map_or(asked, |n| n.value.as_str())
+                .to_string(),
             sources,
             final_flag: rule.map(|_| format!("{asked}.final")),
             result_flag: rule
@@ -656,7 +663,9 @@ impl<'a, 'p> Compiler<'a, 'p> {
             });
         };
         let zone = |r: &crate::project::contracts::Realization| {
-            r.tz.as_ref().map_or("UTC", |t| t.value.as_str()).to_string()
+            r.tz.as_ref()
+                .map_or("UTC", |t| t.value.as_str())
+                .to_string()
         };
         let instant = |rel: &Relation<'p>, wm: &Spanned<String>| {
             rel.column(&wm.value)
@@ -1194,7 +1203,9 @@ impl<'a, 'p> Compiler<'a, 'p> {
                         Engine::Postgres => format!("CAST({n} AS {cast}) / {d}"),
                         Engine::DuckDb => format!(
                             "CASE WHEN {d} = 0 THEN error({}) ELSE CAST({n} AS {cast}) / {d} END",
-                            literal(&format!("division by zero: metric `{metric}` has a zero denominator"))
+                            literal(&format!(
+                                "division by zero: metric `{metric}` has a zero denominator"
+                            ))
                         ),
                     },
                     _ => format!("CAST({n} AS {cast}) / NULLIF({d}, 0)"),

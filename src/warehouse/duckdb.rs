@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use duckdb::{AccessMode, Config, Connection};
 
-use crate::rows::{date_from_days, timestamp_from_micros, Cell, Column, Rows, Statement};
 use super::{Introspector, WarehouseError};
 use crate::catalog::{shrink_last, Namespace, PhysicalColumn, PhysicalRelation, RelationKind};
+use crate::rows::{date_from_days, timestamp_from_micros, Cell, Column, Rows, Statement};
 
 /// Every column of one schema, with whether its relation is a view. `?1`: catalog, `?2`: schema.
 pub const CATALOG_QUERY: &str = "
@@ -298,8 +298,7 @@ impl DuckDbIntrospector {
         let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = timed_out.clone();
         let watchdog = std::thread::spawn(move || {
-            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(limit)
-            {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(limit) {
                 flag.store(true, std::sync::atomic::Ordering::SeqCst);
                 handle.interrupt();
             }
@@ -375,8 +374,10 @@ fn cell(value: duckdb::types::ValueRef<'_>) -> duckdb::Result<Cell> {
         duckdb::Error::FromSqlConversionFailure(
             0,
             duckdb::types::Type::Any,
-            format!("a value of type {what}, which sqb cannot read; cast it in the metric's measure")
-                .into(),
+            format!(
+                "a value of type {what}, which sqb cannot read; cast it in the metric's measure"
+            )
+            .into(),
         )
     };
     Ok(match value {
@@ -391,15 +392,22 @@ fn cell(value: duckdb::types::ValueRef<'_>) -> duckdb::Result<Cell> {
         V::USmallInt(i) => Cell::Int(i.into()),
         V::UInt(i) => Cell::Int(i.into()),
         V::UBigInt(i) => Cell::Int(i.into()),
-        V::UHugeInt(i) => i128::try_from(i).map(Cell::Int).unwrap_or(Cell::Decimal(i.to_string())),
+        V::UHugeInt(i) => i128::try_from(i)
+            .map(Cell::Int)
+            .unwrap_or(Cell::Decimal(i.to_string())),
         V::Float(f) => Cell::Float(f.into()),
         V::Double(f) => Cell::Float(f),
         V::Decimal(d) => Cell::Decimal(d.to_string()),
-        V::Date32(days) => Cell::Date(date_from_days(days.into()).ok_or_else(|| unreadable("DATE"))?),
+        V::Date32(days) => {
+            Cell::Date(date_from_days(days.into()).ok_or_else(|| unreadable("DATE"))?)
+        }
         V::Timestamp(unit, v) => Cell::Timestamp(
-            timestamp_from_micros(unit.to_micros(v), false).ok_or_else(|| unreadable("TIMESTAMP"))?,
+            timestamp_from_micros(unit.to_micros(v), false)
+                .ok_or_else(|| unreadable("TIMESTAMP"))?,
         ),
-        V::Text(_) | V::Enum(..) => Cell::Text(value.as_str().map_err(|_| unreadable("text"))?.to_string()),
+        V::Text(_) | V::Enum(..) => {
+            Cell::Text(value.as_str().map_err(|_| unreadable("text"))?.to_string())
+        }
         other => return Err(unreadable(&format!("{:?}", other.data_type()))),
     })
 }

@@ -16,8 +16,8 @@ use super::{Introspector, Timeouts, WarehouseError};
 use crate::catalog::{
     shrink_last, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, UserType,
 };
-use crate::rows::{Cell, Column, Rows, Statement};
 use crate::redact::{redact, register};
+use crate::rows::{Cell, Column, Rows, Statement};
 
 /// All columns of the wanted relations of one schema. `$1`: schema; `$2`: relation names (matched
 /// up to case, through a hash join so that 10,000 names stay linear).
@@ -311,7 +311,11 @@ impl PgIntrospector {
             Ok::<_, sqlx::Error>(rows)
         };
         let rows = match tokio::time::timeout(limit + Duration::from_secs(5), query).await {
-            Err(_) => return Err(WarehouseError::QueryTimeout { seconds: limit.as_secs() }),
+            Err(_) => {
+                return Err(WarehouseError::QueryTimeout {
+                    seconds: limit.as_secs(),
+                })
+            }
             Ok(Err(err)) => {
                 return Err(match classify(err, &server, &options, &database) {
                     WarehouseError::StatementTimeout { .. } => WarehouseError::QueryTimeout {
@@ -375,7 +379,8 @@ fn decode_cell(row: &PgRow, i: usize, column: &Column) -> Result<Cell, Warehouse
                 .to_string(),
         ),
         "timestamp" => Cell::Timestamp(crate::rows::format_timestamp(
-            &row.try_get::<chrono::NaiveDateTime, _>(i).map_err(get_err)?,
+            &row.try_get::<chrono::NaiveDateTime, _>(i)
+                .map_err(get_err)?,
             false,
         )),
         "timestamptz" => Cell::Timestamp(crate::rows::format_timestamp(
@@ -384,15 +389,17 @@ fn decode_cell(row: &PgRow, i: usize, column: &Column) -> Result<Cell, Warehouse
                 .naive_utc(),
             true,
         )),
-        "text" | "varchar" | "bpchar" | "char" | "name" => Cell::Text(row.try_get(i).map_err(get_err)?),
+        "text" | "varchar" | "bpchar" | "char" | "name" => {
+            Cell::Text(row.try_get(i).map_err(get_err)?)
+        }
         // An enum's binary form is its label.
         _ => match raw.as_bytes().ok().map(std::str::from_utf8) {
             Some(Ok(label)) if is_enum(&raw) => Cell::Text(label.to_string()),
             _ => {
                 return Err(WarehouseError::Failed(format!(
-                    "column `{}` is of type {}, which sqb cannot read; cast it in the metric's measure",
-                    column.name, column.type_name
-                )))
+                "column `{}` is of type {}, which sqb cannot read; cast it in the metric's measure",
+                column.name, column.type_name
+            )))
             }
         },
     })

@@ -12,11 +12,11 @@ use std::sync::mpsc;
 #[cfg(feature = "duckdb")]
 use super::duckdb::DuckDbIntrospector;
 use super::postgres::PgIntrospector;
-use crate::rows::{Rows, Statement};
 use super::{Introspector, Timeouts, WarehouseError};
 use crate::catalog::{Answer, Namespace, PhysicalRelation, Request};
 use crate::engine::Engine;
 use crate::project::Config;
+use crate::rows::{Rows, Statement};
 
 /// The environment variable that overrides `connection.url`.
 pub const DATABASE_URL_ENV: &str = "SQB_DATABASE_URL";

@@ -1,0 +1,412 @@
+//! `sqb query` and `sqb assert` end to end on the shop example: against its DuckDB warehouse
+//! built from migrations/ in every format, every refusal with its exit status, trust earned by
+//! a passing `sqb assert`, failing assertions with expected and actual values; and on Postgres,
+//! as a role that could write, only reads are sent, the password appears nowhere, and the rows
+//! are the DuckDB rows, value for value.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{
+    copy_tree, duckdb_file, pg_exec, pg_strings, repo, run, shop_migrations, sqb, transcript,
+    TestDb,
+};
+
+const ANALYST: &str = r#"{"roles": ["analyst"]}"#;
+
+fn shop(root: &Path) {
+    copy_tree(&repo().join("examples/shop"), root);
+    let _ = std::fs::remove_file(root.join("warehouse.duckdb"));
+    let _ = std::fs::remove_dir_all(root.join(".sqb"));
+}
+
+fn shop_on_duckdb(root: &Path) {
+    shop(root);
+    duckdb_file(&root.join("warehouse.duckdb"), &shop_migrations());
+}
+
+/// `sqb ARGS` in `root`, with the compile cache on: `sqb assert` records its verdicts there.
+fn sqb_in(root: &Path, url: Option<&str>, args: &[&str]) -> Output {
+    let mut cmd = sqb();
+    cmd.current_dir(root).env_remove("SQB_NO_CACHE").args(args);
+    if let Some(url) = url {
+        cmd.env("SQB_DATABASE_URL", url);
+    }
+    run(&mut cmd)
+}
+
+fn transcripts(root: &Path, url: Option<&str>, runs: &[&[&str]]) -> String {
+    runs.iter()
+        .map(|args| {
+            let out = sqb_in(root, url, args);
+            format!("$ sqb {}\n{}", args.join(" "), transcript(&out, root))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn shop_query_on_duckdb_in_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    shop_on_duckdb(tmp.path());
+    let by_status: &[&str] = &[
+        "query", "-m", "revenue", "-m", "orders", "-d", "status", "--claims", ANALYST, "--from",
+        "prod",
+    ];
+    let runs: Vec<Vec<&str>> = vec![
+        by_status.to_vec(),
+        [by_status, &["--format", "csv"]].concat(),
+        [by_status, &["--format", "json"]].concat(),
+        // A customer (the default role) sees their own orders only, the provisional one too.
+        vec![
+            "query",
+            "-m",
+            "sales",
+            "-d",
+            "order_date.month",
+            "--claims",
+            r#"{"customer_id": 2}"#,
+            "--from",
+            "prod",
+        ],
+        // A balance is the latest day's, summed over customers.
+        vec![
+            "query",
+            "-m",
+            "account_balance",
+            "-d",
+            "balance_date",
+            "--claims",
+            ANALYST,
+            "--from",
+            "prod",
+        ],
+        vec![
+            "query", "-m", "aov", "--claims", ANALYST, "--from", "prod", "--format", "csv",
+        ],
+    ];
+    let runs: Vec<&[&str]> = runs.iter().map(Vec::as_slice).collect();
+    insta::assert_snapshot!(transcripts(tmp.path(), None, &runs));
+}
+
+#[test]
+fn sql_is_printed_offline_with_its_parameters() {
+    let tmp = tempfile::tempdir().unwrap();
+    // No warehouse file at all: --sql never connects.
+    shop(tmp.path());
+    insta::assert_snapshot!(transcripts(
+        tmp.path(),
+        None,
+        &[&[
+            "query",
+            "-m",
+            "revenue",
+            "-d",
+            "status",
+            "--claims",
+            r#"{"customer_id": "1"}"#,
+            "--sql",
+            "--from",
+            "prod",
+        ]]
+    ));
+}
+
+#[test]
+fn every_refusal_ends_with_its_exit_status() {
+    let tmp = tempfile::tempdir().unwrap();
+    shop_on_duckdb(tmp.path());
+    let status = |args: &[&str]| sqb_in(tmp.path(), None, args).status.code();
+    fn q<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        [&["query", "--from", "prod"][..], extra].concat()
+    }
+    assert_eq!(status(&q(&["-m", "revenu", "--claims", ANALYST])), Some(10));
+    assert_eq!(
+        status(&q(&["-m", "revenue", "-d", "stauts", "--claims", ANALYST])),
+        Some(10)
+    );
+    assert_eq!(
+        status(&q(&[
+            "-m",
+            "revenue",
+            "--filter",
+            "status = ",
+            "--claims",
+            ANALYST
+        ])),
+        Some(20)
+    );
+    // The default role may not see balances; without a tenant claim nothing is served.
+    assert_eq!(
+        status(&q(&[
+            "-m",
+            "account_balance",
+            "--claims",
+            r#"{"customer_id": 1}"#
+        ])),
+        Some(19)
+    );
+    assert_eq!(status(&q(&["-m", "revenue"])), Some(18));
+    assert_eq!(
+        status(&q(&[
+            "-m",
+            "revenue",
+            "--claims",
+            r#"{"customer_id": 1, "roles": "nobody"}"#
+        ])),
+        Some(19)
+    );
+    insta::assert_snapshot!(transcripts(
+        tmp.path(),
+        None,
+        &[
+            &q(&[
+                "-m",
+                "revenue",
+                "--filter",
+                "status = ",
+                "--claims",
+                ANALYST
+            ]),
+            &q(&[
+                "-m",
+                "sales",
+                "--claims",
+                ANALYST,
+                "--format",
+                "json",
+                "--context",
+                "board_reporting"
+            ]),
+        ]
+    ));
+}
+
+#[test]
+fn a_passing_assertion_earns_the_trust_a_board_query_needs() {
+    let tmp = tempfile::tempdir().unwrap();
+    shop_on_duckdb(tmp.path());
+    let board: &[&str] = &[
+        "query",
+        "-m",
+        "sales",
+        "--context",
+        "board_reporting",
+        "--claims",
+        ANALYST,
+        "--from",
+        "prod",
+    ];
+    insta::assert_snapshot!(transcripts(
+        tmp.path(),
+        None,
+        &[
+            board,
+            &["assert", "--claims", ANALYST, "--from", "prod"],
+            board,
+            &[
+                "query",
+                "-m",
+                "revenue",
+                "-d",
+                "status",
+                "--claims",
+                ANALYST,
+                "--from",
+                "prod",
+                "--harness"
+            ],
+        ]
+    ));
+}
+
+#[test]
+fn a_failing_assertion_shows_expected_and_actual_in_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    shop_on_duckdb(tmp.path());
+    let path = tmp.path().join("contracts/assertions/revenue_total.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("\"285.49\"", "\"285.50\"")).unwrap();
+    let base: &[&str] = &["assert", "--claims", ANALYST, "--from", "prod"];
+    fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        [base, extra].concat()
+    }
+    assert_eq!(sqb_in(tmp.path(), None, base).status.code(), Some(1));
+    assert_eq!(
+        sqb_in(tmp.path(), None, &with(base, &["--min-accuracy", "0.6"]))
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        sqb_in(tmp.path(), None, &with(base, &["--min-accuracy", "0.7"]))
+            .status
+            .code(),
+        Some(1)
+    );
+    // Without the principal an assertion of a tenant-scoped metric cannot run: 2, never a pass.
+    assert_eq!(
+        sqb_in(tmp.path(), None, &["assert", "--from", "prod"])
+            .status
+            .code(),
+        Some(2)
+    );
+    insta::assert_snapshot!(transcripts(
+        tmp.path(),
+        None,
+        &[
+            &with(base, &["--select", "revenue_t*"]),
+            &with(base, &["--select", "revenue_t*", "--format", "json"]),
+            &with(base, &["--select", "revenue_t*", "--format", "junit"]),
+            &with(base, &["--select", "revenue_t*", "--format", "github"]),
+            &with(base, &["--select", "nothing_*"]),
+        ]
+    ));
+}
+
+#[test]
+fn postgres_serves_the_duckdb_rows_reading_only_and_never_shows_the_password() {
+    let Some(db) = TestDb::create("query_cli") else {
+        return;
+    };
+    pg_exec(&db.url, &shop_migrations());
+    const SECRET: &str = "pl4nted-s3cret";
+    let role = format!("sqb_query_{}", std::process::id());
+    pg_exec(
+        &db.url,
+        &format!(
+            "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD '{SECRET}';
+             GRANT ALL ON ALL TABLES IN SCHEMA analytics, dev, raw TO {role};
+             GRANT ALL ON SCHEMA analytics, dev, raw TO {role};
+             CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
+             SELECT pg_stat_statements_reset();"
+        ),
+    );
+    let url = db
+        .url
+        .replace("sqb_test:sqb_test@", &format!("{role}:{SECRET}@"));
+    let pg = tempfile::tempdir().unwrap();
+    shop(pg.path());
+    let toml = std::fs::read_to_string(pg.path().join("sqb.toml")).unwrap();
+    std::fs::write(
+        pg.path().join("sqb.toml"),
+        toml.replace("engine = \"duckdb\"", "engine = \"postgres\""),
+    )
+    .unwrap();
+    let duck = tempfile::tempdir().unwrap();
+    shop_on_duckdb(duck.path());
+    let queries: &[&[&str]] = &[
+        &[
+            "query", "-m", "revenue", "-m", "orders", "-m", "buyers", "-d", "status", "--claims",
+            ANALYST,
+        ],
+        &[
+            "query",
+            "-m",
+            "sales",
+            "-d",
+            "order_date.month",
+            "--claims",
+            r#"{"customer_id": 2}"#,
+        ],
+        &[
+            "query",
+            "-m",
+            "account_balance",
+            "-d",
+            "balance_date",
+            "--claims",
+            ANALYST,
+        ],
+        &[
+            "query",
+            "-m",
+            "aov",
+            "-d",
+            "customer.first_order_month",
+            "--claims",
+            ANALYST,
+        ],
+    ];
+    for args in queries {
+        let args = [*args, &["--from", "prod", "--format", "json"]].concat();
+        let on_pg = sqb_in(pg.path(), Some(&url), &args);
+        let on_duck = sqb_in(duck.path(), None, &args);
+        let shown = transcript(&on_pg, pg.path());
+        assert_eq!(on_pg.status.code(), Some(0), "{shown}");
+        assert!(!shown.contains(SECRET), "{shown}");
+        let rows = |o: &Output| {
+            let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            normalize(&doc["rows"])
+        };
+        assert_eq!(rows(&on_pg), rows(&on_duck), "{args:?}");
+    }
+    let assert = sqb_in(
+        pg.path(),
+        Some(&url),
+        &["assert", "--claims", ANALYST, "--from", "prod"],
+    );
+    let shown = transcript(&assert, pg.path());
+    assert_eq!(assert.status.code(), Some(0), "{shown}");
+    assert!(!shown.contains(SECRET), "{shown}");
+    // A wrong password: refused, and neither password is shown.
+    let wrong = url.replace(SECRET, "wr0ng-s3cret");
+    let out = sqb_in(
+        pg.path(),
+        Some(&wrong),
+        &[
+            "query", "-m", "revenue", "--claims", ANALYST, "--from", "prod",
+        ],
+    );
+    let shown = transcript(&out, pg.path());
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(
+        !shown.contains(SECRET) && !shown.contains("wr0ng-s3cret"),
+        "{shown}"
+    );
+    let statements = pg_strings(
+        &db.url,
+        &format!(
+            "SELECT query FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid
+              WHERE r.rolname = '{role}' AND s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        ),
+    );
+    pg_exec(&db.url, &format!("DROP OWNED BY {role}; DROP ROLE {role};"));
+    assert!(
+        statements.iter().any(|s| s.contains("WITH \"m0\"")),
+        "no semantic query was seen: {statements:?}"
+    );
+    for statement in &statements {
+        let head = statement
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_uppercase();
+        assert!(
+            ["SELECT", "WITH", "BEGIN", "ROLLBACK", "SET", "SHOW"].contains(&head.as_str()),
+            "sqb sent a statement that is not a read: {statement}"
+        );
+    }
+}
+
+/// Rows with each instant as its UTC wall time and each number as its exact value: Postgres
+/// keeps a TIMESTAMPTZ's zone (`Z`) where DuckDB, without ICU, truncates to a TIMESTAMP, and a
+/// ratio is NUMERIC on Postgres where DuckDB computes a DOUBLE.
+fn normalize(rows: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match rows {
+        Value::Array(items) => Value::Array(items.iter().map(normalize).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), normalize(v))).collect())
+        }
+        Value::String(s) if s.ends_with('Z') => Value::String(s.trim_end_matches('Z').into()),
+        Value::String(s) => match s.parse::<f64>() {
+            Ok(f) => Value::String(format!("{:.6}", f)),
+            Err(_) => Value::String(s.clone()),
+        },
+        Value::Number(n) => Value::String(format!("{:.6}", n.as_f64().unwrap_or(f64::NAN))),
+        other => other.clone(),
+    }
+}
