@@ -9,9 +9,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 
-use super::query::{assertion_request, execute_all, namespace, target};
+use super::semantic::{assertion_request, execute_all, namespace, target};
 use crate::project::contracts::Assertion;
 use crate::project::{Project, Target};
+pub use crate::report::assert::{AssertReport, AssertionOutcome, Failure, Verdict};
 use crate::rows::{Rows, Statement};
 use crate::semantic::expect::{self, Mismatch};
 use crate::semantic::query::{self, Compiled, Namespace};
@@ -28,66 +29,6 @@ pub struct AssertOptions {
     pub principal: Option<Claims>,
     pub timeouts: Timeouts,
     pub use_cache: bool,
-}
-
-/// How one assertion ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
-    Passed,
-    Failed(Vec<Failure>),
-    /// It could not run: refused (with the refusal's code) or the warehouse failed.
-    Error {
-        code: String,
-        message: String,
-    },
-}
-
-/// One difference from the expectation, at the line that expects it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Failure {
-    pub line: usize,
-    pub message: String,
-    pub expected: String,
-    pub actual: String,
-}
-
-#[derive(Debug, Clone)]
-pub struct AssertionOutcome {
-    pub id: String,
-    /// Where the assertion is: its file (relative to the root) and line.
-    pub file: String,
-    pub line: usize,
-    pub sql: Option<String>,
-    pub verdict: Verdict,
-}
-
-impl AssertionOutcome {
-    pub fn passed(&self) -> bool {
-        self.verdict == Verdict::Passed
-    }
-}
-
-#[derive(Debug)]
-pub struct AssertReport {
-    pub target: String,
-    pub outcomes: Vec<AssertionOutcome>,
-}
-
-impl AssertReport {
-    /// The share of assertions that passed (1 with none).
-    pub fn accuracy(&self) -> f64 {
-        match self.outcomes.len() {
-            0 => 1.0,
-            n => self.outcomes.iter().filter(|o| o.passed()).count() as f64 / n as f64,
-        }
-    }
-
-    pub fn errors(&self) -> usize {
-        self.outcomes
-            .iter()
-            .filter(|o| matches!(o.verdict, Verdict::Error { .. }))
-            .count()
-    }
 }
 
 /// Runs the selected assertions on the target and records their verdicts.

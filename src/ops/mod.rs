@@ -18,6 +18,7 @@ pub mod lineage;
 pub mod publish;
 pub mod query;
 pub mod root;
+pub mod semantic;
 pub mod verify;
 
 use crate::diagnostics::{render_errors, Diagnostic};

@@ -6,11 +6,12 @@
 use std::path::Path;
 
 use super::assert::{self as assertions, AssertionOutcome, Records};
+use super::semantic::{execute_all, namespace, target};
 use crate::project::{Project, Target};
+pub use crate::report::query::{MetricOutcome, QueryOutcome};
 use crate::rows::{Cell, Rows, Statement};
-use crate::semantic::query::{self, Compiled, Namespace, Refusal, Request, ServedMetric};
+use crate::semantic::query::{self, Refusal, Request, ServedMetric};
 use crate::semantic::trust::{self, Tier, Trust};
-use crate::warehouse::session::{self, Connect};
 use crate::warehouse::Timeouts;
 
 #[derive(Debug, Clone)]
@@ -24,26 +25,6 @@ pub struct QueryOptions {
     pub harness: bool,
     pub timeouts: Timeouts,
     pub use_cache: bool,
-}
-
-/// A metric of the result: what it was served from, whether its rows are all final, its trust.
-#[derive(Debug, Clone)]
-pub struct MetricOutcome {
-    pub served: ServedMetric,
-    /// With a finality rule and rows read: whether every row holds only final rows.
-    pub is_final: Option<bool>,
-    pub trust: Trust,
-}
-
-#[derive(Debug)]
-pub struct QueryOutcome {
-    pub target: String,
-    pub compiled: Compiled,
-    /// `None` with `--sql`.
-    pub rows: Option<Rows>,
-    pub metrics: Vec<MetricOutcome>,
-    pub warnings: Vec<String>,
-    pub harness: Vec<AssertionOutcome>,
 }
 
 /// Compiles the query, and unless `sql_only`, runs it.
@@ -126,55 +107,6 @@ fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome
         warnings,
         harness,
     })
-}
-
-/// The target `--from` names, else the project's `default_target`.
-pub(super) fn target<'p>(
-    project: &'p Project,
-    from: Option<&str>,
-) -> anyhow::Result<(String, &'p Target)> {
-    let name = match from {
-        Some(n) => n.to_string(),
-        None => project
-            .config
-            .default_target
-            .as_ref()
-            .map(|d| d.value.clone())
-            .ok_or_else(|| {
-                crate::error::UserError::new("no target to query")
-                    .with_hint("pass --from TARGET, or set `default_target` in sqb.toml")
-            })?,
-    };
-    let target = super::inspect::target(project, &name)?;
-    Ok((name, target))
-}
-
-/// Where the query's models are: the target's schema (and, on DuckDB, its catalog; a Postgres
-/// session connects to the target's database instead, which cannot be named in a query).
-pub(super) fn namespace(project: &Project, target: &Target) -> Namespace {
-    let database = match project.engine() {
-        crate::engine::Engine::DuckDb => target.database.as_ref().map(|d| d.value.clone()),
-        crate::engine::Engine::Postgres => None,
-    };
-    Namespace {
-        database,
-        schema: target
-            .schema
-            .as_ref()
-            .map_or(String::new(), |s| s.value.clone()),
-    }
-}
-
-/// Runs statements on the target, read-only; each its own result.
-pub(super) fn execute_all(
-    project: &Project,
-    target: &Target,
-    statements: Vec<Statement>,
-    timeouts: Timeouts,
-) -> anyhow::Result<Vec<Result<Rows, crate::warehouse::WarehouseError>>> {
-    let connect = Connect::new(&project.config, &project.root, timeouts)?;
-    let database = target.database.as_ref().map(|d| d.value.clone());
-    Ok(session::run(connect, database, statements)?)
 }
 
 fn execute(
@@ -301,19 +233,4 @@ fn enforce_trust(metrics: &[MetricOutcome], warnings: &mut Vec<String>) -> Resul
         }
     }
     Ok(())
-}
-
-/// What `sqb query --harness` and `sqb assert` share: an assertion's query as a request.
-pub(super) fn assertion_request(
-    q: &crate::project::contracts::SemanticQuery,
-    principal: Option<&serde_json::Map<String, serde_json::Value>>,
-) -> Request {
-    let texts = |v: &[crate::source::Spanned<String>]| v.iter().map(|s| s.value.clone()).collect();
-    Request {
-        metrics: texts(&q.metrics),
-        dimensions: texts(&q.dimensions),
-        filters: texts(&q.filters),
-        context: q.context.as_ref().map(|c| c.value.clone()),
-        principal: principal.cloned(),
-    }
 }

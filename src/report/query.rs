@@ -8,9 +8,30 @@ use std::io::{self, Write};
 use comfy_table::{presets, ContentArrangement, Table};
 use serde_json::{json, Value};
 
-use crate::ops::query::QueryOutcome;
+use super::assert::AssertionOutcome;
 use crate::rows::{Cell, Rows};
-use crate::semantic::query::Refusal;
+use crate::semantic::query::{Compiled, Refusal, ServedMetric};
+use crate::semantic::trust::Trust;
+
+/// A metric of the result: what it was served from, whether its rows are all final, its trust.
+#[derive(Debug, Clone)]
+pub struct MetricOutcome {
+    pub served: ServedMetric,
+    /// With a finality rule and rows read: whether every row holds only final rows.
+    pub is_final: Option<bool>,
+    pub trust: Trust,
+}
+
+#[derive(Debug)]
+pub struct QueryOutcome {
+    pub target: String,
+    pub compiled: Compiled,
+    /// `None` with `--sql`.
+    pub rows: Option<Rows>,
+    pub metrics: Vec<MetricOutcome>,
+    pub warnings: Vec<String>,
+    pub harness: Vec<AssertionOutcome>,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueryFormat {

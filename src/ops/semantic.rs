@@ -1,0 +1,72 @@
+//! What `sqb query` and `sqb assert` share: the target and its namespace, an assertion's
+//! query as a request, and running statements on the target read-only.
+
+use crate::project::{Project, Target};
+use crate::rows::{Rows, Statement};
+use crate::semantic::query::{Namespace, Request};
+use crate::warehouse::session::{self, Connect};
+use crate::warehouse::{Timeouts, WarehouseError};
+
+/// The target `--from` names, else the project's `default_target`.
+pub(super) fn target<'p>(
+    project: &'p Project,
+    from: Option<&str>,
+) -> anyhow::Result<(String, &'p Target)> {
+    let name = match from {
+        Some(n) => n.to_string(),
+        None => project
+            .config
+            .default_target
+            .as_ref()
+            .map(|d| d.value.clone())
+            .ok_or_else(|| {
+                crate::error::UserError::new("no target to query")
+                    .with_hint("pass --from TARGET, or set `default_target` in sqb.toml")
+            })?,
+    };
+    let target = super::inspect::target(project, &name)?;
+    Ok((name, target))
+}
+
+/// Where the query's models are: the target's schema (and, on DuckDB, its catalog; a Postgres
+/// session connects to the target's database instead, which cannot be named in a query).
+pub(super) fn namespace(project: &Project, target: &Target) -> Namespace {
+    let database = match project.engine() {
+        crate::engine::Engine::DuckDb => target.database.as_ref().map(|d| d.value.clone()),
+        crate::engine::Engine::Postgres => None,
+    };
+    Namespace {
+        database,
+        schema: target
+            .schema
+            .as_ref()
+            .map_or(String::new(), |s| s.value.clone()),
+    }
+}
+
+/// Runs statements on the target, read-only; each its own result.
+pub(super) fn execute_all(
+    project: &Project,
+    target: &Target,
+    statements: Vec<Statement>,
+    timeouts: Timeouts,
+) -> anyhow::Result<Vec<Result<Rows, WarehouseError>>> {
+    let connect = Connect::new(&project.config, &project.root, timeouts)?;
+    let database = target.database.as_ref().map(|d| d.value.clone());
+    Ok(session::run(connect, database, statements)?)
+}
+
+/// What `sqb query --harness` and `sqb assert` share: an assertion's query as a request.
+pub(super) fn assertion_request(
+    q: &crate::project::contracts::SemanticQuery,
+    principal: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Request {
+    let texts = |v: &[crate::source::Spanned<String>]| v.iter().map(|s| s.value.clone()).collect();
+    Request {
+        metrics: texts(&q.metrics),
+        dimensions: texts(&q.dimensions),
+        filters: texts(&q.filters),
+        context: q.context.as_ref().map(|c| c.value.clone()),
+        principal: principal.cloned(),
+    }
+}
