@@ -188,6 +188,12 @@ pub struct AssertArgs {
     #[command(flatten)]
     pub principal: PrincipalArgs,
 
+    /// Also run each assertion as each of these tenants (the tenancy policy's claim values,
+    /// comma-separated): no row of another tenant may get through the scoping of any relation,
+    /// and an additive metric's total must be the sum over the tenants, group by group.
+    #[arg(long, value_delimiter = ',', value_name = "TENANT,...")]
+    pub tenants: Vec<String>,
+
     /// Pass when at least this share of the assertions pass (0 to 1). Default: all must.
     #[arg(long, value_name = "SHARE")]
     pub min_accuracy: Option<f64>,

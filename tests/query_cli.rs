@@ -410,3 +410,33 @@ fn normalize(rows: &serde_json::Value) -> serde_json::Value {
         other => other.clone(),
     }
 }
+
+#[test]
+fn assertions_rerun_per_tenant_prove_no_leak_and_add_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    shop_on_duckdb(tmp.path());
+    let base: &[&str] = &["assert", "--claims", ANALYST, "--from", "prod", "--tenants"];
+    // Every customer: each additive total is the sum over them.
+    let all = sqb_in(tmp.path(), None, &[base, &["1,2,3"]].concat());
+    assert_eq!(
+        all.status.code(),
+        Some(0),
+        "{}",
+        transcript(&all, tmp.path())
+    );
+    // One customer alone is not the whole: the totals say so, group by group.
+    insta::assert_snapshot!(transcripts(
+        tmp.path(),
+        None,
+        &[&[base, &["1", "--select", "revenue_by_status"]].concat()]
+    ));
+    // Without a tenancy policy there is nothing to prove: a usage error.
+    std::fs::remove_file(tmp.path().join("contracts/policies/tenancy.toml")).unwrap();
+    let none = sqb_in(tmp.path(), None, &[base, &["1"]].concat());
+    assert_eq!(
+        none.status.code(),
+        Some(2),
+        "{}",
+        transcript(&none, tmp.path())
+    );
+}

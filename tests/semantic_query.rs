@@ -85,6 +85,7 @@ fn request(case: &Case) -> Request {
         filters: strings(case.filters),
         context: None,
         principal: Some(analyst()),
+        tenant: None,
     }
 }
 
@@ -190,6 +191,7 @@ fn a_name_that_does_not_resolve_is_refused_with_its_code() {
             filters: Vec::new(),
             context: None,
             principal: Some(analyst()),
+            tenant: None,
         };
         compile(&project, &namespace(), &request).unwrap_err()
     };
@@ -219,6 +221,7 @@ fn refusals(
         filters: strings(filters),
         context: context.map(str::to_string),
         principal: None,
+        tenant: None,
     };
     compile(&project, &namespace(), &request)
 }
@@ -309,6 +312,7 @@ fn shop_request(metrics: &[&str], dimensions: &[&str], principal: Option<&str>) 
         filters: Vec::new(),
         context: None,
         principal: principal.map(claims),
+        tenant: None,
     }
 }
 

@@ -148,7 +148,7 @@ def add_semantic(root, layout, metrics, guardrails=200, assertions=500):
     the models that have a numeric column, `metrics` bindings in contracts/metrics/ (one in
     five a ratio of two others), each with a population filter, then `guardrails` guardrails
     (filters and required dimensions) and `assertions` assertions over them. Returns the counts
-    written."""
+    written, and a metric with the dimension its guardrail requires (for `sqb query`)."""
     out = os.path.join(root, "contracts", "metrics")
     os.makedirs(out, exist_ok=True)
     singles, shapes = [], []
@@ -187,7 +187,7 @@ def add_semantic(root, layout, metrics, guardrails=200, assertions=500):
                 f'id = "a_{k}"\nsource_of_truth = "bench"\n\n[query]\nmetrics = ["{metric}"]\ndimensions = ["{dim}"]\n'
                 f'filters = ["{dim} is not null"]\n\n[expect]\ntolerance = {{ relative = 0.01 }}\n\n[[expect.rows]]\n{dim} = {{ null = true }}\n{metric} = "1.50"\n'
             )
-    return bound, len(os.listdir(rails)), len(os.listdir(checks))
+    return bound, len(os.listdir(rails)), len(os.listdir(checks)), (shapes[0][0], shapes[0][2])
 
 
 def model_sql(name, columns):
@@ -298,7 +298,8 @@ def run_engine(engine, args, results):
         # The same project with semantic contracts: the cost of checking them.
         semantic_root = os.path.join(work, "semantic")
         write_project(semantic_root, engine, sub, args.declared, 0.0, args.seed)
-        bound, rails, checks = add_semantic(semantic_root, sub, 1_000)
+        bound, rails, checks, (asked, by) = add_semantic(semantic_root, sub, 1_000)
+        query_sql = [sqb, "--project-dir", semantic_root, "query", "-m", asked, "-d", by, "--from", "prod", "--sql"]
         drifted_root, drifted = project("drifted", args.declared, args.drift)
         pct = f"{args.drift:.0%}"
         share = f", {args.declared:.0%} of models declared" if args.declared < 1.0 else ""
@@ -327,6 +328,10 @@ def run_engine(engine, args, results):
             (f"compile ({len(sub.tables)} models), cold", [sqb, "--project-dir", compile_root, "compile"], compile_root, (0,), True),
             (f"compile ({len(sub.tables)} models)", [sqb, "--project-dir", compile_root, "compile"], compile_root, (0,), False),
             (f"compile ({len(sub.tables)} models, {bound} metrics, {rails} guardrails, {checks} assertions), cold", [sqb, "--project-dir", semantic_root, "compile"], semantic_root, (0,), True),
+            (f"compile ({len(sub.tables)} models, {bound} metrics, {rails} guardrails, {checks} assertions)", [sqb, "--project-dir", semantic_root, "compile"], semantic_root, (0,), False),
+            # The same project's compile (cached) and then one query (a metric by a dimension): the
+            # difference from the line above is compiling the query.
+            (f"query --sql ({bound} metrics)", query_sql, semantic_root, (0,), False),
             (f"compile ({args.relations} models), cold", [sqb, "--project-dir", clean, "compile"], clean, (0,), True),
             ("contract diff, no drift, cold", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,), True),
             ("contract diff, no drift", [sqb, "--project-dir", clean, "contract", "diff", "--from", "prod"], clean, (0,), False),

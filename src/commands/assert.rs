@@ -25,6 +25,7 @@ pub fn run(global: &GlobalArgs, args: &AssertArgs) -> anyhow::Result<ExitStatus>
         principal: principal(&args.principal)?,
         timeouts: timeouts(&args.connect),
         use_cache: !global.no_cache,
+        tenants: args.tenants.clone(),
     };
     let format = match args.format {
         AssertFormat::Text => Printed::Text,

@@ -20,6 +20,7 @@ pub fn run(global: &GlobalArgs, args: &QueryArgs) -> anyhow::Result<ExitStatus> 
             filters: args.filters.clone(),
             context: args.context.clone(),
             principal: principal(&args.principal)?,
+            tenant: None,
         },
         sql_only: args.sql,
         harness: args.harness,

@@ -29,6 +29,9 @@ pub struct AssertOptions {
     pub principal: Option<Claims>,
     pub timeouts: Timeouts,
     pub use_cache: bool,
+    /// Fixture tenants: each assertion is also run as each of them, proving that no row of
+    /// another tenant gets through and that additive totals are the sums over the tenants.
+    pub tenants: Vec<String>,
 }
 
 /// Runs the selected assertions on the target and records their verdicts.
@@ -44,13 +47,16 @@ pub fn assert(root: &Path, options: &AssertOptions) -> anyhow::Result<AssertRepo
     let project = compiled.project;
     let (name, target) = target(&project, options.from.as_deref())?;
     let selected = select(&project, &options.select)?;
-    let outcomes = run_all(
+    let mut outcomes = run_all(
         &project,
         target,
         &selected,
         options.principal.as_ref(),
         options.timeouts,
     )?;
+    if !options.tenants.is_empty() {
+        tenant_checks(&project, target, &selected, &mut outcomes, options)?;
+    }
     if options.use_cache {
         let mut records = Records::load(&project.root, &name, true);
         records.update(
@@ -164,6 +170,177 @@ pub(super) fn run_all(
         });
     }
     Ok(outcomes)
+}
+
+/// `--tenants`: each assertion compiled as the principal seeing one tenant; every scoped
+/// relation it reads probed for rows of another tenant (there must be none), and each additive
+/// metric's unscoped total compared with the sum over the tenants, group by group. A
+/// difference fails the assertion.
+fn tenant_checks(
+    project: &Project,
+    target: &Target,
+    assertions: &[&Assertion],
+    outcomes: &mut [AssertionOutcome],
+    options: &AssertOptions,
+) -> anyhow::Result<()> {
+    if project.contracts.tenancy.is_none() {
+        return Err(
+            crate::error::UserError::new("--tenants needs a tenancy policy")
+                .with_hint("declare one in contracts/policies/tenancy.toml")
+                .into(),
+        );
+    }
+    let namespace = namespace(project, target);
+    let principal = options.principal.as_ref();
+    // Per assertion: the unscoped statement, then per tenant its statement and its probes.
+    let mut statements = Vec::new();
+    let mut plans = Vec::new();
+    for (a, o) in assertions.iter().zip(outcomes.iter()) {
+        if matches!(o.verdict, Verdict::Error { .. }) {
+            plans.push(None);
+            continue;
+        }
+        let Some(q) = &a.query else {
+            plans.push(None);
+            continue;
+        };
+        let Ok(total) = compile_one(project, &namespace, a, principal) else {
+            plans.push(None);
+            continue;
+        };
+        statements.push(statement(&total));
+        let mut tenants = Vec::new();
+        for tenant in &options.tenants {
+            let mut request = assertion_request(q, principal);
+            request.tenant = Some(tenant.clone());
+            match query::compile(project, &namespace, &request) {
+                Ok(c) => {
+                    statements.push(statement(&c));
+                    for read in &c.scoped_reads {
+                        statements.push(Statement {
+                            sql: format!(
+                                "SELECT count(*) FROM {} AS \"s\" WHERE CAST(\"s\".\"{}\" AS VARCHAR) IS DISTINCT FROM $1",
+                                read.from,
+                                read.column.replace('"', "\"\"")
+                            ),
+                            params: vec![tenant.clone()],
+                        });
+                    }
+                    tenants.push((tenant.clone(), Ok(c)));
+                }
+                Err(r) => tenants.push((tenant.clone(), Err(r))),
+            }
+        }
+        plans.push(Some((total, tenants)));
+    }
+    let mut results = execute_all(project, target, statements, options.timeouts)?.into_iter();
+    for ((a, o), plan) in assertions.iter().zip(outcomes.iter_mut()).zip(plans) {
+        let Some((total, tenants)) = plan else {
+            continue;
+        };
+        let line = o.line;
+        let mut failures = Vec::new();
+        let mut differ = |message: String, expected: String, actual: String| {
+            failures.push(Failure {
+                line,
+                message,
+                expected,
+                actual,
+            })
+        };
+        let total_rows = results.next();
+        let mut per_tenant = Vec::new();
+        for (tenant, compiled) in tenants {
+            let c = match compiled {
+                Ok(c) => c,
+                Err(r) => {
+                    differ(
+                        format!("as tenant `{tenant}`: refused [{}] {}", r.code, r.message),
+                        "served".into(),
+                        "refused".into(),
+                    );
+                    continue;
+                }
+            };
+            match results.next() {
+                Some(Ok(rows)) => per_tenant.push((tenant.clone(), rows)),
+                Some(Err(e)) => differ(
+                    format!("as tenant `{tenant}`: {e}"),
+                    String::new(),
+                    String::new(),
+                ),
+                None => differ(
+                    format!("as tenant `{tenant}`: no answer"),
+                    String::new(),
+                    String::new(),
+                ),
+            }
+            for read in &c.scoped_reads {
+                match results.next() {
+                    Some(Ok(rows)) if leaked(&rows) == Some(0) => {}
+                    Some(Ok(rows)) => differ(format!(
+                        "as tenant `{tenant}`: {} of another tenant get through the scoping of `{}`",
+                        leaked(&rows).map_or("rows".to_string(), |n| format!("{n} rows")),
+                        read.relation
+                    ), String::new(), String::new()),
+                    Some(Err(e)) => differ(format!("as tenant `{tenant}`: probing `{}`: {e}", read.relation), String::new(), String::new()),
+                    None => differ(format!("as tenant `{tenant}`: no answer"), String::new(), String::new()),
+                }
+            }
+        }
+        let additive: Vec<String> = total
+            .metrics
+            .iter()
+            .filter(|m| m.additive)
+            .map(|m| m.column.clone())
+            .collect();
+        let dimensions: Vec<String> = a
+            .query
+            .as_ref()
+            .map(|q| q.dimensions.iter().map(|d| d.value.clone()).collect())
+            .unwrap_or_default();
+        match total_rows {
+            Some(Ok(rows)) if per_tenant.len() == options.tenants.len() => {
+                for (m, expected, actual) in
+                    expect::sums_over_tenants(&rows, &per_tenant, &dimensions, &additive)
+                {
+                    differ(m, expected, actual);
+                }
+            }
+            Some(Err(e)) => differ(
+                format!("the unscoped statement: {e}"),
+                String::new(),
+                String::new(),
+            ),
+            _ => {}
+        }
+        if failures.is_empty() {
+            continue;
+        }
+        o.verdict = match std::mem::replace(&mut o.verdict, Verdict::Passed) {
+            Verdict::Failed(mut before) => {
+                before.extend(failures);
+                Verdict::Failed(before)
+            }
+            _ => Verdict::Failed(failures),
+        };
+    }
+    Ok(())
+}
+
+fn statement(c: &Compiled) -> Statement {
+    Statement {
+        sql: c.sql.clone(),
+        params: c.params.clone(),
+    }
+}
+
+/// The count a probe returned.
+fn leaked(rows: &Rows) -> Option<i128> {
+    match rows.rows.first().and_then(|r| r.first()) {
+        Some(crate::rows::Cell::Int(n)) => Some(*n),
+        _ => None,
+    }
 }
 
 fn compile_one(

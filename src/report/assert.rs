@@ -88,6 +88,14 @@ pub fn emit(report: &AssertReport, format: &AssertFormat, w: &mut dyn Write) -> 
     }
 }
 
+/// A difference as one line: what differs, and the expected and actual values when there are.
+fn failure_text(f: &Failure) -> String {
+    match f.expected.is_empty() && f.actual.is_empty() {
+        true => f.message.clone(),
+        false => format!("{}: expected {}, got {}", f.message, f.expected, f.actual),
+    }
+}
+
 fn status(o: &AssertionOutcome) -> &'static str {
     match o.verdict {
         Verdict::Passed => "passed",
@@ -104,11 +112,7 @@ fn text(report: &AssertReport, w: &mut dyn Write) -> io::Result<()> {
             Verdict::Failed(failures) => {
                 writeln!(w, "FAIL  {}  {at}", o.id)?;
                 for f in failures {
-                    writeln!(
-                        w,
-                        "      {}: expected {}, got {}  ({}:{})",
-                        f.message, f.expected, f.actual, o.file, f.line
-                    )?;
+                    writeln!(w, "      {}  ({}:{})", failure_text(f), o.file, f.line)?;
                 }
                 if let Some(sql) = &o.sql {
                     writeln!(w, "      sql:")?;
@@ -205,12 +209,7 @@ fn junit(report: &AssertReport, out: &mut dyn Write) -> io::Result<()> {
             Verdict::Failed(failures) => {
                 let body: Vec<String> = failures
                     .iter()
-                    .map(|f| {
-                        format!(
-                            "{}: expected {}, got {} ({}:{})",
-                            f.message, f.expected, f.actual, o.file, f.line
-                        )
-                    })
+                    .map(|f| format!("{} ({}:{})", failure_text(f), o.file, f.line))
                     .collect();
                 let first = failures
                     .first()

@@ -232,6 +232,82 @@ fn instant(text: &str) -> Option<chrono::NaiveDateTime> {
     chrono::NaiveDateTime::parse_from_str(&bare, "%Y-%m-%dT%H:%M:%S%.f").ok()
 }
 
+/// For additive metrics: in every group (by the dimension columns), the unscoped value is the
+/// sum of the tenants' values. Each group where it is not: what differs, the unscoped total
+/// (expected) and the sum over the tenants (actual).
+pub fn sums_over_tenants(
+    total: &Rows,
+    tenants: &[(String, Rows)],
+    dimensions: &[String],
+    metrics: &[String],
+) -> Vec<(String, String, String)> {
+    let key = |rows: &Rows, row: &[Cell]| -> Vec<String> {
+        dimensions
+            .iter()
+            .map(|d| column(rows, d).map_or(String::new(), |c| shown(&row[c])))
+            .collect()
+    };
+    let mut out = Vec::new();
+    for metric in metrics {
+        let Some(mc) = column(total, metric) else {
+            continue;
+        };
+        let mut keys: Vec<Vec<String>> = total.rows.iter().map(|r| key(total, r)).collect();
+        for (_, rows) in tenants {
+            for r in &rows.rows {
+                let k = key(rows, r);
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+        for k in keys {
+            let value_in = |rows: &Rows| -> Option<BigDecimal> {
+                let c = column(rows, metric)?;
+                rows.rows
+                    .iter()
+                    .find(|r| key(rows, r) == k)
+                    .and_then(|r| number(&r[c]))
+            };
+            let expected = total
+                .rows
+                .iter()
+                .find(|r| key(total, r) == k)
+                .and_then(|r| number(&r[mc]))
+                .unwrap_or_default();
+            let sum: BigDecimal = tenants
+                .iter()
+                .filter_map(|(_, rows)| value_in(rows))
+                .fold(BigDecimal::zero(), |a, b| a + b);
+            if sum != expected {
+                let names: Vec<&str> = tenants.iter().map(|(t, _)| t.as_str()).collect();
+                let group = match k.iter().all(String::is_empty) {
+                    true => String::new(),
+                    false => format!(" where {}", describe_group(dimensions, &k)),
+                };
+                out.push((
+                    format!(
+                        "`{metric}`{group}: the sum over tenants {} is not the unscoped total",
+                        names.join(", ")
+                    ),
+                    expected.normalized().to_string(),
+                    sum.normalized().to_string(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn describe_group(dimensions: &[String], key: &[String]) -> String {
+    dimensions
+        .iter()
+        .zip(key)
+        .map(|(d, v)| format!("{d} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn expected_text(e: &Expected) -> String {
     match e {
         Expected::Null => "NULL".into(),

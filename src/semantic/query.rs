@@ -40,6 +40,9 @@ pub struct Request {
     pub context: Option<String>,
     /// Who asks: the principal's claims (the tenancy and roles policies name which ones).
     pub principal: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Scope the query to this tenant whatever the principal's claims and roles say
+    /// (`sqb assert --tenants`: the principal's view of one tenant).
+    pub tenant: Option<String>,
 }
 
 /// Where the relations are: models in the target's namespace; sources where they declare.
@@ -62,6 +65,18 @@ pub struct Compiled {
     pub params: Vec<String>,
     /// What each requested metric is served from, in request order.
     pub metrics: Vec<ServedMetric>,
+    /// Each scoped relation the statement reads, as it reads it: the proof `sqb assert
+    /// --tenants` runs that no row of another tenant gets through.
+    pub scoped_reads: Vec<ScopedRead>,
+}
+
+/// A tenant-scoped relation as the statement reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScopedRead {
+    pub relation: String,
+    /// The FROM item, `(SELECT * FROM … WHERE CAST(col AS VARCHAR) = $1)`.
+    pub from: String,
+    pub column: String,
 }
 
 /// What a requested metric is served from, and how its result says whether it is final.
@@ -82,6 +97,9 @@ pub struct ServedMetric {
     /// The `min_trust` guardrails governing it in the query's context: (id, level, warns,
     /// rationale).
     pub min_trust: Vec<MinTrust>,
+    /// A `single` metric whose every aggregate is a sum or a count: its total over a set of
+    /// disjoint row sets (tenants) is the sum of their totals.
+    pub additive: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -153,7 +171,13 @@ pub fn compile(
     let metrics = Metrics::new(project);
     let mut warnings = Vec::new();
     let roles = access::roles(project, request.principal.as_ref())?;
-    let scoping = access::scoping(project, request.principal.as_ref(), &roles, &mut warnings)?;
+    let scoping = match (&request.tenant, &project.contracts.tenancy) {
+        (Some(tenant), Some(policy)) => access::Scoping::Scoped {
+            policy,
+            tenant: tenant.clone(),
+        },
+        _ => access::scoping(project, request.principal.as_ref(), &roles, &mut warnings)?,
+    };
     let c = Compiler {
         context: request.context.clone(),
         project,
@@ -164,6 +188,7 @@ pub fn compile(
         scoping,
         roles,
         warnings: std::cell::RefCell::new(warnings),
+        scoped_reads: std::cell::RefCell::new(Vec::new()),
     };
     c.compile(request)
 }
@@ -179,6 +204,7 @@ struct Compiler<'a, 'p> {
     roles: Option<Vec<crate::project::policies::Role>>,
     /// Said while compiling: served anyway.
     warnings: std::cell::RefCell<Vec<String>>,
+    scoped_reads: std::cell::RefCell<Vec<ScopedRead>>,
 }
 
 /// One aggregate over one relation: the unit every metric is computed from.
@@ -279,6 +305,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             warnings: said,
             params: self.scoping.params(),
             metrics: served,
+            scoped_reads: self.scoped_reads.take(),
         })
     }
 
@@ -320,7 +347,19 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 });
             }
         }
+        let single = binding
+            .canonical
+            .as_ref()
+            .and_then(|c| c.kind.as_ref())
+            .is_some_and(|k| k.value == "single");
+        let additive = single
+            && leaves.iter().all(|l| {
+                l.aggregate.starts_with("sum(")
+                    || (l.aggregate.starts_with("count(")
+                        && !l.aggregate.starts_with("count(DISTINCT"))
+            });
         ServedMetric {
+            additive,
             column: asked.to_string(),
             metric: binding
                 .name()
@@ -547,14 +586,9 @@ impl<'a, 'p> Compiler<'a, 'p> {
         binding: &'p MetricBinding,
         leaves: &mut Vec<Leaf<'a, 'p>>,
     ) -> Result<Part, Refusal> {
-        let name = binding.name().map_or("?", |n| n.value.as_str());
+        let (name, c, kind) = canonical(binding)?;
         let unsupported =
             |why: &str| Refusal::new("unsupported_measure", format!("metric `{name}` {why}"));
-        let c = binding
-            .canonical
-            .as_ref()
-            .ok_or_else(|| unsupported("has no canonical definition"))?;
-        let kind = c.kind.as_ref().map_or("", |k| k.value.as_str());
         let canonical = c
             .source
             .as_ref()
@@ -700,14 +734,9 @@ impl<'a, 'p> Compiler<'a, 'p> {
         relation: &'a Relation<'p>,
         provisional: bool,
     ) -> Result<Leaf<'a, 'p>, Refusal> {
-        let name = binding.name().map_or("?", |n| n.value.as_str());
+        let (name, c, kind) = canonical(binding)?;
         let unsupported =
             |why: &str| Refusal::new("unsupported_measure", format!("metric `{name}` {why}"));
-        let c = binding
-            .canonical
-            .as_ref()
-            .ok_or_else(|| unsupported("has no canonical definition"))?;
-        let kind = c.kind.as_ref().map_or("", |k| k.value.as_str());
         let aggregate = match kind {
             "single" | "opaque" | "semi_additive" => {
                 self.measure_aggregate(relation, c.measure.as_ref(), name)?
@@ -1086,10 +1115,19 @@ impl<'a, 'p> Compiler<'a, 'p> {
             .iter()
             .find(|s| s.source.as_ref().is_some_and(|x| x.value == relation.name));
         if let Some(column) = scoped.and_then(|s| s.column.as_ref()) {
-            return Ok(format!(
+            let from = format!(
                 "(SELECT * FROM {table} WHERE CAST({} AS VARCHAR) = $1)",
                 quote(&column.value)
-            ));
+            );
+            let mut reads = self.scoped_reads.borrow_mut();
+            if !reads.iter().any(|r| r.from == from) {
+                reads.push(ScopedRead {
+                    relation: relation.name.to_string(),
+                    from: from.clone(),
+                    column: column.value.clone(),
+                });
+            }
+            return Ok(from);
         }
         if policy.shared.iter().any(|s| s.value == relation.name) {
             return Ok(table);
@@ -1261,6 +1299,20 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let _ = write!(sql, "\nORDER BY {}", order.join(", "));
         sql
     }
+}
+
+/// A metric's name, canonical definition and kind; a binding without one is not served.
+fn canonical(
+    binding: &MetricBinding,
+) -> Result<(&str, &crate::project::metrics::Canonical, &str), Refusal> {
+    let name = binding.name().map_or("?", |n| n.value.as_str());
+    let c = binding.canonical.as_ref().ok_or_else(|| {
+        Refusal::new(
+            "unsupported_measure",
+            format!("metric `{name}` has no canonical definition"),
+        )
+    })?;
+    Ok((name, c, c.kind.as_ref().map_or("", |k| k.value.as_str())))
 }
 
 /// A semi-additive leaf: its per-time sums (`sql`, grouped by the dimensions and `t`)

@@ -1,0 +1,1 @@
+select customer_id, as_of, balance from shop.balances

@@ -1,0 +1,1 @@
+select order_id, customer_id, ordered_on, amount, quantity from shop.orders

@@ -1,0 +1,22 @@
+CREATE SCHEMA shop;
+CREATE TABLE shop.orders (
+    order_id INTEGER NOT NULL,
+    customer_id INTEGER NOT NULL,
+    ordered_on DATE NOT NULL,
+    amount NUMERIC(10,2) NOT NULL,
+    quantity INTEGER NOT NULL
+);
+INSERT INTO shop.orders VALUES
+    (1, 7, DATE '2026-01-01', 10.00, 2),
+    (2, 7, DATE '2026-01-02', 30.00, 1),
+    (3, 8, DATE '2026-01-02', 5.50, 5),
+    (4, 9, DATE '2026-02-10', 12.25, 3),
+    (5, 8, DATE '2026-02-11', 0.75, 1);
+CREATE TABLE shop.balances (
+    customer_id INTEGER NOT NULL,
+    as_of DATE NOT NULL,
+    balance NUMERIC(10,2) NOT NULL
+);
+INSERT INTO shop.balances VALUES
+    (7, DATE '2026-01-01', 100.00), (7, DATE '2026-01-31', 60.00),
+    (8, DATE '2026-01-31', 5.00), (8, DATE '2026-02-28', 9.00);

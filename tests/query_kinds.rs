@@ -1,0 +1,239 @@
+//! Every kind of metric the compiler serves (testdata/query/kinds): each statement runs on a
+//! real DuckDB file and a real Postgres database and returns exactly the rows of a hand-written
+//! query; `sqb query --sql` is pinned per kind and engine; a zero denominator under
+//! `on_zero_denominator = "error"` is refused (exit 21) on both.
+
+mod common;
+
+use std::path::Path;
+
+use common::{copy_tree, duckdb_file, pg_exec, pg_strings, repo, run, sqb, transcript, TestDb};
+use sqb::project::Project;
+use sqb::semantic::query::{compile, Namespace, Request};
+
+struct Case {
+    name: &'static str,
+    metric: &'static str,
+    dimensions: &'static [&'static str],
+    /// `{ratio}` is the engine's type of a division; `{median}` its median of `amount`.
+    expected: &'static str,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "single",
+        metric: "revenue",
+        dimensions: &["order_date"],
+        expected: "SELECT date_trunc('day', ordered_on), sum(amount) FROM shop.orders GROUP BY 1",
+    },
+    Case {
+        name: "weighted_avg",
+        metric: "price_per_unit",
+        dimensions: &["order_date.month"],
+        expected: "SELECT date_trunc('month', ordered_on), CAST(sum(amount) AS {ratio}) / sum(quantity) \
+                   FROM shop.orders GROUP BY 1",
+    },
+    Case {
+        name: "ratio",
+        metric: "revenue_per_order",
+        dimensions: &["order_date.month"],
+        // The denominator's population filter applies to it alone.
+        expected: "SELECT n.m, CAST(n.s AS {ratio}) / d.c FROM \
+                   (SELECT date_trunc('month', ordered_on) AS m, sum(amount) AS s FROM shop.orders GROUP BY 1) n \
+                   JOIN (SELECT date_trunc('month', ordered_on) AS m, count(*) AS c FROM shop.orders \
+                         WHERE amount >= 1 GROUP BY 1) d ON d.m = n.m",
+    },
+    Case {
+        name: "distinct_count",
+        metric: "customers",
+        dimensions: &["order_date.month"],
+        expected: "SELECT date_trunc('month', ordered_on), count(DISTINCT customer_id) FROM shop.orders GROUP BY 1",
+    },
+    Case {
+        name: "percentile",
+        metric: "median_amount",
+        dimensions: &["order_date.month"],
+        expected: "SELECT date_trunc('month', ordered_on), {median} FROM shop.orders GROUP BY 1",
+    },
+    Case {
+        name: "opaque",
+        metric: "order_revenue",
+        dimensions: &["order_id"],
+        expected: "SELECT order_id, sum(amount) FROM shop.orders GROUP BY 1",
+    },
+    Case {
+        name: "semi_additive_by_month",
+        metric: "balance",
+        dimensions: &["balance_date.month"],
+        // Each month's last day with balances, summed over customers (January: 60 + 5).
+        expected: "SELECT date_trunc('month', as_of), sum(balance) FROM shop.balances b \
+                   WHERE as_of = (SELECT max(as_of) FROM shop.balances l \
+                                  WHERE date_trunc('month', l.as_of) = date_trunc('month', b.as_of)) \
+                   GROUP BY 1",
+    },
+    Case {
+        name: "semi_additive_total",
+        metric: "balance",
+        dimensions: &[],
+        expected: "SELECT sum(balance) FROM shop.balances WHERE as_of = (SELECT max(as_of) FROM shop.balances)",
+    },
+];
+
+fn kinds_in(root: &Path, engine: &str) -> Project {
+    copy_tree(&repo().join("testdata/query/kinds"), root);
+    let toml = std::fs::read_to_string(root.join("sqb.toml")).unwrap();
+    let toml = toml.replace("engine = \"duckdb\"", &format!("engine = \"{engine}\""));
+    std::fs::write(root.join("sqb.toml"), toml).unwrap();
+    let project = Project::load(root).unwrap();
+    assert!(project.diagnostics.is_empty(), "{:#?}", project.diagnostics);
+    project
+}
+
+fn compiled(project: &Project, case: &Case) -> String {
+    let request = Request {
+        metrics: vec![case.metric.to_string()],
+        dimensions: case.dimensions.iter().map(|d| d.to_string()).collect(),
+        ..Request::default()
+    };
+    let namespace = Namespace {
+        database: None,
+        schema: "shop".into(),
+    };
+    compile(project, &namespace, &request)
+        .unwrap_or_else(|r| panic!("{}: {r:?}", case.name))
+        .sql
+}
+
+/// Rows in one and not the other, either way, counting duplicates.
+fn difference(compiled: &str, expected: &str) -> String {
+    format!(
+        "SELECT count(*) FROM (\
+         (SELECT * FROM ({compiled}) a EXCEPT ALL SELECT * FROM ({expected}) b) \
+         UNION ALL \
+         (SELECT * FROM ({expected}) c EXCEPT ALL SELECT * FROM ({compiled}) d)) x"
+    )
+}
+
+/// `sqb query --sql` of every case, in one transcript.
+fn sql_transcript(root: &Path) -> String {
+    CASES
+        .iter()
+        .map(|case| {
+            let mut cmd = sqb();
+            cmd.current_dir(root)
+                .args(["query", "--sql", "-m", case.metric]);
+            for d in case.dimensions {
+                cmd.args(["-d", d]);
+            }
+            format!("# {}\n{}", case.name, transcript(&run(&mut cmd), root))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn every_kind_returns_the_hand_written_rows_on_duckdb() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = kinds_in(dir.path(), "duckdb");
+    let db = dir.path().join("w.duckdb");
+    let warehouse = std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap();
+    duckdb_file(&db, &warehouse);
+    let conn = duckdb::Connection::open(&db).unwrap();
+    for case in CASES {
+        let sql = compiled(&project, case);
+        let expected = case
+            .expected
+            .replace("{ratio}", "double")
+            .replace("{median}", "quantile_cont(amount, 0.5)");
+        let rows: i64 = conn
+            .query_row(&format!("SELECT count(*) FROM ({sql})"), [], |r| r.get(0))
+            .unwrap_or_else(|e| panic!("{}: {e}\n{sql}", case.name));
+        assert!(rows > 0, "{}: no rows", case.name);
+        let diff: i64 = conn
+            .query_row(&difference(&sql, &expected), [], |r| r.get(0))
+            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        assert_eq!(diff, 0, "{}: rows differ\n{sql}", case.name);
+    }
+    drop(conn);
+    insta::assert_snapshot!(sql_transcript(dir.path()));
+}
+
+#[test]
+fn every_kind_returns_the_hand_written_rows_on_postgres() {
+    let Some(db) = TestDb::create("query_kinds") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let project = kinds_in(dir.path(), "postgres");
+    pg_exec(
+        &db.url,
+        &std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap(),
+    );
+    for case in CASES {
+        let sql = compiled(&project, case);
+        let expected = case.expected.replace("{ratio}", "numeric").replace(
+            "{median}",
+            "percentile_cont(0.5) WITHIN GROUP (ORDER BY amount)",
+        );
+        let count = pg_strings(&db.url, &format!("SELECT count(*)::text FROM ({sql}) q"));
+        assert_ne!(count, ["0"], "{}: no rows", case.name);
+        let diff = pg_strings(
+            &db.url,
+            &format!("SELECT ({})::text", difference(&sql, &expected)),
+        );
+        assert_eq!(diff, ["0"], "{}: rows differ\n{sql}", case.name);
+    }
+    insta::assert_snapshot!(sql_transcript(dir.path()));
+}
+
+#[test]
+fn a_zero_denominator_is_refused_on_both_engines() {
+    // February 11th's only order is below the denominator's population (amount >= 1).
+    let args = [
+        "query",
+        "-m",
+        "revenue_per_order",
+        "--filter",
+        "order_date = '2026-02-11'",
+        "--format",
+        "json",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    kinds_in(dir.path(), "duckdb");
+    let warehouse = std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap();
+    duckdb_file(&dir.path().join("w.duckdb"), &warehouse);
+    let out = run(sqb().current_dir(dir.path()).args(args));
+    let duck = transcript(&out, dir.path());
+    assert_eq!(out.status.code(), Some(21), "{duck}");
+    insta::assert_snapshot!(duck);
+    // A day with a denominator is served.
+    let out = run(sqb().current_dir(dir.path()).args([
+        "query",
+        "-m",
+        "revenue_per_order",
+        "--filter",
+        "order_date = '2026-02-10'",
+    ]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        transcript(&out, dir.path())
+    );
+    let Some(db) = TestDb::create("query_zero") else {
+        return;
+    };
+    let pg = tempfile::tempdir().unwrap();
+    kinds_in(pg.path(), "postgres");
+    pg_exec(&db.url, &warehouse);
+    let out = run(sqb()
+        .current_dir(pg.path())
+        .env("SQB_DATABASE_URL", &db.url)
+        .args(args));
+    assert_eq!(
+        out.status.code(),
+        Some(21),
+        "{}",
+        transcript(&out, pg.path())
+    );
+}
