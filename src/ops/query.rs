@@ -48,7 +48,8 @@ fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome
     let namespace = namespace(project, target);
     let compiled = query::compile(project, &namespace, &options.request)?;
     let records = Records::load(&project.root, &name, options.use_cache);
-    let covering = trust::assertions_of(project, &options.request.metrics);
+    let index = trust::Index::new(project);
+    let covering = index.assertions_of(&options.request.metrics);
     let harness = match (options.harness, options.sql_only) {
         (true, false) => {
             let mut ids: Vec<&crate::project::contracts::Assertion> = Vec::new();
@@ -74,7 +75,7 @@ fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome
         .map(|(served, covering)| MetricOutcome {
             served: served.clone(),
             is_final: None,
-            trust: metric_trust(project, target, served, covering, &records, &harness),
+            trust: metric_trust(project, &index, target, served, covering, &records, &harness),
         })
         .collect();
     let mut warnings = compiled.warnings.clone();
@@ -145,13 +146,14 @@ fn zero_denominator(err: crate::warehouse::WarehouseError) -> anyhow::Error {
 /// (run by `--harness`, else as last recorded by `sqb assert` on this target).
 fn metric_trust(
     project: &Project,
+    index: &trust::Index<'_>,
     target: &Target,
     served: &ServedMetric,
     covering: &[&crate::project::contracts::Assertion],
     records: &Records,
     harness: &[AssertionOutcome],
 ) -> Trust {
-    let mut trust = match trust::binding(project, &served.column) {
+    let mut trust = match index.binding(&served.column) {
         Some(b) => Trust::of_binding(b),
         None => Trust {
             tier: Tier::Caution,

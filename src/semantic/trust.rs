@@ -67,40 +67,49 @@ impl Trust {
     }
 }
 
-/// The binding a metric name or alias resolves to.
-pub fn binding<'p>(project: &'p Project, name: &str) -> Option<&'p MetricBinding> {
-    let metrics = Metrics::new(project);
-    let spanned = crate::source::Spanned::new(
-        name.to_string(),
-        crate::source::Loc::file_start(project.config.file),
-    );
-    resolve::metric(&metrics, &spanned).ok()
+/// Metric names resolved once for every question a query asks of them.
+pub struct Index<'p> {
+    project: &'p Project,
+    metrics: Metrics<'p>,
 }
 
-/// For each of `names`, the assertions whose query asks for the same metric (by any name).
-pub fn assertions_of<'p>(project: &'p Project, names: &[String]) -> Vec<Vec<&'p Assertion>> {
-    let metrics = Metrics::new(project);
-    let resolve = |n: &crate::source::Spanned<String>| resolve::metric(&metrics, n).ok();
-    let file = crate::source::Loc::file_start(project.config.file);
-    names
-        .iter()
-        .map(|name| {
-            let Some(wanted) = resolve(&crate::source::Spanned::new(name.clone(), file.clone()))
-            else {
-                return Vec::new();
-            };
-            project
-                .contracts
-                .assertions
+impl<'p> Index<'p> {
+    pub fn new(project: &'p Project) -> Self {
+        Index {
+            project,
+            metrics: Metrics::new(project),
+        }
+    }
+
+    /// The binding a metric name or alias resolves to.
+    pub fn binding(&self, name: &str) -> Option<&'p MetricBinding> {
+        resolve::metric(&self.metrics, &self.spanned(name)).ok()
+    }
+
+    fn spanned(&self, name: &str) -> crate::source::Spanned<String> {
+        crate::source::Spanned::new(
+            name.to_string(),
+            crate::source::Loc::file_start(self.project.config.file),
+        )
+    }
+
+    /// For each of `names`, the assertions whose query asks for the same metric (by any name).
+    pub fn assertions_of(&self, names: &[String]) -> Vec<Vec<&'p Assertion>> {
+        let wanted: Vec<Option<&MetricBinding>> = names.iter().map(|n| self.binding(n)).collect();
+        let mut out = vec![Vec::new(); names.len()];
+        for a in &self.project.contracts.assertions {
+            let Some(q) = &a.query else { continue };
+            let asked: Vec<&MetricBinding> = q
+                .metrics
                 .iter()
-                .filter(|a| {
-                    a.query.as_ref().is_some_and(|q| {
-                        q.metrics
-                            .iter()
-                            .any(|m| resolve(m).is_some_and(|b| std::ptr::eq(b, wanted)))
-                    })
-                })
-                .collect()
-        })
-        .collect()
+                .filter_map(|m| resolve::metric(&self.metrics, m).ok())
+                .collect();
+            for (i, w) in wanted.iter().enumerate() {
+                if w.is_some_and(|w| asked.iter().any(|b| std::ptr::eq(*b, w))) {
+                    out[i].push(a);
+                }
+            }
+        }
+        out
+    }
 }
