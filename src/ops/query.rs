@@ -75,7 +75,9 @@ fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome
         .map(|(served, covering)| MetricOutcome {
             served: served.clone(),
             is_final: None,
-            trust: metric_trust(project, &index, target, served, covering, &records, &harness),
+            trust: metric_trust(
+                project, &index, target, served, covering, &records, &harness,
+            ),
         })
         .collect();
     let mut warnings = compiled.warnings.clone();
