@@ -45,7 +45,7 @@ fn finds_the_project_by_walking_up() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim(),
-        "compiled 4 models, 2 sources: valid"
+        "compiled 4 models, 3 sources: valid"
     );
 }
 

@@ -258,9 +258,9 @@ fn selectors_union_intersect_and_exclude() {
             root,
             &["-s", "source:raw_*", "--exclude", "source:raw_orders"]
         ),
-        ["source:raw_customers"]
+        ["source:raw_customers", "source:raw_balances"]
     );
-    assert_eq!(selected(root, &[]).len(), 6);
+    assert_eq!(selected(root, &[]).len(), 7);
     std::fs::write(
         root.join("sel.txt"),
         "# nightly\nfct_orders\n\nsource:raw_orders\n",

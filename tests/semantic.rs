@@ -16,7 +16,7 @@ fn shop() -> Project {
 fn the_shop_has_every_kind_of_contract_and_compiles_clean() {
     let project = shop();
     let contracts = &project.contracts;
-    assert_eq!(project.metrics.len(), 4);
+    assert_eq!(project.metrics.len(), 5);
     assert_eq!(contracts.guardrails.len(), 4);
     assert_eq!(contracts.finality.len(), 1);
     assert_eq!(contracts.assertions.len(), 3);
