@@ -440,3 +440,184 @@ fn assertions_rerun_per_tenant_prove_no_leak_and_add_up() {
         transcript(&none, tmp.path())
     );
 }
+
+/// `sqb query ARGS --format json` in `root`, parsed.
+fn query_json(root: &Path, url: Option<&str>, args: &[&str]) -> serde_json::Value {
+    let args = [args, &["--format", "json"]].concat();
+    let out = sqb_in(root, url, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, root));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Rewrites the shop's finality rule to say finality as `how`.
+fn result_flag(root: &Path, how: &str) {
+    let path = root.join("contracts/guardrails/finality-revenue.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text: String = text
+        .lines()
+        .map(|l| match l.starts_with("result_flag") {
+            true => format!("result_flag = \"{how}\"\n"),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(&path, text).unwrap();
+}
+
+#[test]
+fn result_flag_metadata_flags_each_row_beside_the_result_and_none_says_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    shop_on_duckdb(tmp.path());
+    let args: &[&str] = &[
+        "query", "-m", "revenue", "-d", "status", "--claims", ANALYST, "--from", "prod",
+    ];
+    // `column`: the flag is a column of the result.
+    let doc = query_json(tmp.path(), None, args);
+    let names: Vec<&str> = doc["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["status", "revenue", "revenue.final"]);
+    assert!(doc["metrics"][0].get("final_rows").is_none(), "{doc:#}");
+
+    result_flag(tmp.path(), "metadata");
+    let doc = query_json(tmp.path(), None, args);
+    let rows = doc["rows"].as_array().unwrap();
+    assert!(
+        rows.iter().all(|r| r.get("revenue.final").is_none()),
+        "{doc:#}"
+    );
+    let flags = doc["metrics"][0]["final_rows"].as_array().unwrap();
+    assert_eq!(flags.len(), rows.len(), "{doc:#}");
+    // The provisional raw order is `placed`: that row alone is not final.
+    for (row, flag) in rows.iter().zip(flags) {
+        let placed = row["status"] == "placed";
+        assert_eq!(flag.as_bool(), Some(!placed), "{doc:#}");
+    }
+    assert_eq!(doc["metrics"][0]["final"], false);
+    let text = sqb_in(tmp.path(), None, args);
+    let placed = 1 + rows.iter().position(|r| r["status"] == "placed").unwrap();
+    let stderr = String::from_utf8_lossy(&text.stderr);
+    assert!(
+        stderr.contains(&format!("provisional in row {placed}")),
+        "{stderr}"
+    );
+
+    result_flag(tmp.path(), "none");
+    let doc = query_json(tmp.path(), None, args);
+    assert!(doc["metrics"][0]["final"].is_null(), "{doc:#}");
+    assert!(doc["metrics"][0].get("final_rows").is_none(), "{doc:#}");
+    assert_eq!(doc["metrics"][0]["trust"]["tier"], "provisional", "{doc:#}");
+}
+
+const ADA: &str = "3e3417d7ef77d5932a6734b916515ed5";
+
+/// testdata/query/masking on `engine`, its warehouse built; the database URL for Postgres.
+fn masking_project(root: &Path, engine: &str) -> String {
+    copy_tree(&repo().join("testdata/query/masking"), root);
+    let toml = std::fs::read_to_string(root.join("sqb.toml")).unwrap();
+    let toml = toml.replace("engine = \"duckdb\"", &format!("engine = \"{engine}\""));
+    std::fs::write(root.join("sqb.toml"), toml).unwrap();
+    std::fs::read_to_string(root.join("warehouse.sql")).unwrap()
+}
+
+/// Each role's view of an order's customer and their referrer, one row per pair.
+fn emails_by_role(root: &Path, url: Option<&str>) -> Vec<(String, serde_json::Value)> {
+    ["analyst", "support", "owner"]
+        .iter()
+        .map(|role| {
+            let claims = format!(r#"{{"roles": ["{role}"]}}"#);
+            let doc = query_json(
+                root,
+                url,
+                &[
+                    "query",
+                    "-m",
+                    "orders",
+                    "-d",
+                    "customer.email",
+                    "-d",
+                    "customer.referrer.email",
+                    "--claims",
+                    &claims,
+                ],
+            );
+            (role.to_string(), normalize(&doc["rows"]))
+        })
+        .collect()
+}
+
+#[test]
+fn a_masked_column_is_masked_under_every_alias_a_self_join_reaches_it_by() {
+    let tmp = tempfile::tempdir().unwrap();
+    let warehouse = masking_project(tmp.path(), "duckdb");
+    let sql = sqb_in(
+        tmp.path(),
+        None,
+        &[
+            "query",
+            "-m",
+            "orders",
+            "-d",
+            "customer.email",
+            "-d",
+            "customer.referrer.email",
+            "--sql",
+        ],
+    );
+    insta::assert_snapshot!(transcript(&sql, tmp.path()));
+    duckdb_file(&tmp.path().join("w.duckdb"), &warehouse);
+    let duck = emails_by_role(tmp.path(), None);
+    let analyst = duck[0].1.to_string();
+    // Bob and Cy were referred by Ada: her address is hashed as a referrer too.
+    assert!(analyst.contains(ADA), "{analyst}");
+    assert!(!analyst.contains('@'), "{analyst}");
+    let support = duck[1].1.to_string();
+    assert!(support.contains("\"ad***\""), "{support}");
+    assert!(!support.contains('@'), "{support}");
+    let owner = duck[2].1.to_string();
+    assert!(owner.contains("ada@example.com"), "{owner}");
+    insta::assert_snapshot!(serde_json::to_string_pretty(&duck).unwrap());
+    // A filter on the masked column would tell what the mask hides: refused, unless the role
+    // sees the column.
+    let filtered = |claims: &str| {
+        sqb_in(
+            tmp.path(),
+            None,
+            &[
+                "query",
+                "-m",
+                "orders",
+                "--filter",
+                "customer.referrer.email = 'ada@example.com'",
+                "--claims",
+                claims,
+            ],
+        )
+    };
+    let refused = filtered(r#"{"roles": ["support"]}"#);
+    assert_eq!(refused.status.code(), Some(19));
+    insta::assert_snapshot!(transcript(&refused, tmp.path()));
+    let owner = filtered(r#"{"roles": ["owner"]}"#);
+    assert_eq!(
+        owner.status.code(),
+        Some(0),
+        "{}",
+        transcript(&owner, tmp.path())
+    );
+    // Bob's two orders and Cy's one.
+    assert!(
+        String::from_utf8_lossy(&owner.stdout).contains(" 3 "),
+        "{}",
+        transcript(&owner, tmp.path())
+    );
+
+    let Some(db) = TestDb::create("query_masking") else {
+        return;
+    };
+    let pg = tempfile::tempdir().unwrap();
+    masking_project(pg.path(), "postgres");
+    pg_exec(&db.url, &warehouse);
+    assert_eq!(emails_by_role(pg.path(), Some(&db.url)), duck);
+}

@@ -423,6 +423,10 @@ fn roles_and_tenancy_refuse_what_they_do_not_allow() {
         refused(shop_request(&["revenue"], &["fulfillment"], customer)),
         "forbidden"
     );
+    // Nor filter by one: the filter would tell what the role does not see.
+    let mut filtered = shop_request(&["revenue"], &[], customer);
+    filtered.filters = vec!["fulfillment = 'pickup'".into()];
+    assert_eq!(refused(filtered), "forbidden");
     // The analyst's dimensions deny fulfillment, and an undeclared role is refused.
     assert_eq!(
         refused(shop_request(

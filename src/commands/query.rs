@@ -68,10 +68,11 @@ fn said(global: &GlobalArgs, outcome: &QueryOutcome) {
         note(global, &format!("warning: {w}"));
     }
     for m in &outcome.metrics {
-        let finality = match m.is_final {
-            Some(true) => ", final",
-            Some(false) => ", holds provisional rows",
-            None => "",
+        let finality = match (m.is_final, &m.final_rows) {
+            (Some(true), _) => ", final".to_string(),
+            (Some(false), Some(rows)) => format!(", provisional in {}", provisional_rows(rows)),
+            (Some(false), None) => ", holds provisional rows".to_string(),
+            (None, _) => String::new(),
         };
         let reasons = match m.trust.reasons.is_empty() {
             true => String::new(),
@@ -92,6 +93,20 @@ fn said(global: &GlobalArgs, outcome: &QueryOutcome) {
             false => "FAILED",
         };
         note(global, &format!("assertion {} {verdict}", h.id));
+    }
+}
+
+/// The 1-based numbers of the rows holding provisional values: `row 3`, `rows 1, 4`.
+fn provisional_rows(flags: &[bool]) -> String {
+    let numbers: Vec<String> = flags
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !**f)
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
+    match numbers.len() {
+        1 => format!("row {}", numbers[0]),
+        _ => format!("rows {}", numbers.join(", ")),
     }
 }
 

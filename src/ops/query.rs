@@ -46,7 +46,8 @@ pub fn query(root: &Path, options: &QueryOptions) -> anyhow::Result<QueryOutcome
 fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome> {
     let (name, target) = target(project, options.from.as_deref())?;
     let namespace = namespace(project, target);
-    let compiled = query::compile(project, &namespace, &options.request)?;
+    let compiled = tracing::debug_span!("query compiled")
+        .in_scope(|| query::compile(project, &namespace, &options.request))?;
     let records = Records::load(&project.root, &name, options.use_cache);
     let index = trust::Index::new(project);
     let covering = index.assertions_of(&options.request.metrics);
@@ -75,6 +76,7 @@ fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome
         .map(|(served, covering)| MetricOutcome {
             served: served.clone(),
             is_final: None,
+            final_rows: None,
             trust: metric_trust(
                 project, &index, target, served, covering, &records, &harness,
             ),
@@ -182,8 +184,10 @@ fn metric_trust(
     trust
 }
 
-/// Each metric's final flag read off the rows (a row is final when its flag is true); the
-/// flag column is dropped unless the rule's `result_flag = "column"` shows it.
+/// Each metric's final flag read off the rows (a row is final when its flag is true), said as
+/// the rule's `result_flag` asks: `column` keeps the flag column, `metadata` drops it and keeps
+/// a flag per row beside the result, `none` drops it and says nothing of finality (the trust
+/// tier still falls when a row is provisional).
 fn read_flags(rows: &mut Rows, metrics: &mut [MetricOutcome]) {
     for m in metrics.iter_mut() {
         let Some(flag) = &m.served.final_flag else {
@@ -192,11 +196,23 @@ fn read_flags(rows: &mut Rows, metrics: &mut [MetricOutcome]) {
         let Some(i) = rows.columns.iter().position(|c| &c.name == flag) else {
             continue;
         };
-        let all_final = rows.rows.iter().all(|r| matches!(r[i], Cell::Bool(true)));
-        m.is_final = Some(all_final);
+        let flags: Vec<bool> = rows
+            .rows
+            .iter()
+            .map(|r| matches!(r[i], Cell::Bool(true)))
+            .collect();
+        let all_final = flags.iter().all(|f| *f);
         if !all_final {
             m.trust
                 .lower(Tier::Provisional, "the result holds provisional rows");
+        }
+        match m.served.result_flag.as_str() {
+            "column" => m.is_final = Some(all_final),
+            "none" => {}
+            _ => {
+                m.is_final = Some(all_final);
+                m.final_rows = Some(flags);
+            }
         }
         if m.served.result_flag != "column" {
             rows.columns.remove(i);

@@ -19,6 +19,8 @@ pub struct MetricOutcome {
     pub served: ServedMetric,
     /// With a finality rule and rows read: whether every row holds only final rows.
     pub is_final: Option<bool>,
+    /// With `result_flag = "metadata"`: whether each row (in order) holds only final rows.
+    pub final_rows: Option<Vec<bool>>,
     pub trust: Trust,
 }
 
@@ -110,13 +112,17 @@ fn json_of(outcome: &QueryOutcome) -> Value {
         .metrics
         .iter()
         .map(|m| {
-            json!({
+            let mut metric = json!({
                 "column": m.served.column,
                 "metric": m.served.metric,
                 "sources": m.served.sources,
                 "final": m.is_final,
                 "trust": { "tier": m.trust.tier.as_str(), "reasons": m.trust.reasons },
-            })
+            });
+            if let Some(rows) = &m.final_rows {
+                metric["final_rows"] = json!(rows);
+            }
+            metric
         })
         .collect();
     let mut doc = json!({

@@ -1061,6 +1061,24 @@ impl<'a, 'p> Compiler<'a, 'p> {
         Ok(expr.to_string())
     }
 
+    /// A filter may name only what the principal may see unmasked: a denied dimension, or a
+    /// comparison with a masked column, would tell what the roles hide.
+    fn filterable(&self, reached: &Reached<'a, 'p>, asked: &str) -> Result<(), Refusal> {
+        access::dimension_allowed(self.roles.as_deref(), reached, asked)?;
+        let column = &reached.dimension.column().value;
+        match access::mask_of(self.roles.as_deref(), reached.relation.name, column) {
+            None => Ok(()),
+            Some(strategy) => Err(Refusal {
+                code: "forbidden",
+                message: format!(
+                    "filter names `{asked}`, which the principal sees masked (`{strategy}` of `{}.{column}`): filtering on it would reveal what the mask hides",
+                    reached.relation.name
+                ),
+                hint: Some("filter on another dimension, or ask as a role that sees the column".into()),
+            }),
+        }
+    }
+
     /// A query filter over dimensions: each reference replaced by the dimension's SQL.
     fn query_filter(
         &self,
@@ -1082,9 +1100,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 _ => return std::ops::ControlFlow::Continue(()),
             };
             let reference = self.spanned(&parts.join("."));
-            let sql = self
-                .dimension(from, &reference)
-                .and_then(|r| self.dimension_sql(from, &r, joins));
+            let sql = self.dimension(from, &reference).and_then(|r| {
+                self.filterable(&r, &reference.value)?;
+                self.dimension_sql(from, &r, joins)
+            });
             match sql.and_then(|s| {
                 predicate::parse(self.project, &s)
                     .map_err(|e| Refusal::new("invalid_filter", e.to_string()))
