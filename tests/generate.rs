@@ -535,3 +535,19 @@ fn overwrite_keeps_a_column_that_semantic_contracts_use() {
     let after = std::fs::read_to_string(tmp.path().join("models/payments.toml")).unwrap();
     assert_eq!(before, after);
 }
+
+#[test]
+fn the_recompile_after_a_write_reanalyses_a_model_whose_upstream_it_declared() {
+    // Neither model's SQL changes; `totals` is proven wrong only once `amounts` is declared.
+    let case = repo().join("testdata/generate/upstream_change");
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&case.join("project"), tmp.path());
+    let sql = std::fs::read_to_string(case.join("warehouse.sql")).unwrap();
+    duckdb_file(&tmp.path().join("w.duckdb"), &sql);
+    let before = tree(tmp.path());
+    let out = generate(tmp.path(), &["--write"]);
+    let shown = transcript(&out, tmp.path());
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(shown.contains("error[E052]"), "{shown}");
+    assert_eq!(tree(tmp.path()), before);
+}

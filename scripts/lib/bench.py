@@ -11,6 +11,7 @@ builds at 200 relations (--generate-models 100 --runs 1), as scripts/test does.
 import argparse
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -233,6 +234,22 @@ def measure(cmd, runs, env=None, cwd=None, ok=(0,), prepare=None):
 TIME = shutil.which("time", path="/usr/bin:/bin")
 
 
+UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def span_times(cmd, span, runs, env):
+    """The busy time of the `-v` span `span` over `runs` runs of the sqb command `cmd`."""
+    pattern = re.compile(re.escape(span) + r": .*time\.busy=([0-9.]+)(ns|µs|us|ms|s)\b")
+    times = []
+    for _ in range(runs):
+        out = subprocess.run([cmd[0], "-v"] + cmd[1:], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
+        found = pattern.search(out.stderr.decode("utf-8", "replace"))
+        if not found:
+            sys.exit(f"bench: `{' '.join(cmd)}` logged no `{span}` span")
+        times.append(float(found.group(1)) * UNITS[found.group(2)])
+    return times
+
+
 def row(label, times, peak, floor=None):
     med = statistics.median(times)
     ratio = f"{med / floor:5.2f}x" if floor else "     "
@@ -351,6 +368,9 @@ def run_engine(engine, args, results):
                 subprocess.run([sqb, "--project-dir", root, "compile"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             t, p = measure(cmd, args.runs, env=env, ok=ok, prepare=prepare)
             lines.append(row(label, t, p, floor if "diff" in label or "generate" in label else None))
+        # The request compile alone, inside the process (its `-v` span), without loading the
+        # project around it.
+        lines.append(row(f"  of which the query compile ({bound} metrics)", span_times(query_sql, "query compiled", args.runs, env), 0))
         # Writes change the project, so each run starts from a fresh copy.
         for label, declared, extra in [
             (f"generate --write, no declarations ({min(args.generate_models, args.relations)} models), cold", 0.0, []),

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 
 use sqlparser::ast::{Ident, Statement};
 
-use super::deps::Graph;
+use super::deps::{Graph, Reference};
 use super::imported::{Imported, Imports};
+use super::memo;
 use super::sql::shape::infer;
 use super::sql::{same_column, Interface, Issue, OutColumn, Shape, Upstream, Use};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
@@ -233,7 +234,8 @@ pub struct ModelAnalysis {
 }
 
 /// Infers one model's output and checks it against its declaration. `known` must hold the
-/// shapes of the models it reads. Lineage is computed only when `lineage` is set.
+/// shapes of the models it reads. Lineage is computed only when `lineage` is set. With `memo`
+/// (its key and references), the analysis is remembered for a later compile ([`memo`]).
 pub fn analyze_one(
     project: &Project,
     known: &Known<'_>,
@@ -241,13 +243,28 @@ pub fn analyze_one(
     statement: &Statement,
     diags: &mut Vec<Diagnostic>,
     lineage: bool,
+    memo: Option<(memo::Key, &[Reference])>,
 ) -> Option<ModelAnalysis> {
     if !analysis_enabled(project, model) {
         return None;
     }
     // The imports check reads each model's lineage: what it reads of them.
     let imports = !project.imports.is_empty();
-    let (shape, issues, mut uses) = infer(statement, project.engine(), known, lineage || imports);
+    let (shape, issues, mut uses) = match memo {
+        Some((key, references)) => {
+            let recorder = memo::Recorder::new(known);
+            let found = infer(statement, project.engine(), &recorder, lineage || imports);
+            memo::store(
+                &model.name,
+                key,
+                references,
+                recorder,
+                (&found.0, &found.1, &found.2),
+            );
+            found
+        }
+        None => infer(statement, project.engine(), known, lineage || imports),
+    };
     report_issues(project, model, &issues, diags);
     if imports {
         super::imports::check(
@@ -262,6 +279,34 @@ pub fn analyze_one(
             uses = Vec::new();
         }
     }
+    Some(checked(project, model, shape, uses, diags))
+}
+
+/// A remembered analysis, checked against the model's declaration as it is now.
+pub(super) fn reuse(
+    project: &Project,
+    model: &Model,
+    entry: &memo::Entry,
+    diags: &mut Vec<Diagnostic>,
+) -> ModelAnalysis {
+    report_issues(project, model, &entry.issues, diags);
+    checked(
+        project,
+        model,
+        entry.shape.clone(),
+        entry.uses.clone(),
+        diags,
+    )
+}
+
+/// The inferred output checked against the declaration where shape validation is active.
+fn checked(
+    project: &Project,
+    model: &Model,
+    shape: Shape,
+    uses: Vec<Use>,
+    diags: &mut Vec<Diagnostic>,
+) -> ModelAnalysis {
     let policy = project.policy(model);
     if matches!(policy, Policy::Enforced | Policy::Implicit) {
         match &shape {
@@ -273,7 +318,16 @@ pub fn analyze_one(
             ),
         }
     }
-    Some(ModelAnalysis { shape, uses })
+    ModelAnalysis { shape, uses }
+}
+
+/// What the second pass gets of a model that reads models.
+pub enum Deferred {
+    /// Its statement, to analyse; with its memo key and references, to remember it by.
+    Statement(Box<Statement>, Option<(memo::Key, Vec<Reference>)>),
+    /// A remembered analysis, reused if every answer it was made from still holds; otherwise
+    /// the SQL is parsed and analysed again.
+    Remembered(std::sync::Arc<memo::Entry>, memo::Key, Vec<Reference>),
 }
 
 /// Analyses the models that read other models, in dependency order, after `analyses` holds
@@ -282,7 +336,7 @@ pub fn analyze_one(
 pub fn check_dependents(
     project: &Project,
     imports: &Imports,
-    mut statements: Vec<Option<Box<Statement>>>,
+    mut deferred: Vec<Option<Deferred>>,
     graph: &Graph,
     analyses: &mut HashMap<String, ModelAnalysis>,
     diags: &mut Vec<Diagnostic>,
@@ -303,11 +357,45 @@ pub fn check_dependents(
     }
     for i in dependency_order(project, graph) {
         let model = &project.models[i];
-        let Some(statement) = statements[i].take() else {
+        let Some(item) = deferred[i].take() else {
             continue;
         };
-        let Some(analysis) = analyze_one(project, &known, model, &statement, diags, keep_lineage)
-        else {
+        let analysis = match item {
+            Deferred::Remembered(entry, ..) if entry.holds(&known) => {
+                Some(reuse(project, model, &entry, diags))
+            }
+            Deferred::Remembered(_, key, references) => {
+                // The same text parsed before, so it parses again without a diagnostic.
+                let Some(statement) =
+                    super::sql::parse::check_model(project, model, &mut Vec::new())
+                else {
+                    continue;
+                };
+                let memo = Some((key, references.as_slice()));
+                analyze_one(
+                    project,
+                    &known,
+                    model,
+                    &statement,
+                    diags,
+                    keep_lineage,
+                    memo,
+                )
+            }
+            Deferred::Statement(statement, memo) => {
+                let memo = memo.as_ref().map(|(k, r)| (k.clone(), r.as_slice()));
+                analyze_one(
+                    project,
+                    &known,
+                    model,
+                    &statement,
+                    diags,
+                    keep_lineage,
+                    memo,
+                )
+            }
+        };
+        let Some(analysis) = analysis else {
             continue;
         };
         if let Some(columns) = analysis.shape.as_ref().filter(|_| read_by_models(i)) {

@@ -36,10 +36,11 @@ impl Graph {
     }
 }
 
-/// A reference found in a model's SQL.
-struct Reference {
-    parts: Vec<Ident>,
-    loc: Loc,
+/// A reference found in a model's SQL: the name as written, and where.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub parts: Vec<Ident>,
+    pub loc: Loc,
 }
 
 /// The relations a statement reads that are not CTEs in scope where they are read.
@@ -128,7 +129,8 @@ impl Visitor for Collector {
     }
 }
 
-fn references(model: &Model, project: &Project, statement: &Statement) -> Vec<Reference> {
+/// The relations a model's statement reads, as written, in order.
+pub fn references(model: &Model, project: &Project, statement: &Statement) -> Vec<Reference> {
     let mut collector = Collector::default();
     let _ = statement.visit(&mut collector);
     let file = project.sources.get(model.sql_file);
@@ -273,8 +275,18 @@ impl<'p> Resolver<'p> {
         statement: &Statement,
         imports: &super::imported::Imports,
     ) -> Vec<(usize, Loc)> {
+        self.resolve(project, &references(model, project, statement), imports)
+    }
+
+    /// The resources these references name, each once, with where it is first read.
+    pub fn resolve(
+        &self,
+        project: &Project,
+        references: &[Reference],
+        imports: &super::imported::Imports,
+    ) -> Vec<(usize, Loc)> {
         let mut out: Vec<(usize, Loc)> = Vec::new();
-        for reference in references(model, project, statement) {
+        for reference in references {
             let parent = self.index.resolve(&reference.parts, &self.all).or_else(|| {
                 imports
                     .position(&reference.parts, project.engine())
@@ -284,7 +296,7 @@ impl<'p> Resolver<'p> {
                 continue;
             };
             if !out.iter().any(|(p, _)| *p == parent) {
-                out.push((parent, reference.loc));
+                out.push((parent, reference.loc.clone()));
             }
         }
         out

@@ -7,6 +7,7 @@ pub mod contract_shape;
 pub mod deps;
 mod imported;
 mod imports;
+pub mod memo;
 
 pub use imported::import_nodes;
 pub use imports::today;
@@ -74,12 +75,12 @@ pub struct Compiled {
 }
 
 /// What one model's first pass produced: its diagnostics, its parents, and either its analysis
-/// (models that read no other model are analysed at once) or its statement, kept for the
-/// dependency-ordered second pass.
+/// (models that read no other model are analysed at once) or what the dependency-ordered
+/// second pass needs to analyse it.
 struct FirstPass {
     diags: Vec<Diagnostic>,
     parents: Option<Vec<(usize, crate::source::Loc)>>,
-    statement: Option<Box<sqlparser::ast::Statement>>,
+    deferred: Option<contract_shape::Deferred>,
     analysis: Option<contract_shape::ModelAnalysis>,
 }
 
@@ -95,36 +96,119 @@ fn first_pass(
     let mut diags = Vec::new();
     check_model_schema(project, model, &mut diags);
     check_contract(project, model, &mut diags);
+    let lineage = keep == Keep::Everything;
+    let keep_shape = lineage || mentions.elsewhere(index, model);
+    let key = memo_key(project, model, options, lineage);
+    if let Some(entry) = key.as_ref().and_then(|k| memo::lookup(&model.name, k)) {
+        let pass = remembered(project, resolver, known, model, entry, key, lineage, diags);
+        return without_shape(pass, keep_shape);
+    }
     let statement = sql::parse::check_model(project, model, &mut diags);
-    let parents = statement
+    let references = statement
         .as_ref()
-        .map(|s| resolver.parents(project, model, s, known.imports));
-    let models = project.models.len();
+        .map(|s| deps::references(model, project, s));
+    let parents = references
+        .as_ref()
+        .map(|r| resolver.resolve(project, r, known.imports));
     let reads_models = parents
         .as_ref()
-        .is_some_and(|p| p.iter().any(|(i, _)| *i < models));
-    let mut analysis = None;
-    let keep_shape = keep == Keep::Everything || mentions.elsewhere(index, model);
+        .is_some_and(|p| p.iter().any(|(i, _)| *i < project.models.len()));
     // A statement is kept only for the second pass; without SQL analysis there is none.
-    let mut kept = statement.filter(|_| options.sql_analysis);
-    if !reads_models {
-        if let Some(statement) = kept.take() {
-            let lineage = keep == Keep::Everything;
-            analysis =
-                contract_shape::analyze_one(project, known, model, &statement, &mut diags, lineage);
-            if !keep_shape {
-                if let Some(a) = analysis.as_mut() {
-                    a.shape = None;
-                }
-            }
-        }
-    }
-    FirstPass {
+    let kept = statement.filter(|_| options.sql_analysis);
+    let slot = key.zip(references);
+    let mut pass = FirstPass {
         diags,
         parents,
-        statement: kept,
-        analysis,
+        deferred: None,
+        analysis: None,
+    };
+    match (kept, reads_models) {
+        (Some(statement), true) => {
+            pass.deferred = Some(contract_shape::Deferred::Statement(statement, slot));
+        }
+        (Some(statement), false) => {
+            let memo = slot.as_ref().map(|(k, r)| (k.clone(), r.as_slice()));
+            pass.analysis = contract_shape::analyze_one(
+                project,
+                known,
+                model,
+                &statement,
+                &mut pass.diags,
+                lineage,
+                memo,
+            );
+        }
+        (None, _) => {}
     }
+    without_shape(pass, keep_shape)
+}
+
+/// The pass, its analysis without the inferred shape unless `keep` (no other model reads it).
+fn without_shape(mut pass: FirstPass, keep: bool) -> FirstPass {
+    if let Some(a) = pass.analysis.as_mut().filter(|_| !keep) {
+        a.shape = None;
+    }
+    pass
+}
+
+/// The memo key of a model's analysis, where the memo is on and can serve it: with SQL
+/// analysis, and without imports (their checks read the statement itself).
+fn memo_key(
+    project: &Project,
+    model: &Model,
+    options: Options,
+    lineage: bool,
+) -> Option<memo::Key> {
+    let usable = memo::enabled()
+        && options.sql_analysis
+        && project.imports.is_empty()
+        && contract_shape::analysis_enabled(project, model);
+    usable.then(|| {
+        let sql = &project.sources.get(model.sql_file).text;
+        memo::Key::new(sql, project.engine(), lineage)
+    })
+}
+
+/// The first pass of a model whose SQL is remembered: its parents from the remembered
+/// references; its analysis reused when every answer it was made from holds (a model reading
+/// models is left to the second pass, where their shapes are known), else made again.
+#[allow(clippy::too_many_arguments)]
+fn remembered(
+    project: &Project,
+    resolver: &deps::Resolver<'_>,
+    known: &contract_shape::Known<'_>,
+    model: &Model,
+    entry: std::sync::Arc<memo::Entry>,
+    key: Option<memo::Key>,
+    lineage: bool,
+    mut diags: Vec<Diagnostic>,
+) -> FirstPass {
+    let references = entry.references(model);
+    let parents = resolver.resolve(project, &references, known.imports);
+    let reads_models = parents.iter().any(|(i, _)| *i < project.models.len());
+    let mut pass = FirstPass {
+        diags: Vec::new(),
+        parents: Some(parents),
+        deferred: None,
+        analysis: None,
+    };
+    let Some(key) = key else {
+        pass.diags = diags;
+        return pass;
+    };
+    if reads_models {
+        pass.deferred = Some(contract_shape::Deferred::Remembered(entry, key, references));
+    } else if entry.holds(known) {
+        pass.analysis = Some(contract_shape::reuse(project, model, &entry, &mut diags));
+    } else if let Some(statement) = sql::parse::check_model(project, model, &mut Vec::new()) {
+        // The same text parsed before, so it parses again without a diagnostic.
+        let memo = Some((key, references.as_slice()));
+        pass.analysis = contract_shape::analyze_one(
+            project, known, model, &statement, &mut diags, lineage, memo,
+        );
+    }
+    pass.diags = diags;
+    pass
 }
 
 /// How much of each model's analysis [`analyze_with`] keeps.
@@ -162,12 +246,12 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
             })
         });
     let mut parents = Vec::with_capacity(passes.len());
-    let mut statements = Vec::with_capacity(passes.len());
+    let mut deferred = Vec::with_capacity(passes.len());
     let mut models = std::collections::HashMap::new();
     for (model, pass) in project.models.iter().zip(passes) {
         diags.extend(pass.diags);
         parents.push(pass.parents);
-        statements.push(pass.statement);
+        deferred.push(pass.deferred);
         if let Some(analysis) = pass.analysis {
             models.insert(model.name.clone(), analysis);
         }
@@ -180,7 +264,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
             contract_shape::check_dependents(
                 project,
                 &imports,
-                statements,
+                deferred,
                 &graph,
                 &mut models,
                 &mut diags,

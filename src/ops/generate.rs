@@ -38,6 +38,11 @@ pub enum Written {
 
 /// Reads the target and plans the changes. Nothing is written.
 pub fn plan(root: &Path, options: &GenerateOptions) -> anyhow::Result<Generated> {
+    // The write recompiles the project: each model whose SQL and upstream answers the write
+    // leaves as they are is not analysed twice.
+    if options.write {
+        crate::compile::memo::enable();
+    }
     let (project, generated) = inspect(root, &options.inspect, |read| {
         let plan = tracing::debug_span!("changes planned")
             .in_scope(|| plan_changes(read.project, &read.inspection.items, options.overwrite));
