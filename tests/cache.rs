@@ -1,6 +1,7 @@
 //! The caches (.sqb/cache/): an unchanged project's verdict is reused, any change is a miss,
-//! errors are never cached, unchanged sidecars are not parsed again, a broken cache file is
-//! ignored, and `--no-cache` leaves no trace.
+//! errors are never cached, unchanged sidecars are not parsed again, only the models whose SQL
+//! or upstream answers changed are analysed again (with the verdict of a compile without any
+//! cache), a broken cache file is ignored, and `--no-cache` leaves no trace.
 
 mod common;
 
@@ -312,6 +313,109 @@ fn a_damaged_declarations_cache_is_ignored_and_replaced() {
         assert_eq!(
             parsed(&cached(root, &["compile"])),
             0,
+            "{damage:?}: not replaced"
+        );
+    }
+}
+
+/// How many models' analyses the run reused from the analyses cache.
+fn reused(out: &Output) -> usize {
+    let log = stderr(out);
+    let line = log
+        .lines()
+        .find(|l| l.contains("sqb::compile: compiled"))
+        .unwrap_or_else(|| panic!("no compile line in:\n{log}"));
+    let count = line.rsplit("reused=").next().unwrap();
+    count.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// Replaces `from` by `to` in the project file `rel`.
+fn edit(root: &Path, rel: &str, from: &str, to: &str) {
+    let path = root.join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{rel} has no {from:?}");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn only_changed_models_and_the_models_whose_answers_changed_are_analysed_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    copy_tree(&repo().join("examples/shop"), root);
+    let _ = std::fs::remove_dir_all(root.join(".sqb"));
+    let compile = |expected_reuse: usize, what: &str| {
+        let out = cached(root, &["compile"]);
+        let fresh = uncached(root, &["compile", "--no-cache"]);
+        // Whatever was reused, the verdict is the one a compile without any cache gives.
+        assert_eq!(visible(&out, root), visible(&fresh, root), "{what}");
+        assert_eq!(out.status.code(), fresh.status.code(), "{what}");
+        assert_eq!(reused(&out), expected_reuse, "{what}: {}", stderr(&out));
+        out
+    };
+    assert_eq!(compile(0, "first").status.code(), Some(0));
+    // A comment in one model's SQL: that model alone is analysed again; the models reading
+    // it get the same answers from it.
+    edit(
+        root,
+        "models/staging/stg_orders.sql",
+        "FROM raw.orders",
+        "FROM raw.orders -- edited",
+    );
+    compile(3, "comment");
+    // The raw amount's declared precision: the staging model reads it, the orders mart reads
+    // the staging model and the customers mart the orders mart; all three are analysed again
+    // (the staging customers alone are reused) and the orders mart's declaration fails.
+    let source = "sources/raw.toml";
+    edit(
+        root,
+        source,
+        "type = \"NUMERIC(12,2)\"",
+        "type = \"NUMERIC(10,2)\"",
+    );
+    let out = compile(1, "upstream declaration");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(visible(&out, root).contains("error[E052]"));
+    edit(
+        root,
+        source,
+        "type = \"NUMERIC(10,2)\"",
+        "type = \"NUMERIC(12,2)\"",
+    );
+    // Restored, the project is the one compiled before: its verdict is read back whole.
+    let out = cached(root, &["compile"]);
+    assert!(hit(&out), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn a_damaged_analyses_cache_is_ignored_and_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    copy_tree(&repo().join("examples/shop"), root);
+    let _ = std::fs::remove_dir_all(root.join(".sqb"));
+    let first = cached(root, &["compile"]);
+    let file = root.join(".sqb/cache/analyses-v1.bin");
+    let verdict = root.join(".sqb/cache/compile-v1.json");
+    let good = std::fs::read(&file).unwrap();
+    let mut flipped = good.clone();
+    let last = flipped.len() - 3;
+    flipped[last] ^= 0xff;
+    for damage in [
+        b"".to_vec(),
+        b"not postcard".to_vec(),
+        good[..good.len() / 2].to_vec(),
+        flipped,
+        vec![0xff; 64],
+    ] {
+        std::fs::write(&file, &damage).unwrap();
+        std::fs::remove_file(&verdict).unwrap();
+        let out = cached(root, &["compile"]);
+        assert_eq!(visible(&out, root), visible(&first, root), "{damage:?}");
+        assert_eq!(reused(&out), 0, "{damage:?}");
+        std::fs::remove_file(&verdict).unwrap();
+        assert_eq!(
+            reused(&cached(root, &["compile"])),
+            4,
             "{damage:?}: not replaced"
         );
     }

@@ -1,22 +1,29 @@
-//! The analysis memo: within one process, each model's inferred output remembered with the
-//! digest of its SQL and every question its inference asked of the relations it reads, with
-//! the answers.
+//! The analysis memo: each model's inferred output remembered with the digest of its SQL and
+//! every question its inference asked of the relations it reads, with the answers.
 //!
-//! A second compile of the same project in the same process — `contract generate --write`
-//! recompiling after it wrote the sidecars — reuses a model's analysis when its SQL is the same
-//! text and every question gets the same answer now, and parses and infers only the others. The
-//! questions are the whole of what inference reads besides the statement (it sees the project
-//! only through [`Upstream`]), so a reuse is the analysis a fresh compile would make. What a
-//! model's *own* declaration says is checked again on every compile; it is not part of the
-//! memo. Off unless [`enable`]d: it holds every model's shape for the life of the process.
+//! A compile reuses a model's analysis when its SQL is the same text and every question gets
+//! the same answer now, and parses and infers only the others: `contract generate --write`
+//! recompiling after it wrote sidecars, or a CI job on a fresh clone whose restored cache
+//! holds the analyses of the models a change did not touch. The questions are the whole of what
+//! inference reads besides the statement (it sees the project only through [`Upstream`]), so a
+//! reuse is the analysis a fresh compile would make; a model whose upstream's declaration
+//! changed is analysed again, and so, through their answers, are the models reading it. What
+//! a model's *own* declaration says is checked on every compile; it is not part of the memo.
+//!
+//! Entries are held encoded (a few hundred bytes a model). Off unless [`enable`]d; [`load`]
+//! and [`save`] keep them in `.sqb/cache/analyses-v1.bin` between processes: the SHA-256 of
+//! the rest, then postcard headed by the sqb build that wrote it — a file from another build,
+//! a damaged or foreign one is read as empty, never as a wrong analysis.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::Range;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use sha2::{Digest, Sha256};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
 use sqlparser::ast::Ident;
 
 use super::deps::Reference;
@@ -24,9 +31,25 @@ use super::sql::{Interface, Issue, OutColumn, Shape, Upstream, Use};
 use crate::engine::Engine;
 use crate::project::Model;
 use crate::source::Loc;
+use crate::types::DataType;
+
+/// Bumped whenever the stored layout changes.
+const FILE: &str = "analyses-v1.bin";
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
-static MEMO: OnceLock<Mutex<HashMap<String, Arc<Entry>>>> = OnceLock::new();
+static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
+
+#[derive(Default)]
+struct Memo {
+    /// Model name -> its SQL's key and its encoded [`Body`].
+    entries: HashMap<String, (Key, Vec<u8>)>,
+    /// Whether an entry was added since the last [`load`] or [`save`].
+    changed: bool,
+    /// The project roots whose cache file was read.
+    loaded: Vec<std::path::PathBuf>,
+    /// Analyses reused since the last [`take_reused`].
+    reused: usize,
+}
 
 /// Remembers analyses from now on, for a later compile in this process.
 pub fn enable() {
@@ -37,21 +60,21 @@ pub(super) fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-fn memo() -> &'static Mutex<HashMap<String, Arc<Entry>>> {
+fn memo() -> &'static Mutex<Memo> {
     MEMO.get_or_init(Default::default)
 }
 
-/// What a model's analysis is keyed by: its SQL's exact text, the engine, and whether lineage
-/// was computed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a model's analysis is keyed by: the digest of its SQL's exact bytes, the engine, and
+/// whether lineage was computed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Key([u8; 32]);
 
 impl Key {
-    pub(super) fn new(sql: &str, engine: Engine, lineage: bool) -> Self {
+    pub(super) fn new(sql: &crate::source::Digest, engine: Engine, lineage: bool) -> Self {
         let mut h = Sha256::new();
         h.update(format!("{engine:?}").as_bytes());
         h.update([u8::from(lineage)]);
-        h.update(sql.as_bytes());
+        h.update(sql);
         Self(h.finalize().into())
     }
 }
@@ -80,12 +103,12 @@ impl Asked {
 /// A model's remembered analysis.
 #[derive(Debug)]
 pub struct Entry {
-    key: Key,
     /// The relations its SQL reads, as written, and where (in its SQL file).
     references: Vec<(Vec<Ident>, Range<usize>)>,
     asked: Vec<Asked>,
     pub shape: Shape,
     pub issues: Vec<Issue>,
+    /// Always empty: only analyses without lineage are remembered.
     pub uses: Vec<Use>,
 }
 
@@ -101,19 +124,42 @@ impl Entry {
             .collect()
     }
 
-    /// Whether every question its inference asked gets the same answer from `upstream`.
+    /// Whether every question its inference asked gets the same answer from `upstream`
+    /// (counted as a reuse when it does).
     pub(super) fn holds(&self, upstream: &dyn Upstream) -> bool {
-        self.asked.iter().all(|a| a.holds(upstream))
+        let holds = self.asked.iter().all(|a| a.holds(upstream));
+        if holds {
+            if let Ok(mut memo) = memo().lock() {
+                memo.reused += 1;
+            }
+        }
+        holds
     }
+}
+
+/// How many analyses were reused since the last call.
+pub(super) fn take_reused() -> usize {
+    memo()
+        .lock()
+        .map(|mut m| std::mem::take(&mut m.reused))
+        .unwrap_or(0)
 }
 
 /// The remembered analysis of `model` if its SQL is keyed `key`.
 pub(super) fn lookup(model: &str, key: &Key) -> Option<Arc<Entry>> {
-    let memo = memo().lock().ok()?;
-    memo.get(model).filter(|e| e.key == *key).cloned()
+    let body = {
+        let memo = memo().lock().ok()?;
+        let (k, body) = memo.entries.get(model)?;
+        if k != key {
+            return None;
+        }
+        body.clone()
+    };
+    let body: Body = postcard::from_bytes(&body).ok()?;
+    body.entry().map(Arc::new)
 }
 
-/// Remembers `model`'s analysis.
+/// Remembers `model`'s analysis (one with lineage is not remembered).
 pub(super) fn store(
     model: &str,
     key: Key,
@@ -121,19 +167,250 @@ pub(super) fn store(
     recorder: Recorder<'_>,
     (shape, issues, uses): (&Shape, &[Issue], &[Use]),
 ) {
-    let entry = Entry {
-        key,
-        references: references
-            .iter()
-            .map(|r| (r.parts.clone(), r.loc.span.clone()))
-            .collect(),
-        asked: recorder.asked.into_inner(),
-        shape: shape.clone(),
-        issues: issues.to_vec(),
-        uses: uses.to_vec(),
+    if !uses.is_empty() {
+        return;
+    }
+    let Some(body) = Body::of(references, &recorder.asked.into_inner(), shape, issues) else {
+        return;
+    };
+    let Ok(bytes) = postcard::to_allocvec(&body) else {
+        return;
     };
     if let Ok(mut memo) = memo().lock() {
-        memo.insert(model.to_string(), Arc::new(entry));
+        memo.entries.insert(model.to_string(), (key, bytes));
+        memo.changed = true;
+    }
+}
+
+/// Reads the analyses the project's cache holds into the memo (those of this process kept).
+pub fn load(root: &Path) {
+    if let Ok(mut memo) = memo().lock() {
+        if memo.loaded.iter().any(|r| r == root) {
+            return;
+        }
+        memo.loaded.push(root.to_path_buf());
+    }
+    let Some(bytes) = crate::cache_dir::read(root, FILE) else {
+        return;
+    };
+    let Some(stored) = decode(&bytes) else {
+        return;
+    };
+    if let Ok(mut memo) = memo().lock() {
+        let count = stored.entries.len();
+        for (name, key, body) in stored.entries {
+            memo.entries.entry(name).or_insert((key, body));
+        }
+        tracing::debug!(models = count, "analyses read from the cache");
+    }
+}
+
+/// Writes the analyses of the models named `models` to the project's cache, if any changed.
+pub fn save<'m>(root: &Path, models: impl Iterator<Item = &'m str>) {
+    let Ok(mut memo) = memo().lock() else {
+        return;
+    };
+    if !memo.changed {
+        return;
+    }
+    memo.changed = false;
+    let entries: Vec<(&str, &Key, &[u8])> = models
+        .filter_map(|name| {
+            let (key, body) = memo.entries.get(name)?;
+            Some((name, key, body.as_slice()))
+        })
+        .collect();
+    let stored = Stored {
+        build: crate::cache_dir::build_identity(),
+        entries,
+    };
+    // Encoded after room for the checksum, so that the file is never copied whole.
+    match postcard::to_extend(&stored, vec![0; 32]) {
+        Ok(mut bytes) => {
+            let sum = Sha256::digest(&bytes[32..]);
+            bytes[..32].copy_from_slice(&sum);
+            crate::cache_dir::write(root, FILE, &bytes);
+        }
+        Err(err) => tracing::debug!("analyses cache not written: {err}"),
+    }
+}
+
+#[derive(Serialize)]
+struct Stored<'a> {
+    build: &'a str,
+    entries: Vec<(&'a str, &'a Key, &'a [u8])>,
+}
+
+#[derive(Deserialize)]
+struct Loaded {
+    build: String,
+    entries: Vec<(String, Key, Vec<u8>)>,
+}
+
+/// A cache file written by this build, or `None` (logged).
+fn decode(bytes: &[u8]) -> Option<Loaded> {
+    let (sum, payload) = bytes.split_at_checked(32)?;
+    if Sha256::digest(payload).as_slice() != sum {
+        tracing::debug!("analyses cache ignored: its checksum does not match");
+        return None;
+    }
+    match postcard::from_bytes::<Loaded>(payload) {
+        Ok(stored) if stored.build == crate::cache_dir::build_identity() => Some(stored),
+        Ok(_) => {
+            tracing::debug!("analyses cache ignored: written by another sqb build");
+            None
+        }
+        Err(err) => {
+            tracing::debug!("analyses cache ignored: {err}");
+            None
+        }
+    }
+}
+
+/// An identifier as stored.
+#[derive(Serialize, Deserialize)]
+struct Name(String, Option<char>);
+
+/// An output column without lineage, as stored.
+#[derive(Serialize, Deserialize)]
+struct Col {
+    name: String,
+    position: Option<(usize, usize)>,
+    ty: Option<DataType>,
+    nullable: Option<bool>,
+}
+
+#[derive(Serialize, Deserialize)]
+enum Question {
+    Shape(Vec<Name>, Option<Vec<Col>>),
+    Facts(Vec<Name>, Vec<Col>),
+    Interface(Vec<Name>, Option<Interface>),
+    Origin(Vec<Name>, String, String),
+}
+
+/// An entry as stored.
+#[derive(Serialize, Deserialize)]
+struct Body {
+    references: Vec<(Vec<Name>, Range<usize>)>,
+    asked: Vec<Question>,
+    shape: Option<Vec<Col>>,
+    issues: Vec<Issue>,
+}
+
+/// The kinds [`Upstream::origin`] answers.
+const ORIGINS: [&str; 4] = ["model", "source", "import", "external"];
+
+fn names(parts: &[Ident]) -> Vec<Name> {
+    parts
+        .iter()
+        .map(|p| Name(p.value.clone(), p.quote_style))
+        .collect()
+}
+
+fn idents(names: Vec<Name>) -> Vec<Ident> {
+    names
+        .into_iter()
+        .map(|Name(value, quote)| match quote {
+            Some(q) => Ident::with_quote(q, value),
+            None => Ident::new(value),
+        })
+        .collect()
+}
+
+/// Columns without lineage, or `None` if one has lineage.
+fn cols(columns: &[OutColumn]) -> Option<Vec<Col>> {
+    columns
+        .iter()
+        .map(|c| {
+            let plain = c.lineage.columns.is_empty() && c.lineage.unattributed.is_empty();
+            plain.then(|| Col {
+                name: c.name.clone(),
+                position: c.position,
+                ty: c.ty.clone(),
+                nullable: c.nullable,
+            })
+        })
+        .collect()
+}
+
+fn out_columns(columns: Vec<Col>) -> Vec<OutColumn> {
+    columns
+        .into_iter()
+        .map(|c| OutColumn {
+            name: c.name,
+            position: c.position,
+            ty: c.ty,
+            nullable: c.nullable,
+            lineage: Default::default(),
+        })
+        .collect()
+}
+
+fn shape_cols(shape: &Shape) -> Option<Option<Vec<Col>>> {
+    match shape {
+        Some(columns) => cols(columns).map(Some),
+        None => Some(None),
+    }
+}
+
+impl Body {
+    fn of(
+        references: &[Reference],
+        asked: &[Asked],
+        shape: &Shape,
+        issues: &[Issue],
+    ) -> Option<Self> {
+        let asked = asked
+            .iter()
+            .map(|a| {
+                Some(match a {
+                    Asked::Shape(p, s) => Question::Shape(names(p), shape_cols(s)?),
+                    Asked::Facts(p, f) => Question::Facts(names(p), cols(f)?),
+                    Asked::Interface(p, i) => Question::Interface(names(p), i.clone()),
+                    Asked::Origin(p, kind, name) => {
+                        Question::Origin(names(p), kind.to_string(), name.clone())
+                    }
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Body {
+            references: references
+                .iter()
+                .map(|r| (names(&r.parts), r.loc.span.clone()))
+                .collect(),
+            asked,
+            shape: shape_cols(shape)?,
+            issues: issues.to_vec(),
+        })
+    }
+
+    fn entry(self) -> Option<Entry> {
+        let asked = self
+            .asked
+            .into_iter()
+            .map(|q| {
+                Some(match q {
+                    Question::Shape(p, s) => Asked::Shape(idents(p), s.map(out_columns)),
+                    Question::Facts(p, f) => Asked::Facts(idents(p), out_columns(f)),
+                    Question::Interface(p, i) => Asked::Interface(idents(p), i),
+                    Question::Origin(p, kind, name) => {
+                        let kind = ORIGINS.iter().copied().find(|k| *k == kind)?;
+                        Asked::Origin(idents(p), kind, name)
+                    }
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Entry {
+            references: self
+                .references
+                .into_iter()
+                .map(|(p, span)| (idents(p), span))
+                .collect(),
+            asked,
+            shape: self.shape.map(out_columns),
+            issues: self.issues,
+            uses: Vec::new(),
+        })
     }
 }
 
@@ -224,23 +501,24 @@ mod tests {
         recorder.facts(&[Ident::new("a")]);
         recorder.origin(&[Ident::new("a")]);
         assert_eq!(recorder.asked.borrow().len(), 2, "a question is noted once");
-        let entry = Entry {
-            key: Key::new("select x from a", Engine::DuckDb, false),
-            references: Vec::new(),
-            asked: recorder.asked.into_inner(),
-            shape: None,
-            issues: Vec::new(),
-            uses: Vec::new(),
-        };
+        let body = Body::of(&[], &recorder.asked.into_inner(), &None, &[]).unwrap();
+        let bytes = postcard::to_allocvec(&body).unwrap();
+        let entry = postcard::from_bytes::<Body>(&bytes)
+            .unwrap()
+            .entry()
+            .unwrap();
         assert!(entry.holds(&Fixed(vec![column(None)])));
         let typed = crate::types::parse("integer", Engine::DuckDb).ok();
         assert!(typed.is_some());
         assert!(!entry.holds(&Fixed(vec![column(typed)])));
+        let key = |sql: &str, lineage| {
+            let digest: crate::source::Digest = Sha256::digest(sql).into();
+            Key::new(&digest, Engine::DuckDb, lineage)
+        };
         assert_ne!(
-            entry.key,
-            Key::new("select x from a ", Engine::DuckDb, false),
-            "another text is another key"
+            key("select x from a", false),
+            key("select x from a ", false)
         );
-        assert_ne!(entry.key, Key::new("select x from a", Engine::DuckDb, true));
+        assert_ne!(key("select x from a", false), key("select x from a", true));
     }
 }

@@ -59,8 +59,18 @@ pub fn compile_cached(
     if let Some(hit) = cache::load(&project.root, &key, resources) {
         return hit;
     }
+    // A miss compiles the project; the models whose analyses the cache holds are not
+    // analysed again (see [`memo`]).
+    memo::enable();
+    tracing::debug_span!("analyses cache read").in_scope(|| memo::load(&project.root));
     let (diags, graph) = compile_with_graph(project, options);
     cache::store(&project.root, key, &diags, &graph);
+    tracing::debug_span!("analyses cache written").in_scope(|| {
+        memo::save(
+            &project.root,
+            project.models.iter().map(|m| m.name.as_str()),
+        )
+    });
     (diags, graph)
 }
 
@@ -152,7 +162,8 @@ fn without_shape(mut pass: FirstPass, keep: bool) -> FirstPass {
 }
 
 /// The memo key of a model's analysis, where the memo is on and can serve it: with SQL
-/// analysis, and without imports (their checks read the statement itself).
+/// analysis, without lineage (only `sqb lineage` computes it), and without imports (their
+/// checks read the statement itself).
 fn memo_key(
     project: &Project,
     model: &Model,
@@ -161,10 +172,11 @@ fn memo_key(
 ) -> Option<memo::Key> {
     let usable = memo::enabled()
         && options.sql_analysis
+        && !lineage
         && project.imports.is_empty()
         && contract_shape::analysis_enabled(project, model);
     usable.then(|| {
-        let sql = &project.sources.get(model.sql_file).text;
+        let sql = project.sources.get(model.sql_file).digest();
         memo::Key::new(sql, project.engine(), lineage)
     })
 }
@@ -278,7 +290,8 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
         imports.add_unanalysed(project, &|name| models.contains_key(name));
     }
     diagnostics::sort(&mut diags, &project.sources);
-    tracing::debug!(diagnostics = diags.len(), "compiled");
+    let reused = memo::take_reused();
+    tracing::debug!(diagnostics = diags.len(), reused, "compiled");
     Compiled {
         diagnostics: diags,
         graph,

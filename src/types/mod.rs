@@ -17,7 +17,7 @@ use std::fmt;
 use crate::engine::Engine;
 
 /// A column type. Lengths, precisions and scales are `None` when the spelling leaves them out.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum DataType {
     TinyInt,
     SmallInt,

@@ -64,7 +64,7 @@ pub trait Upstream {
 }
 
 /// A reference that breaks an enforced upstream interface.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Issue {
     /// `column` is declared by none of the `interfaces` in scope.
     Undeclared {
@@ -95,7 +95,7 @@ pub struct Rel {
 }
 
 /// A column list that is authoritative: a column it does not declare cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Interface {
     /// A model with an enforced contract.
     Model(String),
