@@ -41,25 +41,26 @@ pub fn file_changes(sources: &SourceMap, plan: &Plan) -> Result<Vec<FileChange>,
         .files()
         .map(|(_, f)| (f.rel_path.as_str(), f.text.as_str()))
         .collect();
-    let mut changes = Vec::new();
-    for (file, proposals) in by_file {
+    // Each file is edited on its own: on every core, in path order.
+    let files: Vec<(&str, Vec<&Proposal>)> = by_file.into_iter().collect();
+    let edited = crate::parallel::map(&files, |(file, proposals)| {
         let prior = match proposals[0].creates_file {
             true => None,
             false => texts.get(file).map(|t| t.to_string()),
         };
-        let content = edit_file(prior.as_deref(), &proposals).map_err(|reason| ApplyError {
+        let content = edit_file(prior.as_deref(), proposals).map_err(|reason| ApplyError {
             file: file.to_string(),
             reason,
         })?;
-        if prior.as_deref() != Some(content.as_str()) {
-            changes.push(FileChange {
+        Ok(
+            (prior.as_deref() != Some(content.as_str())).then(|| FileChange {
                 rel_path: file.to_string(),
                 expected_prior: prior,
                 content,
-            });
-        }
-    }
-    Ok(changes)
+            }),
+        )
+    });
+    edited.into_iter().filter_map(Result::transpose).collect()
 }
 
 /// Applies one file's proposals to its prior content (`None`: a new sidecar).

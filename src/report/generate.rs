@@ -81,31 +81,40 @@ const HEADER: Style = Style::new().bold();
 
 /// Every change as a unified diff of its file (`/dev/null` for a new one).
 pub fn emit_preview(changes: &[FileChange], w: &mut dyn Write) -> io::Result<()> {
-    for change in changes {
-        let old = change.expected_prior.as_deref().unwrap_or("");
-        let (from, to) = match change.expected_prior {
-            Some(_) => (
-                format!("a/{}", change.rel_path),
-                format!("b/{}", change.rel_path),
-            ),
-            None => ("/dev/null".to_string(), format!("b/{}", change.rel_path)),
-        };
-        let diff = similar::TextDiff::from_lines(old, change.content.as_str());
-        for line in diff
-            .unified_diff()
-            .context_radius(3)
-            .header(&from, &to)
-            .to_string()
-            .lines()
-        {
-            let style = match line.as_bytes().first() {
-                Some(b'+') if !line.starts_with("+++") => ADDED,
-                Some(b'-') if !line.starts_with("---") => REMOVED,
-                Some(b'@') | Some(b'+') | Some(b'-') => HEADER,
-                _ => Style::new(),
-            };
-            writeln!(w, "{style}{line}{style:#}")?;
-        }
+    // Each file's diff is rendered on its own, on every core; then written in order.
+    for text in crate::parallel::map(changes, preview) {
+        w.write_all(text.as_bytes())?;
     }
     Ok(())
+}
+
+/// One file's unified diff, styled.
+fn preview(change: &FileChange) -> String {
+    use std::fmt::Write as _;
+    let old = change.expected_prior.as_deref().unwrap_or("");
+    let (from, to) = match change.expected_prior {
+        Some(_) => (
+            format!("a/{}", change.rel_path),
+            format!("b/{}", change.rel_path),
+        ),
+        None => ("/dev/null".to_string(), format!("b/{}", change.rel_path)),
+    };
+    let diff = similar::TextDiff::from_lines(old, change.content.as_str());
+    let mut out = String::new();
+    for line in diff
+        .unified_diff()
+        .context_radius(3)
+        .header(&from, &to)
+        .to_string()
+        .lines()
+    {
+        let style = match line.as_bytes().first() {
+            Some(b'+') if !line.starts_with("+++") => ADDED,
+            Some(b'-') if !line.starts_with("---") => REMOVED,
+            Some(b'@') | Some(b'+') | Some(b'-') => HEADER,
+            _ => Style::new(),
+        };
+        let _ = writeln!(out, "{style}{line}{style:#}");
+    }
+    out
 }
