@@ -242,13 +242,19 @@ pub fn analyze(project: &Project, options: Options) -> Compiled {
 /// [`analyze`], keeping as much of each model's analysis as `keep` says.
 pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled {
     let mut diags = project.diagnostics.clone();
-    let resolver = deps::Resolver::new(project);
-    let imports = imported::Imports::new(project, keep == Keep::Everything);
+    let (resolver, imports) = tracing::debug_span!("relations indexed").in_scope(|| {
+        let resolver = deps::Resolver::new(project);
+        (
+            resolver,
+            imported::Imports::new(project, keep == Keep::Everything),
+        )
+    });
     let known = contract_shape::Known::new(project, &imports);
-    let mentions = match keep {
-        Keep::Shapes => Mentions::of(project),
-        Keep::Everything => Mentions::default(),
-    };
+    let mentions =
+        tracing::debug_span!("names the models mention indexed").in_scope(|| match keep {
+            Keep::Shapes => Mentions::of(project),
+            Keep::Everything => Mentions::default(),
+        });
     let passes =
         tracing::debug_span!("first pass: each model's SQL parsed and checked").in_scope(|| {
             let indexes: Vec<usize> = (0..project.models.len()).collect();
@@ -333,40 +339,70 @@ fn check_unused_imports(
     }
 }
 
-/// Which words each model's SQL contains: a model whose name no other model's SQL mentions is
-/// read by none, so its inferred shape need not be kept for the second pass.
+/// Which models' SQL mentions each model's name: a model whose name no other model's SQL
+/// mentions is read by none, so its inferred shape need not be kept for the second pass.
 #[derive(Default)]
 struct Mentions {
-    /// Lower-cased word -> the first model whose SQL has it, and whether another one has too.
-    words: std::collections::HashMap<String, (usize, bool)>,
+    /// Lower-cased model or relation name -> its index in `seen`.
+    names: std::collections::HashMap<String, usize>,
+    /// For each name: the first model whose SQL has it, and whether another one has too.
+    seen: Vec<Option<(usize, bool)>>,
 }
 
 impl Mentions {
     fn of(project: &Project) -> Self {
-        let mut words: std::collections::HashMap<String, (usize, bool)> =
-            std::collections::HashMap::new();
-        for (i, model) in project.models.iter().enumerate() {
+        let mut names = std::collections::HashMap::new();
+        for model in &project.models {
+            for name in [model.name.as_str(), model.relation_name()] {
+                if name.chars().all(is_word_char) {
+                    let next = names.len();
+                    names.entry(name.to_lowercase()).or_insert(next);
+                }
+            }
+        }
+        // The lengths of the lower-cased names: an ASCII word of another length is none of them.
+        let lengths: std::collections::HashSet<usize> = names.keys().map(String::len).collect();
+        // Each model's SQL is split into words on every core; only the words that are names
+        // are kept.
+        let found = crate::parallel::map(&project.models, |model| {
             let text = &project.sources.get(model.sql_file).text;
+            let mut word_lower = String::new();
+            let mut found: Vec<usize> = Vec::new();
             for word in text
                 .split(|c: char| !is_word_char(c))
                 .filter(|w| !w.is_empty())
             {
-                match words.get_mut(word) {
-                    Some((first, several)) => *several |= *first != i,
-                    None => {
-                        words.insert(word.to_string(), (i, false));
+                // Exact for an ASCII word: its length is that of its lower case, which a name
+                // it matches has.
+                if word.is_ascii() && !lengths.contains(&word.len()) {
+                    continue;
+                }
+                word_lower.clear();
+                match word.is_ascii() {
+                    true => {
+                        word_lower.push_str(word);
+                        word_lower.make_ascii_lowercase();
+                    }
+                    false => word_lower.push_str(&word.to_lowercase()),
+                }
+                if let Some(&id) = names.get(word_lower.as_str()) {
+                    if !found.contains(&id) {
+                        found.push(id);
                     }
                 }
             }
+            found
+        });
+        let mut seen = vec![None; names.len()];
+        for (i, ids) in found.into_iter().enumerate() {
+            for id in ids {
+                match &mut seen[id] {
+                    None => seen[id] = Some((i, false)),
+                    Some((first, several)) => *several |= *first != i,
+                }
+            }
         }
-        // Words were looked up as written: fold the counts of spellings that differ by case.
-        let mut folded: std::collections::HashMap<String, (usize, bool)> =
-            std::collections::HashMap::with_capacity(words.len());
-        for (word, (first, several)) in words {
-            let entry = folded.entry(word.to_lowercase()).or_insert((first, false));
-            entry.1 |= several || entry.0 != first;
-        }
-        Self { words: folded }
+        Self { names, seen }
     }
 
     /// Whether the SQL of a model other than `model` may read it. Names that are not plain words
@@ -377,9 +413,10 @@ impl Mentions {
             .any(|name| {
                 !name.chars().all(is_word_char)
                     || self
-                        .words
+                        .names
                         .get(&name.to_lowercase())
-                        .is_some_and(|&(first, several)| several || first != own)
+                        .and_then(|&id| self.seen[id])
+                        .is_some_and(|(first, several)| several || first != own)
             })
     }
 }
