@@ -420,3 +420,54 @@ fn a_damaged_analyses_cache_is_ignored_and_replaced() {
         );
     }
 }
+
+/// How many contract files the run parsed (the others came from the contracts cache).
+fn contracts_parsed(out: &Output) -> usize {
+    let log = stderr(out);
+    let line = log
+        .lines()
+        .find(|l| l.contains("contracts cache read"))
+        .unwrap_or_else(|| panic!("no contracts cache line in:\n{log}"));
+    line.rsplit("parsed=")
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn unchanged_contract_files_are_not_parsed_again_and_a_damaged_cache_is_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    copy_tree(&repo().join("examples/shop"), root);
+    let _ = std::fs::remove_dir_all(root.join(".sqb"));
+    let verdict = root.join(".sqb/cache/compile-v1.json");
+    let first = cached(root, &["compile"]);
+    assert!(contracts_parsed(&first) > 10, "{}", stderr(&first));
+    std::fs::remove_file(&verdict).unwrap();
+    assert_eq!(contracts_parsed(&cached(root, &["compile"])), 0);
+    // An edited rule is parsed again, and what it now says is reported where it now is.
+    edit(
+        root,
+        "contracts/guardrails/finality-revenue.toml",
+        "metric = \"revenue\"",
+        "\nmetric = \"revenu\"",
+    );
+    let out = cached(root, &["compile"]);
+    assert_eq!(contracts_parsed(&out), 1);
+    let fresh = uncached(root, &["compile", "--no-cache"]);
+    assert_eq!(visible(&out, root), visible(&fresh, root));
+    assert!(
+        visible(&out, root).contains("finality-revenue.toml:4:"),
+        "{}",
+        visible(&out, root)
+    );
+    let file = root.join(".sqb/cache/contracts-v1.bin");
+    for damage in [b"".to_vec(), b"not postcard".to_vec(), vec![0xff; 64]] {
+        std::fs::write(&file, &damage).unwrap();
+        let out = cached(root, &["compile"]);
+        assert_eq!(visible(&out, root), visible(&fresh, root), "{damage:?}");
+        assert!(contracts_parsed(&out) > 10, "{damage:?}");
+    }
+}

@@ -17,8 +17,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::source::{as_file, Digest, FileId, SourceMap};
 
-/// Bumped whenever the stored layout or what a parse holds changes.
-const FILE: &str = "declarations-v1.bin";
+/// The cache of the model sidecars' parses. Bumped whenever the stored layout or what a parse
+/// holds changes.
+pub(super) const DECLARATIONS: &str = "declarations-v1.bin";
+/// The cache of the contract files' parses (`contracts/`), framed the same way.
+pub(super) const CONTRACTS: &str = "contracts-v1.bin";
 
 /// A sidecar to parse: its file, and the name of its model.
 pub(super) struct Sidecar<'a> {
@@ -56,6 +59,7 @@ enum Outcome {
 /// Parses every sidecar with `parse`, on every core, except those the cache holds unchanged;
 /// then stores the parses when any changed. `use_cache` false neither reads nor writes it.
 pub(super) fn parse_all<P>(
+    file_name: &str,
     root: &Path,
     use_cache: bool,
     sources: &SourceMap,
@@ -68,7 +72,7 @@ where
     if !use_cache {
         return crate::parallel::map(sidecars, parse);
     }
-    let bytes = crate::cache_dir::read(root, FILE);
+    let bytes = crate::cache_dir::read(root, file_name);
     let stored = bytes.as_deref().and_then(decode);
     let index: HashMap<&str, &Entry<'_>> = stored
         .iter()
@@ -97,13 +101,20 @@ where
         .iter()
         .filter(|(_, o)| !matches!(o, Outcome::Hit))
         .count();
-    tracing::debug!(
-        sidecars = sidecars.len(),
-        parsed = misses,
-        "declarations cache read"
-    );
+    match file_name == CONTRACTS {
+        true => tracing::debug!(
+            files = sidecars.len(),
+            parsed = misses,
+            "contracts cache read"
+        ),
+        false => tracing::debug!(
+            sidecars = sidecars.len(),
+            parsed = misses,
+            "declarations cache read"
+        ),
+    }
     if misses > 0 || index.len() != sidecars.len() {
-        store(root, sources, sidecars, &index, &results);
+        store(file_name, root, sources, sidecars, &index, &results);
     }
     drop(index);
     drop(stored);
@@ -133,6 +144,7 @@ fn decode(bytes: &[u8]) -> Option<Stored<'_>> {
 }
 
 fn store<P>(
+    file_name: &str,
     root: &Path,
     sources: &SourceMap,
     sidecars: &[Sidecar<'_>],
@@ -167,7 +179,7 @@ fn store<P>(
             use sha2::Digest as _;
             let sum = sha2::Sha256::digest(&bytes[32..]);
             bytes[..32].copy_from_slice(&sum);
-            crate::cache_dir::write(root, FILE, &bytes);
+            crate::cache_dir::write(root, file_name, &bytes);
         }
         Err(err) => tracing::debug!("declarations cache not written: {err}"),
     }

@@ -49,7 +49,7 @@ pub fn guardrail_fields(kind: &str) -> (&'static [&'static str], &'static [&'sta
 }
 
 /// What a guardrail governs: one measure of a relation, or one metric.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub enum AppliesTo {
     Measure {
         source: Spanned<String>,
@@ -58,7 +58,7 @@ pub enum AppliesTo {
     Metric(Spanned<String>),
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Guardrail {
     pub file: FileId,
     pub id: Option<Spanned<String>>,
@@ -83,7 +83,7 @@ impl Guardrail {
 }
 
 /// A finality rule: which realizations of a metric exist and which one is final.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Finality {
     pub file: FileId,
     pub metric: Option<Spanned<String>>,
@@ -93,7 +93,7 @@ pub struct Finality {
     pub board_only_final: Option<Spanned<bool>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Realization {
     pub loc: Loc,
     pub source: Option<Spanned<String>>,
@@ -106,7 +106,7 @@ pub const COALESCING: &[&str] = &["watermark", "final_only"];
 pub const RESULT_FLAGS: &[&str] = &["column", "metadata", "none"];
 
 /// A known-good query and its expected answer.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Assertion {
     pub file: FileId,
     pub id: Option<Spanned<String>>,
@@ -116,7 +116,7 @@ pub struct Assertion {
 }
 
 /// A semantic query: metrics by name or alias, grouped by dimensions, filtered, in a context.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct SemanticQuery {
     pub loc: Loc,
     pub metrics: Vec<Spanned<String>>,
@@ -125,7 +125,7 @@ pub struct SemanticQuery {
     pub context: Option<Spanned<String>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Expect {
     pub loc: Loc,
     /// `rows = 12`: the number of rows.
@@ -138,13 +138,13 @@ pub struct Expect {
 }
 
 /// Output column → expected value.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct ExpectRow {
     pub loc: Loc,
     pub cells: Vec<(Spanned<String>, Spanned<Expected>)>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Expected {
     /// `{ null = true }`.
     Null,
@@ -157,7 +157,7 @@ pub enum Expected {
     Temporal(String),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Tolerance {
     Relative(f64),
     Absolute(f64),

@@ -356,9 +356,15 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
         })
         .collect();
     let parsed = tracing::debug_span!("sidecars parsed").in_scope(|| {
-        super::cache::parse_all(&loader.root, loader.use_cache, sources, &sidecars, |s| {
-            parse_sidecar(sources, s.file, s.model)
-        })
+        let cache = super::cache::DECLARATIONS;
+        super::cache::parse_all(
+            cache,
+            &loader.root,
+            loader.use_cache,
+            sources,
+            &sidecars,
+            |s| parse_sidecar(sources, s.file, s.model),
+        )
     });
     drop(sidecars);
     for ((i, _), (sidecar, diags)) in pending.into_iter().zip(parsed) {
@@ -604,10 +610,33 @@ fn load_contracts(loader: &mut Loader) -> (Vec<MetricBinding>, Contracts) {
             ),
         }
     }
-    // Parsed on every core: a large project has thousands of contract files.
+    // Parsed on every core (a large project has thousands of contract files), except those
+    // the contracts cache holds unchanged.
     let sources = &loader.sources;
-    let parsed = crate::parallel::map(&files, |&(id, kind, rel)| {
-        parse_contract(sources, id, kind, rel)
+    let pending: Vec<super::cache::Sidecar<'_>> = files
+        .iter()
+        .map(|&(file, kind, _)| super::cache::Sidecar {
+            file,
+            model: kind.label(),
+        })
+        .collect();
+    let parsed = tracing::debug_span!("contract files parsed").in_scope(|| {
+        let cache = super::cache::CONTRACTS;
+        let by_file: HashMap<FileId, (ContractKind, &str)> = files
+            .iter()
+            .map(|&(id, kind, rel)| (id, (kind, rel)))
+            .collect();
+        super::cache::parse_all(
+            cache,
+            &loader.root,
+            loader.use_cache,
+            sources,
+            &pending,
+            |s| {
+                let (kind, rel) = by_file[&s.file];
+                parse_contract(sources, s.file, kind, rel)
+            },
+        )
     });
     let mut metrics = Vec::new();
     let mut contracts = Contracts::default();
@@ -626,6 +655,7 @@ fn load_contracts(loader: &mut Loader) -> (Vec<MetricBinding>, Contracts) {
     (metrics, contracts)
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 enum Contract {
     Metric(Box<MetricBinding>),
     Guardrail(Box<super::contracts::Guardrail>),
@@ -660,6 +690,20 @@ enum ContractKind {
     Assertion,
     Tenancy,
     Roles,
+}
+
+impl ContractKind {
+    /// Its name, which the contracts cache keys an entry by beside the path.
+    fn label(self) -> &'static str {
+        match self {
+            ContractKind::Metric => "metric",
+            ContractKind::Guardrail => "guardrail",
+            ContractKind::Finality => "finality",
+            ContractKind::Assertion => "assertion",
+            ContractKind::Tenancy => "tenancy",
+            ContractKind::Roles => "roles",
+        }
+    }
 }
 
 /// What kind of contract a file under `contracts/` is, by its path.

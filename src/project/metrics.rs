@@ -55,7 +55,7 @@ pub fn kind_fields(kind: &str) -> &'static [&'static str] {
 }
 
 /// A metric binding.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct MetricBinding {
     pub file: FileId,
     pub metric: Option<Spanned<String>>,
@@ -80,7 +80,7 @@ impl MetricBinding {
 }
 
 /// `[canonical]`: the kind and its fields, each where it is written.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Canonical {
     pub kind: Option<Spanned<String>>,
     pub loc: Loc,

@@ -16,7 +16,7 @@ pub const TENANCY_SCHEMA: &str = "tenancy/v1";
 pub const ROLES_SCHEMA: &str = "roles/v1";
 pub const MASK_STRATEGIES: &[&str] = &["null", "hash", "partial"];
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Tenancy {
     pub file: FileId,
     pub claim: Option<Spanned<String>>,
@@ -36,14 +36,14 @@ impl Tenancy {
 }
 
 /// A relation scoped to the tenant by one column.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Scoped {
     pub loc: Loc,
     pub source: Option<Spanned<String>>,
     pub column: Option<Spanned<String>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Roles {
     pub file: FileId,
     pub claim: Option<Spanned<String>>,
@@ -52,7 +52,7 @@ pub struct Roles {
 }
 
 /// One role as authored; [`crate::semantic::effective_role`] applies what it inherits.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Role {
     pub name: Spanned<String>,
     pub inherits: Option<Spanned<String>>,
@@ -65,13 +65,13 @@ pub struct Role {
 }
 
 /// `allow` and `deny` of metrics or dimensions; each `None` where the role does not author it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Access {
     pub allow: Option<Allow>,
     pub deny: Option<NameList>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Allow {
     /// `"*"`, alone or in the list.
     All(Loc),
@@ -79,7 +79,7 @@ pub enum Allow {
     Only(NameList),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Mask {
     pub loc: Loc,
     /// `relation.column`.
