@@ -37,6 +37,9 @@ use crate::types::DataType;
 const FILE: &str = "analyses-v1.bin";
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Whether a later compile in this process will ask again ([`enable`]); otherwise the entries
+/// are dropped once [`save`]d.
+static KEEP: AtomicBool = AtomicBool::new(false);
 static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
 
 #[derive(Default)]
@@ -53,6 +56,13 @@ struct Memo {
 
 /// Remembers analyses from now on, for a later compile in this process.
 pub fn enable() {
+    ENABLED.store(true, Ordering::Relaxed);
+    KEEP.store(true, Ordering::Relaxed);
+}
+
+/// Remembers analyses for this compile, to [`save`] them; a process that compiles once holds
+/// them no longer than that.
+pub(super) fn activate() {
     ENABLED.store(true, Ordering::Relaxed);
 }
 
@@ -210,10 +220,19 @@ pub fn save<'m>(root: &Path, models: impl Iterator<Item = &'m str>) {
     let Ok(mut memo) = memo().lock() else {
         return;
     };
-    if !memo.changed {
-        return;
+    if memo.changed {
+        memo.changed = false;
+        write(root, &memo, models);
     }
-    memo.changed = false;
+    // The entries are the analyses' shapes: a process that compiles once frees them before it
+    // goes on to the warehouse.
+    if !KEEP.load(Ordering::Relaxed) {
+        memo.entries = HashMap::new();
+        ENABLED.store(false, Ordering::Relaxed);
+    }
+}
+
+fn write<'m>(root: &Path, memo: &Memo, models: impl Iterator<Item = &'m str>) {
     let entries: Vec<(&str, &Key, &[u8])> = models
         .filter_map(|name| {
             let (key, body) = memo.entries.get(name)?;
@@ -224,8 +243,16 @@ pub fn save<'m>(root: &Path, models: impl Iterator<Item = &'m str>) {
         build: crate::cache_dir::build_identity(),
         entries,
     };
-    // Encoded after room for the checksum, so that the file is never copied whole.
-    match postcard::to_extend(&stored, vec![0; 32]) {
+    // Encoded after room for the checksum, into a buffer of about its size, so that the file
+    // is neither copied whole nor grown by doubling.
+    let size: usize = stored
+        .entries
+        .iter()
+        .map(|(name, _, body)| name.len() + body.len() + 48)
+        .sum();
+    let mut buffer = Vec::with_capacity(64 + size);
+    buffer.extend_from_slice(&[0; 32]);
+    match postcard::to_extend(&stored, buffer) {
         Ok(mut bytes) => {
             let sum = Sha256::digest(&bytes[32..]);
             bytes[..32].copy_from_slice(&sum);

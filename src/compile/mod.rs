@@ -61,7 +61,7 @@ pub fn compile_cached(
     }
     // A miss compiles the project; the models whose analyses the cache holds are not
     // analysed again (see [`memo`]).
-    memo::enable();
+    memo::activate();
     tracing::debug_span!("analyses cache read").in_scope(|| memo::load(&project.root));
     let (diags, graph) = compile_with_graph(project, options);
     cache::store(&project.root, key, &diags, &graph);
