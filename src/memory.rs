@@ -22,9 +22,29 @@ pub fn no_huge_pages() {
 /// started.
 pub fn free_in_background<T: Send + 'static>(value: T) {
     // When no thread can be started, the closure, and the value in it, is dropped right here.
-    let _ = std::thread::Builder::new()
+    if let Ok(handle) = std::thread::Builder::new()
         .name("free".into())
-        .spawn(move || drop(value));
+        .spawn(move || drop(value))
+    {
+        if let Ok(mut freeing) = FREEING.lock() {
+            freeing.push(handle);
+        }
+    }
+}
+
+static FREEING: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Waits until what [`free_in_background`] was given is freed: before building something as
+/// large, so that the two are not held at once.
+pub fn wait_for_frees() {
+    let handles = FREEING
+        .lock()
+        .map(|mut f| std::mem::take(&mut *f))
+        .unwrap_or_default();
+    for handle in handles {
+        let _ = handle.join();
+    }
 }
 
 /// Leaves `value` for the process's exit to reclaim: for what is needed until the command ends

@@ -62,6 +62,9 @@ pub fn plan(root: &Path, options: &GenerateOptions) -> anyhow::Result<Generated>
 /// The write transaction: write every file, recompile from disk, restore on failure.
 pub fn write(root: &Path, changes: &[FileChange], use_cache: bool) -> anyhow::Result<Written> {
     let check = || {
+        // The planned project is freed on its own thread meanwhile; it is gone before the
+        // reload, so that two are never held at once.
+        tracing::debug_span!("planned project freed").in_scope(crate::memory::wait_for_frees);
         tracing::debug_span!("project reloaded and recompiled")
             .in_scope(|| recompile(root, use_cache))
     };
