@@ -50,6 +50,33 @@ pub fn read(root: &Path, name: &str) -> Option<Vec<u8>> {
     }
 }
 
+/// The payload of a framed cache file (the SHA-256 of the rest, then the rest), or `None`
+/// (logged) when the checksum does not match: a damaged or foreign file is never decoded.
+pub fn unframe<'b>(bytes: &'b [u8], what: &str) -> Option<&'b [u8]> {
+    use sha2::Digest as _;
+    let (sum, payload) = bytes.split_at_checked(32)?;
+    if sha2::Sha256::digest(payload).as_slice() != sum {
+        tracing::debug!("{what} ignored: its checksum does not match");
+        return None;
+    }
+    Some(payload)
+}
+
+/// A buffer for a framed cache file: room for the checksum, and `capacity` more bytes.
+pub fn frame_buffer(capacity: usize) -> Vec<u8> {
+    let mut buffer = Vec::with_capacity(32 + capacity);
+    buffer.extend_from_slice(&[0; 32]);
+    buffer
+}
+
+/// Writes a [`frame_buffer`] whose payload follows the checksum's room, with its checksum.
+pub fn write_framed(root: &Path, name: &str, mut bytes: Vec<u8>) {
+    use sha2::Digest as _;
+    let sum = sha2::Sha256::digest(&bytes[32..]);
+    bytes[..32].copy_from_slice(&sum);
+    write(root, name, &bytes);
+}
+
 /// Replaces the cache file `name` with `bytes`; a failure is only logged.
 pub fn write(root: &Path, name: &str, bytes: &[u8]) {
     if let Err(err) = try_write(root, name, bytes) {

@@ -364,25 +364,17 @@ pub fn check_dependents(
             Deferred::Remembered(entry, ..) if entry.holds(&known) => {
                 Some(reuse(project, model, &entry, diags))
             }
-            Deferred::Remembered(_, key, references) => {
-                // The same text parsed before, so it parses again without a diagnostic.
-                let Some(statement) =
-                    super::sql::parse::check_model(project, model, &mut Vec::new())
-                else {
-                    continue;
+            other => {
+                let (statement, memo) = match other {
+                    // The same text parsed before, so it parses again without a diagnostic.
+                    Deferred::Remembered(_, key, references) => {
+                        let parsed =
+                            super::sql::parse::check_model(project, model, &mut Vec::new());
+                        let Some(statement) = parsed else { continue };
+                        (statement, Some((key, references)))
+                    }
+                    Deferred::Statement(statement, memo) => (statement, memo),
                 };
-                let memo = Some((key, references.as_slice()));
-                analyze_one(
-                    project,
-                    &known,
-                    model,
-                    &statement,
-                    diags,
-                    keep_lineage,
-                    memo,
-                )
-            }
-            Deferred::Statement(statement, memo) => {
                 let memo = memo.as_ref().map(|(k, r)| (k.clone(), r.as_slice()));
                 analyze_one(
                     project,

@@ -250,14 +250,8 @@ fn write<'m>(root: &Path, memo: &Memo, models: impl Iterator<Item = &'m str>) {
         .iter()
         .map(|(name, _, body)| name.len() + body.len() + 48)
         .sum();
-    let mut buffer = Vec::with_capacity(64 + size);
-    buffer.extend_from_slice(&[0; 32]);
-    match postcard::to_extend(&stored, buffer) {
-        Ok(mut bytes) => {
-            let sum = Sha256::digest(&bytes[32..]);
-            bytes[..32].copy_from_slice(&sum);
-            crate::cache_dir::write(root, FILE, &bytes);
-        }
+    match postcard::to_extend(&stored, crate::cache_dir::frame_buffer(32 + size)) {
+        Ok(bytes) => crate::cache_dir::write_framed(root, FILE, bytes),
         Err(err) => tracing::debug!("analyses cache not written: {err}"),
     }
 }
@@ -276,11 +270,7 @@ struct Loaded {
 
 /// A cache file written by this build, or `None` (logged).
 fn decode(bytes: &[u8]) -> Option<Loaded> {
-    let (sum, payload) = bytes.split_at_checked(32)?;
-    if Sha256::digest(payload).as_slice() != sum {
-        tracing::debug!("analyses cache ignored: its checksum does not match");
-        return None;
-    }
+    let payload = crate::cache_dir::unframe(bytes, "analyses cache")?;
     match postcard::from_bytes::<Loaded>(payload) {
         Ok(stored) if stored.build == crate::cache_dir::build_identity() => Some(stored),
         Ok(_) => {

@@ -124,12 +124,7 @@ where
 
 /// A cache file written by this build, or `None` (logged).
 fn decode(bytes: &[u8]) -> Option<Stored<'_>> {
-    use sha2::Digest as _;
-    let (sum, payload) = bytes.split_at_checked(32)?;
-    if sha2::Sha256::digest(payload).as_slice() != sum {
-        tracing::debug!("declarations cache ignored: its checksum does not match");
-        return None;
-    }
+    let payload = crate::cache_dir::unframe(bytes, "declarations cache")?;
     match postcard::from_bytes::<Stored<'_>>(payload) {
         Ok(stored) if stored.build == crate::cache_dir::build_identity() => Some(stored),
         Ok(_) => {
@@ -174,13 +169,8 @@ fn store<P>(
         entries,
     };
     // Encoded after room for the checksum, so that the file is never copied whole.
-    match postcard::to_extend(&stored, vec![0; 32]) {
-        Ok(mut bytes) => {
-            use sha2::Digest as _;
-            let sum = sha2::Sha256::digest(&bytes[32..]);
-            bytes[..32].copy_from_slice(&sum);
-            crate::cache_dir::write(root, file_name, &bytes);
-        }
+    match postcard::to_extend(&stored, crate::cache_dir::frame_buffer(0)) {
+        Ok(bytes) => crate::cache_dir::write_framed(root, file_name, bytes),
         Err(err) => tracing::debug!("declarations cache not written: {err}"),
     }
 }
