@@ -32,13 +32,23 @@ fn hit(out: &Output) -> bool {
 
 /// How many sidecars the run parsed (the others came from the declarations cache).
 fn parsed(out: &Output) -> usize {
+    parsed_beside(out, "declarations cache read")
+}
+
+/// The `parsed=` count of the `-v` line that contains `line`.
+fn parsed_beside(out: &Output, line: &str) -> usize {
     let log = stderr(out);
-    let line = log
+    let found = log
         .lines()
-        .find(|l| l.contains("declarations cache read"))
-        .unwrap_or_else(|| panic!("no declarations cache line in:\n{log}"));
-    let count = line.rsplit("parsed=").next().unwrap();
-    count.trim().parse().unwrap()
+        .find(|l| l.contains(line))
+        .unwrap_or_else(|| panic!("no `{line}` line in:\n{log}"));
+    found
+        .rsplit("parsed=")
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 fn uncached(root: &Path, args: &[&str]) -> Output {
@@ -423,17 +433,7 @@ fn a_damaged_analyses_cache_is_ignored_and_replaced() {
 
 /// How many contract files the run parsed (the others came from the contracts cache).
 fn contracts_parsed(out: &Output) -> usize {
-    let log = stderr(out);
-    let line = log
-        .lines()
-        .find(|l| l.contains("contracts cache read"))
-        .unwrap_or_else(|| panic!("no contracts cache line in:\n{log}"));
-    line.rsplit("parsed=")
-        .next()
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
+    parsed_beside(out, "contracts cache read")
 }
 
 #[test]
