@@ -260,9 +260,9 @@ pub fn render_text(d: &Diagnostic, sources: &SourceMap) -> String {
     let mut elements: Vec<Snippet<'_, annotate_snippets::Annotation<'_>>> = Vec::new();
     for file in files {
         let source = sources.get(file);
-        let mut snippet = Snippet::source(source.text.as_str()).path(source.rel_path.as_str());
+        let mut snippet = Snippet::source(source.text()).path(source.rel_path.as_str());
         for (label, kind) in labels.iter().filter(|(l, _)| l.loc.file == file) {
-            let span = clamp_span(&label.loc.span, &source.text);
+            let span = clamp_span(&label.loc.span, source.text());
             snippet = snippet.annotation((*kind).span(span).label(label.text.as_str()));
         }
         elements.push(snippet);

@@ -79,7 +79,9 @@ pub struct SourceFile {
     /// Path relative to the project root, with `/` separators.
     pub rel_path: String,
     pub abs_path: PathBuf,
-    pub text: String,
+    /// The text, read when the file was loaded, or on first use for a file the loader found
+    /// unchanged since an earlier run (see [`SourceMap::add_unread`]).
+    text: std::sync::OnceLock<String>,
     /// Byte offsets of line starts, computed on first use: most files never need them.
     line_starts: std::sync::OnceLock<Vec<usize>>,
     /// The digest of `text`, computed on first use (by the caches, which key on it).
@@ -87,17 +89,39 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
+    /// The file's text. A file added unread is read now; if it can no longer be read, its text
+    /// is empty (logged): it was readable and unchanged when the project was loaded.
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| {
+            let text = std::fs::read_to_string(&self.abs_path).unwrap_or_else(|err| {
+                tracing::warn!("{} could not be read again: {err}", self.rel_path);
+                String::new()
+            });
+            if self
+                .digest
+                .get()
+                .is_some_and(|d| *d != sha256(text.as_bytes()))
+            {
+                tracing::warn!("{} changed while sqb was running", self.rel_path);
+            }
+            text
+        })
+    }
+
+    /// Whether the text has been read (a file added unread has not until it is used).
+    pub fn is_read(&self) -> bool {
+        self.text.get().is_some()
+    }
+
     /// The SHA-256 of the file's text.
     pub fn digest(&self) -> &Digest {
-        use sha2::Digest as _;
-        self.digest
-            .get_or_init(|| sha2::Sha256::digest(self.text.as_bytes()).into())
+        self.digest.get_or_init(|| sha256(self.text().as_bytes()))
     }
 
     fn line_starts(&self) -> &[usize] {
         self.line_starts.get_or_init(|| {
             let mut starts = vec![0];
-            starts.extend(self.text.match_indices('\n').map(|(i, _)| i + 1));
+            starts.extend(self.text().match_indices('\n').map(|(i, _)| i + 1));
             starts.shrink_to_fit();
             starts
         })
@@ -105,14 +129,15 @@ impl SourceFile {
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
+        let text = self.text();
+        let offset = offset.min(text.len());
         let line_starts = self.line_starts();
         let line = match line_starts.binary_search(&offset) {
             Ok(i) => i,
             Err(i) => i - 1,
         };
         let start = line_starts[line];
-        let column = self.text[start..floor_char_boundary(&self.text, offset)]
+        let column = text[start..floor_char_boundary(text, offset)]
             .chars()
             .count();
         (line + 1, column + 1)
@@ -121,9 +146,9 @@ impl SourceFile {
     /// Byte offset of a 1-based line and character column, clamped to the text.
     pub fn offset_of(&self, line: usize, column: usize) -> usize {
         let Some(&start) = self.line_starts().get(line.saturating_sub(1)) else {
-            return self.text.len();
+            return self.text().len();
         };
-        let rest = &self.text[start..];
+        let rest = &self.text()[start..];
         let line_text = rest.split('\n').next().unwrap_or("");
         let skip = column.saturating_sub(1);
         start
@@ -132,6 +157,11 @@ impl SourceFile {
                 .nth(skip)
                 .map_or(line_text.len(), |(i, _)| i)
     }
+}
+
+fn sha256(bytes: &[u8]) -> Digest {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).into()
 }
 
 fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
@@ -158,12 +188,28 @@ impl SourceMap {
     }
 
     pub fn add(&mut self, rel_path: String, abs_path: &Path, text: String) -> FileId {
+        self.push(rel_path, abs_path, std::sync::OnceLock::from(text), None)
+    }
+
+    /// Adds a file without reading it, known by the digest of its bytes: its text is read
+    /// only if something asks for it (a diagnostic quoting it, a parse the caches do not hold).
+    pub fn add_unread(&mut self, rel_path: String, abs_path: &Path, digest: Digest) -> FileId {
+        self.push(rel_path, abs_path, std::sync::OnceLock::new(), Some(digest))
+    }
+
+    fn push(
+        &mut self,
+        rel_path: String,
+        abs_path: &Path,
+        text: std::sync::OnceLock<String>,
+        digest: Option<Digest>,
+    ) -> FileId {
         self.files.push(SourceFile {
             rel_path,
             abs_path: abs_path.to_path_buf(),
             text,
             line_starts: std::sync::OnceLock::new(),
-            digest: std::sync::OnceLock::new(),
+            digest: digest.map(std::sync::OnceLock::from).unwrap_or_default(),
         });
         FileId(self.files.len() - 1)
     }

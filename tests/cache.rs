@@ -471,3 +471,134 @@ fn unchanged_contract_files_are_not_parsed_again_and_a_damaged_cache_is_ignored(
         assert!(contracts_parsed(&out) > 10, "{damage:?}");
     }
 }
+
+/// The `-v` line of the file stamps: how many files were stamped, and how many of them read.
+fn files_read(out: &Output) -> (usize, usize) {
+    let log = stderr(out);
+    let line = log
+        .lines()
+        .find(|l| l.contains("project files stamped"))
+        .unwrap_or_else(|| panic!("no file stamps line in:\n{log}"));
+    let field = |name: &str| -> usize {
+        let rest = line.rsplit(&format!("{name}=")).next().unwrap();
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    (field("files"), field("read"))
+}
+
+/// Waits until every file written so far is old enough for a stamp to vouch for it (2 s): a
+/// file changed within a timestamp tick of being stamped could keep its stamp, so younger files
+/// are always read.
+fn age_the_files() {
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+}
+
+#[test]
+fn files_unchanged_since_they_were_stamped_are_not_read_and_say_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = &tmp.path().join("shop");
+    // The warehouse first: the project's files are copied just before the first runs.
+    let warehouse = tmp.path().join("warehouse.duckdb");
+    duckdb_file(&warehouse, &shop_migrations());
+    copy_tree(&repo().join("examples/shop"), root);
+    let _ = std::fs::remove_dir_all(root.join(".sqb"));
+    std::fs::rename(&warehouse, root.join("warehouse.duckdb")).unwrap();
+    let diff = ["contract", "diff", "--from", "dev"];
+    // Files as young as these are read, however often: their stamps cannot vouch for them yet.
+    let young = cached(root, &diff);
+    let (files, read) = files_read(&young);
+    assert!(files > 20, "{}", stderr(&young));
+    assert_eq!(read, files);
+    assert_eq!(files_read(&cached(root, &diff)).1, files);
+    age_the_files();
+    let stamped = cached(root, &diff);
+    assert_eq!(files_read(&stamped), (files, files));
+
+    // Nothing is read now, and the findings, located in the files, are the same.
+    let warm = cached(root, &diff);
+    assert_eq!(files_read(&warm), (files, 0), "{}", stderr(&warm));
+    assert!(hit(&warm));
+    assert_eq!(warm.status.code(), Some(1));
+    assert_eq!(visible(&warm, root), visible(&young, root));
+    // A compile that misses its verdict reads the SQL it analyses when it needs it, and says
+    // what a compile without any cache says.
+    std::fs::remove_file(root.join(".sqb/cache/compile-v1.json")).unwrap();
+    let out = cached(root, &["compile", "--format", "json"]);
+    assert_eq!(files_read(&out).1, 0);
+    let fresh = uncached(root, &["compile", "--no-cache", "--format", "json"]);
+    assert_eq!(out.stdout, fresh.stdout);
+
+    // An edit of the same size with its modification time put back is read, and what the
+    // model now says is reported.
+    let sql = root.join("models/marts/fct_orders.sql");
+    let modified = std::fs::metadata(&sql).unwrap().modified().unwrap();
+    edit(
+        root,
+        "models/marts/fct_orders.sql",
+        "AS is_large",
+        "AS is_lorge",
+    );
+    std::fs::File::options()
+        .write(true)
+        .open(&sql)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    let edited = cached(root, &["compile"]);
+    assert_eq!(files_read(&edited), (files, 1), "{}", stderr(&edited));
+    assert_eq!(edited.status.code(), Some(1));
+    let fresh = uncached(root, &["compile", "--no-cache"]);
+    assert_eq!(visible(&edited, root), visible(&fresh, root));
+    assert!(visible(&edited, root).contains("is_lorge"));
+    edit(
+        root,
+        "models/marts/fct_orders.sql",
+        "AS is_lorge",
+        "AS is_large",
+    );
+
+    // A generate --write that fails its recompile restores every file it edited, unread or
+    // not; the diff after it is the diff before it.
+    age_the_files();
+    assert_eq!(files_read(&cached(root, &diff)).1, 1);
+    let sidecar = root.join("models/marts/fct_orders.toml");
+    let before = std::fs::read(&sidecar).unwrap();
+    let write = cached(
+        root,
+        &[
+            "contract",
+            "generate",
+            "--from",
+            "dev",
+            "--write",
+            "--overwrite",
+        ],
+    );
+    assert_eq!(files_read(&write).1, 0, "{}", stderr(&write));
+    assert_eq!(write.status.code(), Some(2), "{}", stderr(&write));
+    assert_eq!(std::fs::read(&sidecar).unwrap(), before);
+    assert_eq!(visible(&cached(root, &diff), root), visible(&young, root));
+
+    // A removed model is gone, and its stamps with it.
+    for ext in ["sql", "toml"] {
+        std::fs::remove_file(root.join(format!("models/marts/dim_customers.{ext}"))).unwrap();
+    }
+    let removed = cached(root, &["compile"]);
+    assert_eq!(files_read(&removed).0, files - 2);
+    let fresh = uncached(root, &["compile", "--no-cache"]);
+    assert_eq!(visible(&removed, root), visible(&fresh, root));
+
+    // A damaged stamps file vouches for nothing: every file is read, and it is replaced.
+    let stamps = root.join(".sqb/cache/files-v1.bin");
+    let good = std::fs::read(&stamps).unwrap();
+    for damage in [
+        b"".to_vec(),
+        b"not postcard".to_vec(),
+        good[..good.len() / 2].to_vec(),
+    ] {
+        std::fs::write(&stamps, &damage).unwrap();
+        let out = cached(root, &["compile"]);
+        assert_eq!(files_read(&out), (files - 2, files - 2), "{damage:?}");
+        assert_eq!(visible(&out, root), visible(&fresh, root), "{damage:?}");
+    }
+}

@@ -182,7 +182,7 @@ fn model_ddl(project: &sqb::project::Project, model: &sqb::project::Model) -> St
     let sql = project
         .sources
         .get(model.sql_file)
-        .text
+        .text()
         .trim_end()
         .to_string();
     let relation = format!("analytics.{}", model.relation_name());

@@ -591,9 +591,9 @@ fn report_issues(project: &Project, model: &Model, issues: &[Issue], diags: &mut
     let loc = |position: &Option<(usize, usize)>| match position {
         Some((line, col)) => {
             let start = file.offset_of(*line, *col);
-            let end = file.text[start..]
+            let end = file.text()[start..]
                 .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '"'))
-                .map_or(file.text.len(), |i| start + i);
+                .map_or(file.text().len(), |i| start + i);
             Loc::new(model.sql_file, start..end.max(start))
         }
         None => Loc::file_start(model.sql_file),

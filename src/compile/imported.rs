@@ -68,7 +68,7 @@ impl Imports {
     pub fn add_unanalysed(&self, project: &Project, analysed: &dyn Fn(&str) -> bool) {
         let mut set = ReadSet::default();
         for model in project.models.iter().filter(|m| !analysed(&m.name)) {
-            let text = project.sources.get(model.sql_file).text.to_lowercase();
+            let text = project.sources.get(model.sql_file).text().to_lowercase();
             for i in self
                 .list
                 .iter()

@@ -319,7 +319,7 @@ fn check_unused_imports(
             continue;
         };
         let named_unanalysed = project.models.iter().any(|m| {
-            let text = project.sources.get(m.sql_file).text.to_lowercase();
+            let text = project.sources.get(m.sql_file).text().to_lowercase();
             !contract_shape::analysis_enabled(project, m)
                 && snapshot
                     .models
@@ -365,7 +365,7 @@ impl Mentions {
         // Each model's SQL is split into words on every core; only the words that are names
         // are kept.
         let found = crate::parallel::map(&project.models, |model| {
-            let text = &project.sources.get(model.sql_file).text;
+            let text = project.sources.get(model.sql_file).text();
             let mut word_lower = String::new();
             let mut found: Vec<usize> = Vec::new();
             for word in text

@@ -142,7 +142,7 @@ fn plan_resource(project: &Project, item: &Inspected<'_>, overwrite: bool, out: 
         return;
     };
     let (file, creates_file) = own_file(project, resource);
-    if !creates_file && is_generated(&project.sources.get(resource.file()).text) {
+    if !creates_file && is_generated(project.sources.get(resource.file()).text()) {
         out.skipped.push(Skipped::GeneratedFile {
             resource: resource.name().to_string(),
             file,

@@ -39,7 +39,7 @@ pub fn file_changes(sources: &SourceMap, plan: &Plan) -> Result<Vec<FileChange>,
     }
     let texts: HashMap<&str, &str> = sources
         .files()
-        .map(|(_, f)| (f.rel_path.as_str(), f.text.as_str()))
+        .map(|(_, f)| (f.rel_path.as_str(), f.text()))
         .collect();
     // Each file is edited on its own: on every core, in path order.
     let files: Vec<(&str, Vec<&Proposal>)> = by_file.into_iter().collect();

@@ -490,6 +490,6 @@ fn fingerprint(project: &Project, a: &Assertion, compiled: &Compiled) -> String 
         hash.update(p.as_bytes());
     }
     hash.update([1]);
-    hash.update(project.sources.get(a.file).text.as_bytes());
+    hash.update(project.sources.get(a.file).text().as_bytes());
     hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }

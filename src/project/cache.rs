@@ -4,9 +4,9 @@
 //! (its model keys, its columns, and the diagnostics about them) depends only on its bytes and its
 //! model's name, so an unchanged sidecar is read back from `.sqb/cache/declarations-v1.bin`
 //! instead of parsed, and a changed or new one is parsed alone. An entry is used only when the
-//! path, the model name and the SHA-256 of the bytes read now all match: timestamps are never
-//! trusted, since the bytes are read anyway (the diagnostics quote them) and the digest is the
-//! one the compile cache keys on. The file is the SHA-256 of the rest, then postcard headed by the
+//! path, the model name and the SHA-256 of the file's bytes all match (the digest of the bytes
+//! read now, or the one the file stamps vouch for: see [`super::stamps`]), the digest the
+//! compile cache keys on too. The file is the SHA-256 of the rest, then postcard headed by the
 //! sqb build that wrote it: a file from another build, a damaged or foreign one is a miss (see
 //! [`crate::cache_dir`]), never a wrong declaration.
 

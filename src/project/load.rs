@@ -13,6 +13,7 @@ use super::metrics::{read_binding, MetricBinding};
 use super::policies::{read_roles, read_tenancy};
 use super::reader::Reader;
 use super::semantic::{read_semantic, Semantic};
+use super::stamps::{self, Content, Stamps};
 use super::Contracts;
 use super::{Column, ColumnSet, EnumBase, EnumDef, Model, ModelProps, Project, SourceTable};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
@@ -79,6 +80,10 @@ struct Loader {
     diags: Vec<Diagnostic>,
     /// Read and write the declarations cache (see [`super::cache`]).
     use_cache: bool,
+    /// The files unchanged since the last load (see [`super::stamps`]).
+    stamps: Stamps,
+    /// The files read through `stamps`, with their stamps, to store for the next load.
+    stamped: Vec<(FileId, stamps::Stamp)>,
 }
 
 /// A parsed TOML file; `None` when it could not be read or parsed (already reported).
@@ -90,7 +95,24 @@ impl Loader {
         self.add(rel, abs, text)
     }
 
-    /// Adds a file read earlier (see [`read_all`]); an unreadable one is reported.
+    /// Adds a file read (or vouched for) earlier by [`read_all`], remembering its stamp.
+    fn add_found(&mut self, found: &Found, (content, stamp): stamps::Read) -> Option<FileId> {
+        let id = match content {
+            Ok(Content::Unchanged(digest)) => Some(self.sources.add_unread(
+                found.rel.clone(),
+                &found.abs,
+                digest,
+            )),
+            Ok(Content::Text(text)) => self.add(&found.rel, &found.abs, Ok(text)),
+            Err(err) => self.add(&found.rel, &found.abs, Err(err)),
+        };
+        if let Some((id, stamp)) = id.zip(stamp) {
+            self.stamped.push((id, stamp));
+        }
+        id
+    }
+
+    /// Adds a file read earlier; an unreadable one is reported.
     fn add(&mut self, rel: &str, abs: &Path, text: std::io::Result<String>) -> Option<FileId> {
         match text {
             Ok(text) => Some(self.sources.add(rel.to_string(), abs, text)),
@@ -107,7 +129,7 @@ impl Loader {
     }
 
     fn parse(&mut self, id: FileId) -> Option<Document<String>> {
-        let text = self.sources.get(id).text.clone();
+        let text = self.sources.get(id).text().to_string();
         match Document::parse(text) {
             Ok(doc) => Some(doc),
             Err(err) => {
@@ -142,6 +164,8 @@ impl Project {
             sources: SourceMap::default(),
             diags: Vec::new(),
             use_cache,
+            stamps: Stamps::open(root, use_cache),
+            stamped: Vec::new(),
         };
         let config = load_config(&mut loader)?;
         if config.unparsed {
@@ -169,6 +193,10 @@ impl Project {
         let models = load_models(&mut loader, &config.path_defaults);
         let imports = load_imports(&mut loader, &config.imports);
         let (metrics, contracts) = load_contracts(&mut loader);
+        tracing::debug_span!("file stamps written").in_scope(|| {
+            let stamps = &loader.stamps;
+            stamps.store(&loader.root, &loader.sources, &loader.stamped)
+        });
         tracing::debug!(
             models = models.len(),
             files = loader.sources.len(),
@@ -202,6 +230,8 @@ impl super::Config {
             sources: SourceMap::default(),
             diags: Vec::new(),
             use_cache: false,
+            stamps: Stamps::open(root, false),
+            stamped: Vec::new(),
         };
         let config = load_config(&mut loader).ok()?;
         (!loader.diags.iter().any(Diagnostic::is_error)).then_some(config)
@@ -310,9 +340,9 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
         .collect();
     // Reading thousands of small files is mostly waiting on the kernel: do it on every core.
     let texts = tracing::debug_span!("model files read")
-        .in_scope(|| read_all(&pairs, |(sql, side)| [Some(*sql), *side]));
+        .in_scope(|| read_all(&loader.stamps, &pairs, |(sql, side)| [Some(*sql), *side]));
     for ((f, side), [sql_text, side_text]) in pairs.iter().zip(texts) {
-        let Some(sql_file) = loader.add(&f.rel, &f.abs, sql_text.expect("always read")) else {
+        let Some(sql_file) = loader.add_found(f, sql_text.expect("always read")) else {
             continue;
         };
         if let Some(&other) = first_file.get(&f.stem) {
@@ -333,7 +363,7 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
         // Sidecars are parsed below, on every core.
         let sidecar = side
             .zip(side_text)
-            .and_then(|(side, text)| loader.add(&side.rel, &side.abs, text));
+            .and_then(|(side, text)| loader.add_found(side, text));
         if let Some(id) = sidecar {
             pending.push((models.len(), id));
         }
@@ -390,14 +420,14 @@ fn load_models(loader: &mut Loader, defaults: &[(Spanned<String>, ModelProps)]) 
     models
 }
 
-/// Reads the files `which` names for each item, on every core, keeping the order.
+/// Reads the files `which` names for each item, on every core, keeping the order; those that
+/// `stamps` vouch for are not read.
 fn read_all<T: Sync, const N: usize>(
+    stamps: &Stamps,
     items: &[T],
     which: impl Fn(&T) -> [Option<&Found>; N] + Sync,
-) -> Vec<[Option<std::io::Result<String>>; N]> {
-    crate::parallel::map(items, |item| {
-        which(item).map(|f| f.map(|f| std::fs::read_to_string(&f.abs)))
-    })
+) -> Vec<[Option<stamps::Read>; N]> {
+    crate::parallel::map(items, |item| which(item).map(|f| f.map(|f| stamps.read(f))))
 }
 
 type Sidecar = Option<(ModelProps, Vec<Column>, Option<Box<Semantic>>)>;
@@ -422,7 +452,7 @@ fn parse_file<T>(
     read: impl FnOnce(&mut Reader<'_>, &toml_edit::Table) -> T,
 ) -> (Option<T>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
-    let doc = match Document::parse(sources.get(id).text.as_str()) {
+    let doc = match Document::parse(sources.get(id).text()) {
         Ok(doc) => doc,
         Err(err) => {
             diags.push(toml_syntax(id, &err));
@@ -592,10 +622,10 @@ fn read_members(
 /// `contracts/` is no contract sqb knows: said, never silently passed.
 fn load_contracts(loader: &mut Loader) -> (Vec<MetricBinding>, Contracts) {
     let found = list(&loader.root, "contracts", &["toml"]);
-    let texts = read_all(&found, |f| [Some(f)]);
+    let texts = read_all(&loader.stamps, &found, |f| [Some(f)]);
     let mut files: Vec<(FileId, ContractKind, &str)> = Vec::new();
     for (found, [text]) in found.iter().zip(texts) {
-        let Some(id) = text.and_then(|t| loader.add(&found.rel, &found.abs, t)) else {
+        let Some(id) = text.and_then(|t| loader.add_found(found, t)) else {
             continue;
         };
         match contract_kind(&found.rel) {
@@ -886,7 +916,7 @@ fn resolve_one(
 
 /// The location of byte `offset` inside a TOML string value, skipping its opening quote.
 fn offset_in_string(text: &Spanned<String>, offset: usize, sources: &SourceMap) -> Loc {
-    let raw = &sources.get(text.loc.file).text;
+    let raw = sources.get(text.loc.file).text();
     let span = &text.loc.span;
     let quote = raw.get(span.start..span.start + 3).map_or(1, |s| {
         if s == "\"\"\"" || s == "'''" {

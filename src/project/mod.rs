@@ -15,6 +15,7 @@ pub mod policies;
 mod reader;
 mod resource;
 pub mod semantic;
+mod stamps;
 
 pub use config::{Config, Connection, ContractMode, ImportDecl, Settings, Target};
 pub use discover::{find_root, model_stems, rel_path, LOCAL_FILE, PROJECT_FILE};

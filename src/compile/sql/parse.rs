@@ -22,7 +22,7 @@ pub fn check_model(
 ) -> Option<Box<Statement>> {
     let file = project.sources.get(model.sql_file);
     let dialect = dialect(project.engine());
-    let statements = match Parser::parse_sql(dialect.as_ref(), &file.text) {
+    let statements = match Parser::parse_sql(dialect.as_ref(), file.text()) {
         Ok(statements) => statements,
         Err(err) => {
             diags.push(syntax_error(model, file, &err, project.engine()));
@@ -76,7 +76,7 @@ fn statement_loc(model: &Model, file: &SourceFile, statement: &Statement) -> Loc
     let end = file
         .offset_of(span.end.line as usize, span.end.column as usize)
         .max(start);
-    let first_line_end = file.text[start..].find('\n').map_or(end, |i| start + i);
+    let first_line_end = file.text()[start..].find('\n').map_or(end, |i| start + i);
     Loc::new(model.sql_file, start..end.min(first_line_end))
 }
 
@@ -88,7 +88,7 @@ fn syntax_error(model: &Model, file: &SourceFile, err: &ParserError, engine: Eng
     let loc = match position {
         Some((line, column)) => {
             let start = file.offset_of(line, column);
-            let end = file.text[start..]
+            let end = file.text()[start..]
                 .chars()
                 .next()
                 .map_or(start, |c| start + c.len_utf8());

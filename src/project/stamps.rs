@@ -1,0 +1,229 @@
+//! The file stamps: which project files are unchanged since the last load, known without reading
+//! them.
+//!
+//! Each model's SQL and sidecar and each contract file is remembered in
+//! `.sqb/cache/files-v1.bin` by its path, its stamp (size, modification and status-change times,
+//! inode and device) and the SHA-256 of its bytes. A file whose stamp is the same now is taken to
+//! have the same bytes, as build tools and git take it: it is added to the project unread, known
+//! by its digest, which is all the other caches key on, and read only if something asks for its
+//! text (a diagnostic that quotes it, a parse or an analysis no cache holds).
+//!
+//! Two rules keep a stamp from vouching for bytes it does not describe. A file is stat-ed before
+//! it is read, so an edit made while it is read leaves it with a newer stamp than the one stored.
+//! And a stamp vouches only for a file whose newest time is [`MARGIN`] older than the run that
+//! stored it (and than the stamps file itself): timestamps are coarse (a clock tick, or two
+//! seconds on FAT), so a file changed again within the tick it was stamped in could keep its
+//! stamp; such a file is read until it is old enough. Restoring a file's modification time
+//! (`touch -d`, `cp -p`) still changes its status-change time, which the stamp holds too.
+//!
+//! Like every cache here it is framed with a checksum and the sqb build that wrote it (see
+//! [`crate::cache_dir`]): a damaged, foreign or other build's file vouches for nothing, and
+//! deleting it is always safe. `--no-cache` neither reads nor writes it.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::discover::Found;
+use crate::source::{Digest, FileId, SourceMap};
+
+/// The stamps file in the cache directory. Bumped whenever its layout changes.
+const FILE: &str = "files-v1.bin";
+
+/// How much older than the run that stamped it a file must be for its stamp to vouch for it.
+const MARGIN: Duration = Duration::from_secs(2);
+
+/// What the file system says of a file, as far as a change to its bytes would show in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Stamp {
+    len: u64,
+    /// Modification time, nanoseconds since the epoch.
+    modified: i128,
+    /// Status-change time (any write, rename or `chmod`), nanoseconds since the epoch.
+    changed: i128,
+    inode: u64,
+    device: u64,
+}
+
+impl Stamp {
+    #[cfg(unix)]
+    fn of(meta: &std::fs::Metadata) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let nanos = |secs: i64, nsecs: i64| i128::from(secs) * 1_000_000_000 + i128::from(nsecs);
+        Some(Self {
+            len: meta.len(),
+            modified: nanos(meta.mtime(), meta.mtime_nsec()),
+            changed: nanos(meta.ctime(), meta.ctime_nsec()),
+            inode: meta.ino(),
+            device: meta.dev(),
+        })
+    }
+
+    /// Elsewhere the status-change time is not known: nothing is vouched for.
+    #[cfg(not(unix))]
+    fn of(_meta: &std::fs::Metadata) -> Option<Self> {
+        None
+    }
+
+    fn newest(&self) -> i128 {
+        self.modified.max(self.changed)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Stored<'a> {
+    build: &'a str,
+    /// When the run that stored these stamps began to take them, nanoseconds since the epoch.
+    taken: i128,
+    #[serde(borrow)]
+    entries: Vec<Entry<'a>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry<'a> {
+    path: &'a str,
+    stamp: Stamp,
+    digest: Digest,
+}
+
+/// A file as [`Stamps::read`] found it.
+pub(super) enum Content {
+    /// Read now.
+    Text(String),
+    /// Unchanged since it was stamped: known by its digest, not read.
+    Unchanged(Digest),
+}
+
+/// One read: the content (or why it could not be read) and the stamp taken before it.
+pub(super) type Read = (std::io::Result<Content>, Option<Stamp>);
+
+/// The stamps of the last load, and when this load began taking its own.
+pub(super) struct Stamps {
+    enabled: bool,
+    known: HashMap<String, (Stamp, Digest)>,
+    /// A stored stamp vouches only for a file whose newest time is before this.
+    vouch_before: i128,
+    /// When this load began stat-ing files.
+    taken: i128,
+}
+
+impl Stamps {
+    /// The stored stamps of the project at `root`; none when `enabled` is false, or when there
+    /// is no usable stamps file (logged).
+    pub(super) fn open(root: &Path, enabled: bool) -> Self {
+        let taken = nanos_since_epoch(SystemTime::now());
+        let mut stamps = Self {
+            enabled,
+            known: HashMap::new(),
+            vouch_before: i128::MIN,
+            taken,
+        };
+        if !enabled {
+            return stamps;
+        }
+        let path = crate::cache_dir::path(root, FILE);
+        // The stamps file's own time is the file system's clock, which a network file system's
+        // files are stamped by too.
+        let written = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .map(nanos_since_epoch);
+        let Some(bytes) = crate::cache_dir::read(root, FILE) else {
+            return stamps;
+        };
+        let Some(stored) = decode(&bytes) else {
+            return stamps;
+        };
+        let margin = MARGIN.as_nanos() as i128;
+        stamps.vouch_before = stored.taken.min(written.unwrap_or(i128::MIN)) - margin;
+        stamps.known = stored
+            .entries
+            .into_iter()
+            .map(|e| (e.path.to_string(), (e.stamp, e.digest)))
+            .collect();
+        stamps
+    }
+
+    /// The file `found`, unread when its stored stamp vouches for it, else read. On every core
+    /// through [`crate::parallel`]: it takes `&self`.
+    pub(super) fn read(&self, found: &Found) -> Read {
+        if !self.enabled {
+            return (std::fs::read_to_string(&found.abs).map(Content::Text), None);
+        }
+        // Stat before reading: an edit made after this stat shows in the next one.
+        let stamp = match std::fs::metadata(&found.abs) {
+            Ok(meta) => Stamp::of(&meta),
+            Err(err) => return (Err(err), None),
+        };
+        if let (Some(now), Some((then, digest))) = (stamp, self.known.get(&found.rel)) {
+            if now == *then && now.newest() < self.vouch_before {
+                return (Ok(Content::Unchanged(*digest)), stamp);
+            }
+        }
+        (
+            std::fs::read_to_string(&found.abs).map(Content::Text),
+            stamp,
+        )
+    }
+
+    /// Stores the stamps of `stamped` (the files [`Stamps::read`] returned, as added to
+    /// `sources`) unless they are the stored ones: written when a file was read (new, changed,
+    /// or too recent to vouch for) or a stamped file is gone.
+    pub(super) fn store(&self, root: &Path, sources: &SourceMap, stamped: &[(FileId, Stamp)]) {
+        if !self.enabled {
+            return;
+        }
+        let read = stamped
+            .iter()
+            .filter(|(id, _)| sources.get(*id).is_read())
+            .count();
+        tracing::debug!(files = stamped.len(), read, "project files stamped");
+        if read == 0 && stamped.len() == self.known.len() {
+            return;
+        }
+        let files: Vec<_> = stamped.iter().map(|(id, _)| sources.get(*id)).collect();
+        // The read files' digests, on every core (the compile cache's key reuses them).
+        crate::parallel::map(&files, |f| *f.digest());
+        let stored = Stored {
+            build: crate::cache_dir::build_identity(),
+            taken: self.taken,
+            entries: files
+                .iter()
+                .zip(stamped)
+                .map(|(file, (_, stamp))| Entry {
+                    path: &file.rel_path,
+                    stamp: *stamp,
+                    digest: *file.digest(),
+                })
+                .collect(),
+        };
+        match postcard::to_extend(&stored, crate::cache_dir::frame_buffer(0)) {
+            Ok(bytes) => crate::cache_dir::write_framed(root, FILE, bytes),
+            Err(err) => tracing::debug!("file stamps not written: {err}"),
+        }
+    }
+}
+
+/// A stamps file written by this build, or `None` (logged).
+fn decode(bytes: &[u8]) -> Option<Stored<'_>> {
+    let payload = crate::cache_dir::unframe(bytes, "file stamps")?;
+    match postcard::from_bytes::<Stored<'_>>(payload) {
+        Ok(stored) if stored.build == crate::cache_dir::build_identity() => Some(stored),
+        Ok(_) => {
+            tracing::debug!("file stamps ignored: written by another sqb build");
+            None
+        }
+        Err(err) => {
+            tracing::debug!("file stamps ignored: {err}");
+            None
+        }
+    }
+}
+
+fn nanos_since_epoch(time: SystemTime) -> i128 {
+    match time.duration_since(UNIX_EPOCH) {
+        Ok(after) => after.as_nanos() as i128,
+        Err(before) => -(before.duration().as_nanos() as i128),
+    }
+}
