@@ -10,7 +10,7 @@
 //! sqb build that wrote it: a file from another build, a damaged or foreign one is a miss (see
 //! [`crate::cache_dir`]), never a wrong declaration.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};

@@ -34,28 +34,31 @@ pub fn list(root: &Path, folder: &str, exts: &[&str]) -> Vec<Found> {
     if !dir.is_dir() {
         return Vec::new();
     }
+    // Not sorted while walking: the list is sorted by path once at the end (a sorted walk
+    // compares file names, each taken apart from its path again, 130,000 times for 10,000).
     let mut out: Vec<Found> = WalkDir::new(&dir)
         .follow_links(true)
-        .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().as_encoded_bytes().starts_with(b"."))
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .filter_map(|e| {
-            let path = e.path();
-            let ext = path.extension()?.to_str()?.to_string();
-            if !exts.contains(&ext.as_str()) {
+            let name = e.file_name().to_string_lossy();
+            // The extension and stem as `Path` defines them: split at the last dot, which a
+            // stem must precede (a name that starts with its only dot was skipped above).
+            let (stem, ext) = name.rsplit_once('.').filter(|(stem, _)| !stem.is_empty())?;
+            if !exts.contains(&ext) {
                 return None;
             }
             Some(Found {
-                abs: path.to_path_buf(),
-                rel: walked_rel_path(root, path),
-                stem: path.file_stem()?.to_string_lossy().into_owned(),
-                ext,
+                rel: walked_rel_path(root, e.path()),
+                stem: stem.to_string(),
+                ext: ext.to_string(),
+                abs: e.into_path(),
             })
         })
         .collect();
-    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    out.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
     out
 }
 

@@ -821,7 +821,7 @@ fn resolve_types(project: &mut Project, engine: Engine) {
     let mut diags = Vec::new();
     // A large project spells a few dozen types hundreds of thousands of times: each spelling that
     // resolves cleanly is resolved once. One that does not is resolved at each use, to locate it.
-    let mut resolved: HashMap<String, DataType> = HashMap::new();
+    let mut resolved: foldhash::HashMap<String, DataType> = Default::default();
     let mut resolve = |col: &mut Column, sources: &SourceMap| {
         let Some(text) = &col.type_text else { return };
         if let Some(ty) = resolved.get(text.value.as_str()) {

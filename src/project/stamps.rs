@@ -20,7 +20,7 @@
 //! [`crate::cache_dir`]): a damaged, foreign or other build's file vouches for nothing, and
 //! deleting it is always safe. `--no-cache` neither reads nor writes it.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
