@@ -240,6 +240,24 @@ mod tests {
     }
 
     #[test]
+    fn an_unread_text_is_read_from_disk_when_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.sql");
+        std::fs::write(&path, "select 1\nfrom t\n").unwrap();
+        let mut map = SourceMap::default();
+        let digest = sha256(b"select 1\nfrom t\n");
+        let unread = map.add_unread("m.sql".into(), &path, digest);
+        assert!(!map.get(unread).is_read());
+        assert_eq!(map.get(unread).digest(), &digest);
+        assert_eq!(map.get(unread).line_col(9), (2, 1));
+        assert!(map.get(unread).is_read());
+
+        // Gone since: an empty text, never a panic.
+        let gone = map.add_unread("gone.sql".into(), &dir.path().join("gone.sql"), digest);
+        assert_eq!(map.get(gone).text(), "");
+    }
+
+    #[test]
     fn file_ids_deserialize_as_the_file_of_now() {
         let stored = serde_json::to_string(&Loc::new(FileId(7), 1..2)).unwrap();
         let read = |s: &str| serde_json::from_str::<Loc>(s).unwrap();

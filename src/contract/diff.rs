@@ -4,7 +4,7 @@
 //! not a missing plus an undeclared column); types with the engine-aware type system; enum
 //! columns against VARCHAR/INTEGER or an enum with the same members.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use serde::Serialize;
 
@@ -186,10 +186,17 @@ pub fn diff(
         .enumerate()
         .map(|(i, c)| (c.name.as_str(), i))
         .collect();
-    let mut folded: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, c) in physical.columns.iter().enumerate() {
-        folded.entry(c.name.to_lowercase()).or_default().push(i);
-    }
+    // Names up to case, needed only when a declared name has no exact match.
+    let folded = std::cell::OnceCell::new();
+    let folded = || {
+        folded.get_or_init(|| {
+            let mut folded: HashMap<String, Vec<usize>> = HashMap::default();
+            for (i, c) in physical.columns.iter().enumerate() {
+                folded.entry(c.name.to_lowercase()).or_default().push(i);
+            }
+            folded
+        })
+    };
     let mut used = vec![false; physical.columns.len()];
     for column in &declared.columns {
         if let Some(&i) = exact.get(column.name.value.as_str()) {
@@ -208,7 +215,7 @@ pub fn diff(
             );
             continue;
         }
-        let candidate = folded
+        let candidate = folded()
             .get(&name.to_lowercase())
             .and_then(|ids| ids.iter().copied().find(|&i| !used[i]));
         match candidate {
@@ -307,7 +314,7 @@ fn compare_column(
     out: &mut Vec<Finding>,
 ) {
     let name = &column.name.value;
-    let declared_text = column.type_text.as_ref().map(|t| t.value.clone());
+    let declared_text = || column.type_text.as_ref().map(|t| t.value.clone());
     match (&column.ty, &column.type_text) {
         (Some(ty), Some(text)) if !type_agrees(declared, ty, physical) => {
             out.push(
@@ -320,7 +327,7 @@ fn compare_column(
                     ),
                     Some(text.loc.clone()),
                 )
-                .with_types(declared_text.clone(), Some(physical.type_text.clone()))
+                .with_types(declared_text(), Some(physical.type_text.clone()))
                 .with_column(name),
             );
         }
@@ -359,7 +366,7 @@ fn compare_column(
                 message,
                 Some(stated.loc.clone()),
             )
-            .with_types(declared_text, Some(physical.type_text.clone()))
+            .with_types(declared_text(), Some(physical.type_text.clone()))
             .with_column(name),
         );
     }
@@ -368,8 +375,7 @@ fn compare_column(
 /// Whether a physical column satisfies a declared type, enums and domains included.
 pub fn type_agrees(declared: &Declared<'_>, ty: &DataType, physical: &PhysicalColumn) -> bool {
     let engine = declared.engine;
-    let mut physical_ty = types::parse(&physical.type_text, engine)
-        .unwrap_or_else(|_| DataType::Named(physical.type_text.to_lowercase()));
+    let mut physical_ty = parsed_physical(&physical.type_text, engine);
     let sizeless;
     let ty = match declared.compare_sizes {
         true => ty,
@@ -390,6 +396,27 @@ pub fn type_agrees(declared: &Declared<'_>, ty: &DataType, physical: &PhysicalCo
             false => types::without_sizes(&base),
         })
         .is_some_and(|base| agrees(declared, ty, &base, None))
+}
+
+/// A catalog's type text as a type (a name of its own when it does not parse). A warehouse
+/// spells a few dozen types hundreds of thousands of times: each thread parses each spelling
+/// once.
+fn parsed_physical(text: &str, engine: Engine) -> DataType {
+    type Parsed = HashMap<String, DataType>;
+    thread_local! {
+        /// Postgres's spellings, then DuckDB's.
+        static PARSED: std::cell::RefCell<[Parsed; 2]> = Default::default();
+    }
+    PARSED.with_borrow_mut(|parsed| {
+        let parsed = &mut parsed[usize::from(engine == Engine::DuckDb)];
+        if let Some(ty) = parsed.get(text) {
+            return ty.clone();
+        }
+        let ty =
+            types::parse(text, engine).unwrap_or_else(|_| DataType::Named(text.to_lowercase()));
+        parsed.insert(text.to_string(), ty.clone());
+        ty
+    })
 }
 
 fn agrees(

@@ -256,31 +256,33 @@ impl Introspector for PgIntrospector {
 }
 
 fn add_row(relations: &mut Vec<PhysicalRelation>, row: &PgRow) -> Result<(), sqlx::Error> {
-    let name: String = row.try_get("relname")?;
+    // By position, in CATALOG_QUERY's order: a name is looked up per value otherwise, and a
+    // relation's name is copied only for its first row.
+    let name: &str = row.try_get(0)?;
     if relations.last().is_none_or(|r| r.name != name) {
         shrink_last(relations);
-        let kind: String = row.try_get("relkind")?;
+        let kind: &str = row.try_get(1)?;
         relations.push(PhysicalRelation {
-            name,
-            kind: relation_kind(&kind),
+            name: name.to_string(),
+            kind: relation_kind(kind),
             columns: Vec::new(),
             unavailable: None,
         });
     }
     let relation = relations.last_mut().expect("pushed above");
-    let Some(column) = row.try_get::<Option<String>, _>("attname")? else {
+    let Some(column) = row.try_get::<Option<String>, _>(2)? else {
         return Ok(());
     };
-    let not_null: bool = row.try_get("not_null")?;
+    let not_null: bool = row.try_get(4)?;
     let user_type = UserType {
-        enum_members: row.try_get("enum_members")?,
-        domain_base: row.try_get("domain_base")?,
-        schema: row.try_get("type_schema")?,
+        enum_members: row.try_get(5)?,
+        domain_base: row.try_get(6)?,
+        schema: row.try_get(7)?,
     };
     let has_user_type = user_type != UserType::default();
     relation.columns.push(PhysicalColumn {
         name: column,
-        type_text: row.try_get("type_text")?,
+        type_text: row.try_get(3)?,
         nullable: relation.kind.knows_nullability().then_some(!not_null),
         user_type: has_user_type.then(|| Box::new(user_type)),
     });
