@@ -133,7 +133,8 @@ fn read_schema(
             relation.unavailable = Some(reason.clone());
         }
     }
-    add_unreadable(conn, catalog, schema, wanted, &mut relations)?;
+    tracing::debug_span!("unreadable relations listed")
+        .in_scope(|| add_unreadable(conn, catalog, schema, wanted, &mut relations))?;
     Ok(relations)
 }
 
@@ -269,6 +270,12 @@ fn add_unreadable(
 ) -> Result<(), WarehouseError> {
     let query_error = |e: duckdb::Error| WarehouseError::Query(first_line(&e.to_string()));
     let seen: HashSet<String> = relations.iter().map(|r| r.name.clone()).collect();
+    // DuckDB's names are unique up to case: when every wanted name has its columns, no other
+    // relation can answer to one (listing every relation is a tenth of a second at 10,000).
+    let folded: HashSet<String> = seen.iter().map(|n| n.to_lowercase()).collect();
+    if wanted.iter().all(|w| folded.contains(w)) {
+        return Ok(());
+    }
     let mut stmt = conn.prepare(RELATIONS_QUERY).map_err(query_error)?;
     let mut rows = stmt
         .query([catalog, schema, catalog, schema])
