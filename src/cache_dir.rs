@@ -62,6 +62,28 @@ pub fn unframe<'b>(bytes: &'b [u8], what: &str) -> Option<&'b [u8]> {
     Some(payload)
 }
 
+/// A framed cache file's payload decoded as `T`, when the sqb build that `build` says wrote it
+/// is this one; `None` (logged, naming the cache as `what`) when it is damaged, foreign or
+/// another build's.
+pub fn decode<'b, T: serde::Deserialize<'b>>(
+    bytes: &'b [u8],
+    what: &str,
+    build: impl FnOnce(&T) -> &str,
+) -> Option<T> {
+    let payload = unframe(bytes, what)?;
+    match postcard::from_bytes::<T>(payload) {
+        Ok(stored) if build(&stored) == build_identity() => Some(stored),
+        Ok(_) => {
+            tracing::debug!("{what} ignored: written by another sqb build");
+            None
+        }
+        Err(err) => {
+            tracing::debug!("{what} ignored: {err}");
+            None
+        }
+    }
+}
+
 /// A buffer for a framed cache file: room for the checksum, and `capacity` more bytes.
 pub fn frame_buffer(capacity: usize) -> Vec<u8> {
     let mut buffer = Vec::with_capacity(32 + capacity);

@@ -270,18 +270,9 @@ struct Loaded {
 
 /// A cache file written by this build, or `None` (logged).
 fn decode(bytes: &[u8]) -> Option<Loaded> {
-    let payload = crate::cache_dir::unframe(bytes, "analyses cache")?;
-    match postcard::from_bytes::<Loaded>(payload) {
-        Ok(stored) if stored.build == crate::cache_dir::build_identity() => Some(stored),
-        Ok(_) => {
-            tracing::debug!("analyses cache ignored: written by another sqb build");
-            None
-        }
-        Err(err) => {
-            tracing::debug!("analyses cache ignored: {err}");
-            None
-        }
-    }
+    crate::cache_dir::decode(bytes, "analyses cache", |stored: &Loaded| {
+        stored.build.as_str()
+    })
 }
 
 /// An identifier as stored.

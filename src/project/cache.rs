@@ -124,18 +124,9 @@ where
 
 /// A cache file written by this build, or `None` (logged).
 fn decode(bytes: &[u8]) -> Option<Stored<'_>> {
-    let payload = crate::cache_dir::unframe(bytes, "declarations cache")?;
-    match postcard::from_bytes::<Stored<'_>>(payload) {
-        Ok(stored) if stored.build == crate::cache_dir::build_identity() => Some(stored),
-        Ok(_) => {
-            tracing::debug!("declarations cache ignored: written by another sqb build");
-            None
-        }
-        Err(err) => {
-            tracing::debug!("declarations cache ignored: {err}");
-            None
-        }
-    }
+    crate::cache_dir::decode(bytes, "declarations cache", |stored: &Stored<'_>| {
+        stored.build
+    })
 }
 
 fn store<P>(

@@ -207,18 +207,7 @@ impl Stamps {
 
 /// A stamps file written by this build, or `None` (logged).
 fn decode(bytes: &[u8]) -> Option<Stored<'_>> {
-    let payload = crate::cache_dir::unframe(bytes, "file stamps")?;
-    match postcard::from_bytes::<Stored<'_>>(payload) {
-        Ok(stored) if stored.build == crate::cache_dir::build_identity() => Some(stored),
-        Ok(_) => {
-            tracing::debug!("file stamps ignored: written by another sqb build");
-            None
-        }
-        Err(err) => {
-            tracing::debug!("file stamps ignored: {err}");
-            None
-        }
-    }
+    crate::cache_dir::decode(bytes, "file stamps", |stored: &Stored<'_>| stored.build)
 }
 
 fn nanos_since_epoch(time: SystemTime) -> i128 {
