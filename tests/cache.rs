@@ -51,6 +51,17 @@ fn parsed_beside(out: &Output, line: &str) -> usize {
         .unwrap()
 }
 
+/// `generate --write --overwrite` from dev, which contradicts the SQL of an enforced model of the
+/// shop: its recompile fails and every file is restored.
+const OVERWRITE_FROM_DEV: &[&str] = &[
+    "contract",
+    "generate",
+    "--from",
+    "dev",
+    "--write",
+    "--overwrite",
+];
+
 fn uncached(root: &Path, args: &[&str]) -> Output {
     let mut cmd = sqb();
     cmd.arg("--project-dir").arg(root).args(args);
@@ -204,17 +215,7 @@ fn diff_reuses_the_verdict_and_a_restored_project_is_a_hit() {
     assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
     // generate --write --overwrite from dev contradicts the SQL of an enforced model: the
     // recompile fails, the files are restored, and the restored project is a hit again.
-    let write = cached(
-        tmp.path(),
-        &[
-            "contract",
-            "generate",
-            "--from",
-            "dev",
-            "--write",
-            "--overwrite",
-        ],
-    );
+    let write = cached(tmp.path(), OVERWRITE_FROM_DEV);
     assert_eq!(write.status.code(), Some(2), "{}", stderr(&write));
     assert!(stderr(&write).contains("compile cache miss"));
     let after = cached(tmp.path(), &["contract", "diff", "--from", "dev"]);
@@ -563,17 +564,7 @@ fn files_unchanged_since_they_were_stamped_are_not_read_and_say_the_same() {
     assert_eq!(files_read(&cached(root, &diff)).1, 1);
     let sidecar = root.join("models/marts/fct_orders.toml");
     let before = std::fs::read(&sidecar).unwrap();
-    let write = cached(
-        root,
-        &[
-            "contract",
-            "generate",
-            "--from",
-            "dev",
-            "--write",
-            "--overwrite",
-        ],
-    );
+    let write = cached(root, OVERWRITE_FROM_DEV);
     assert_eq!(files_read(&write).1, 0, "{}", stderr(&write));
     assert_eq!(write.status.code(), Some(2), "{}", stderr(&write));
     assert_eq!(std::fs::read(&sidecar).unwrap(), before);
