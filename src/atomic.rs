@@ -21,7 +21,16 @@ pub struct WriteError {
 /// Replaces (or creates) `path` with `bytes` atomically. Symlinks are followed, so the link's
 /// target is replaced and the link kept.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
-    let prepared = prepare(path, bytes)?;
+    write_atomic_with(path, |file| file.write_all(bytes))
+}
+
+/// [`write_atomic`], with the bytes written by `write` straight into the temp file, so that a
+/// large file is never held whole in memory. A `write` that fails changes nothing.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<(), WriteError> {
+    let prepared = prepare_writing(path, Durability::Fsync, write)?;
     let dir = prepared.dir.clone();
     prepared.commit()?;
     sync_dir(&dir);
@@ -61,6 +70,14 @@ pub fn prepare_with(
     bytes: &[u8],
     durability: Durability,
 ) -> Result<Prepared, WriteError> {
+    prepare_writing(path, durability, |file| file.write_all(bytes))
+}
+
+fn prepare_writing(
+    path: &Path,
+    durability: Durability,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<Prepared, WriteError> {
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let fail = |source| WriteError {
         path: path.to_path_buf(),
@@ -79,7 +96,7 @@ pub fn prepare_with(
         |t| t.path(),
     )
     .map_err(fail)?;
-    temp.write_all(bytes).map_err(fail)?;
+    write(temp.as_file_mut()).map_err(fail)?;
     crate::interrupt::fault("temp-written");
     if let Ok(meta) = std::fs::metadata(&target) {
         temp.as_file()

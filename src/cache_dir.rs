@@ -84,19 +84,51 @@ pub fn decode<'b, T: serde::Deserialize<'b>>(
     }
 }
 
-/// A buffer for a framed cache file: room for the checksum, and `capacity` more bytes.
-pub fn frame_buffer(capacity: usize) -> Vec<u8> {
-    let mut buffer = Vec::with_capacity(32 + capacity);
-    buffer.extend_from_slice(&[0; 32]);
-    buffer
+/// Writes `value` as the framed cache file `name` (the SHA-256 of the rest, then the rest),
+/// encoded straight into the file through the checksum, so that the encoding is never held whole
+/// in memory. A failure is only logged, naming the cache as `what`.
+pub fn write_framed(root: &Path, name: &str, what: &str, value: &impl serde::Serialize) {
+    let written = prepare_dir(root).and_then(|dir| {
+        crate::atomic::write_atomic_with(&dir.join(name), |file| write_frame(file, value))
+            .map_err(anyhow::Error::from)
+    });
+    if let Err(err) = written {
+        tracing::debug!("{what} not written: {err:#}");
+    }
 }
 
-/// Writes a [`frame_buffer`] whose payload follows the checksum's room, with its checksum.
-pub fn write_framed(root: &Path, name: &str, mut bytes: Vec<u8>) {
+fn write_frame(file: &mut std::fs::File, value: &impl serde::Serialize) -> std::io::Result<()> {
     use sha2::Digest as _;
-    let sum = sha2::Sha256::digest(&bytes[32..]);
-    bytes[..32].copy_from_slice(&sum);
-    write(root, name, &bytes);
+    use std::io::{Seek, Write};
+    file.write_all(&[0; 32])?;
+    let payload = Checksummed {
+        sum: sha2::Sha256::new(),
+        out: std::io::BufWriter::with_capacity(256 * 1024, &mut *file),
+    };
+    let Checksummed { sum, out } =
+        postcard::to_io(value, payload).map_err(std::io::Error::other)?;
+    out.into_inner().map_err(|e| e.into_error())?;
+    file.seek(std::io::SeekFrom::Start(0))?;
+    file.write_all(&sum.finalize())
+}
+
+/// A writer that keeps the SHA-256 of what passes through it.
+struct Checksummed<W> {
+    sum: sha2::Sha256,
+    out: W,
+}
+
+impl<W: std::io::Write> std::io::Write for Checksummed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use sha2::Digest as _;
+        let written = self.out.write(buf)?;
+        self.sum.update(&buf[..written]);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// Replaces the cache file `name` with `bytes`; a failure is only logged.
@@ -107,6 +139,13 @@ pub fn write(root: &Path, name: &str, bytes: &[u8]) {
 }
 
 fn try_write(root: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = prepare_dir(root)?;
+    crate::atomic::write_atomic(&dir.join(name), bytes)?;
+    Ok(())
+}
+
+/// The cache directory, made if need be, with its `.gitignore` and `CACHEDIR.TAG`.
+fn prepare_dir(root: &Path) -> anyhow::Result<PathBuf> {
     let dir = root.join(DIR);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     for (file, text) in [
@@ -121,6 +160,78 @@ fn try_write(root: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
             std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
-    crate::atomic::write_atomic(&dir.join(name), bytes)?;
-    Ok(())
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+    struct Stored<'a> {
+        build: &'a str,
+        rows: Vec<(String, u32)>,
+    }
+
+    fn stored() -> Stored<'static> {
+        Stored {
+            build: build_identity(),
+            rows: (0..50_000).map(|i| (format!("row {i}"), i)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_streamed_frame_reads_back_and_a_damaged_one_is_a_miss() {
+        let root = tempfile::tempdir().unwrap();
+        write_framed(root.path(), "test-v1.bin", "test cache", &stored());
+        let mut bytes = read(root.path(), "test-v1.bin").unwrap();
+        let back = decode(&bytes, "test cache", |s: &Stored<'_>| s.build);
+        assert_eq!(back, Some(stored()));
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        assert_eq!(decode(&bytes, "test cache", |s: &Stored<'_>| s.build), None);
+        let dir = root.path().join(DIR);
+        assert!(dir.join(".gitignore").is_file() && dir.join("CACHEDIR.TAG").is_file());
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_written_leaves_nothing_behind() {
+        let root = tempfile::tempdir().unwrap();
+        // The cache directory's place is taken by a file.
+        std::fs::create_dir(root.path().join(".sqb")).unwrap();
+        std::fs::write(root.path().join(DIR), "not a directory").unwrap();
+        write_framed(root.path(), "test-v1.bin", "test cache", &stored());
+        assert_eq!(read(root.path(), "test-v1.bin"), None);
+        let entries = std::fs::read_dir(root.path().join(".sqb")).unwrap().count();
+        assert_eq!(entries, 1);
+    }
+
+    /// Fails after half its rows are written.
+    struct Failing;
+
+    impl serde::Serialize for Failing {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::{Error, SerializeSeq};
+            let mut seq = serializer.serialize_seq(Some(100_000))?;
+            for i in 0..50_000u32 {
+                seq.serialize_element(&i)?;
+            }
+            Err(S::Error::custom("no more rows"))
+        }
+    }
+
+    #[test]
+    fn an_encoding_that_fails_midway_keeps_the_old_file_and_no_temp_file() {
+        let root = tempfile::tempdir().unwrap();
+        write_framed(root.path(), "test-v1.bin", "test cache", &stored());
+        let before = read(root.path(), "test-v1.bin").unwrap();
+        write_framed(root.path(), "test-v1.bin", "test cache", &Failing);
+        assert_eq!(read(root.path(), "test-v1.bin").unwrap(), before);
+        let names: Vec<_> = std::fs::read_dir(root.path().join(DIR))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with(crate::atomic::TEMP_PREFIX))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
+    }
 }

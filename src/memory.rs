@@ -17,6 +17,36 @@ pub fn no_huge_pages() {
     }
 }
 
+/// How long, in milliseconds, memory the allocator has freed may stay with the process before it
+/// is returned to the system.
+const PURGE_DELAY_MS: std::ffi::c_long = 3;
+
+/// Has the allocator return freed memory to the system within a few milliseconds.
+///
+/// mimalloc 3 keeps freed pages for a second (ten for whole arenas) in case they are asked for
+/// again: longer than most commands run, so everything a command ever freed counted in its peak
+/// memory (a cold 10,000-model diff: 24 MiB; see docs/performance.md). A few milliseconds cost
+/// no measurable time. `MIMALLOC_PURGE_DELAY`, when set, still decides.
+pub fn return_freed_memory() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+        return;
+    }
+    // SAFETY: mi_option_set takes plain integers and only stores the value; the option number
+    // is read from the header of the mimalloc that is linked (build.rs).
+    unsafe { mi_option_set(PURGE_DELAY_OPTION, PURGE_DELAY_MS) }
+}
+
+/// mimalloc's `mi_option_purge_delay`.
+const PURGE_DELAY_OPTION: std::ffi::c_int =
+    match u8::from_str_radix(env!("SQB_MI_OPTION_PURGE_DELAY"), 10) {
+        Ok(n) => n as std::ffi::c_int,
+        Err(_) => panic!("SQB_MI_OPTION_PURGE_DELAY is a number"),
+    };
+
+extern "C" {
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
 /// Frees `value` on a thread of its own, so that the caller goes on at once (e.g. writes files
 /// while a project it no longer needs is freed). Freed on the caller's thread if no thread can be
 /// started.

@@ -243,17 +243,7 @@ fn write<'m>(root: &Path, memo: &Memo, models: impl Iterator<Item = &'m str>) {
         build: crate::cache_dir::build_identity(),
         entries,
     };
-    // Encoded after room for the checksum, into a buffer of about its size, so that the file
-    // is neither copied whole nor grown by doubling.
-    let size: usize = stored
-        .entries
-        .iter()
-        .map(|(name, _, body)| name.len() + body.len() + 48)
-        .sum();
-    match postcard::to_extend(&stored, crate::cache_dir::frame_buffer(32 + size)) {
-        Ok(bytes) => crate::cache_dir::write_framed(root, FILE, bytes),
-        Err(err) => tracing::debug!("analyses cache not written: {err}"),
-    }
+    crate::cache_dir::write_framed(root, FILE, "analyses cache", &stored);
 }
 
 #[derive(Serialize)]

@@ -29,11 +29,11 @@ pub(super) struct Sidecar<'a> {
     pub model: &'a str,
 }
 
+/// The cache file: the entries as read ([`Entry`]) or as written ([`EntryOut`]).
 #[derive(Serialize, Deserialize)]
-struct Stored<'a> {
+struct Stored<'a, E> {
     build: &'a str,
-    #[serde(borrow)]
-    entries: Vec<Entry<'a>>,
+    entries: Vec<E>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -46,14 +46,33 @@ struct Entry<'a> {
     parse: &'a [u8],
 }
 
-/// Where a sidecar's parse came from, and so what the cache will hold for it.
-enum Outcome {
-    /// The cache held it: the entry is kept as it is.
-    Hit,
-    /// Parsed now, and encoded for the cache.
-    Parsed(Vec<u8>),
-    /// Parsed now, but it could not be encoded: the cache will not hold it.
-    Unstored,
+/// An entry as it is written: [`Entry`], with a parse made now encoded only as it is written,
+/// so that the parses are never held encoded all at once.
+#[derive(Serialize)]
+struct EntryOut<'a, P> {
+    path: &'a str,
+    model: &'a str,
+    digest: Digest,
+    parse: ParseOut<'a, P>,
+}
+
+/// Where a sidecar's parse came from: the cache's entry, kept as it is, or parsed now.
+enum ParseOut<'a, P> {
+    Hit(&'a [u8]),
+    Parsed(&'a P),
+}
+
+impl<P: Serialize> Serialize for ParseOut<'_, P> {
+    /// As [`Entry::parse`]: the parse's own postcard encoding, as bytes.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ParseOut::Hit(bytes) => serializer.serialize_bytes(bytes),
+            ParseOut::Parsed(parse) => {
+                let bytes = postcard::to_allocvec(parse).map_err(serde::ser::Error::custom)?;
+                serializer.serialize_bytes(&bytes)
+            }
+        }
+    }
 }
 
 /// Parses every sidecar with `parse`, on every core, except those the cache holds unchanged;
@@ -86,21 +105,11 @@ where
             .filter(|e| e.model == s.model && &e.digest == file.digest())
             .and_then(|e| as_file(s.file, || postcard::from_bytes::<P>(e.parse)).ok());
         match hit {
-            Some(parsed) => (parsed, Outcome::Hit),
-            None => {
-                let parsed = parse(s);
-                let outcome = match postcard::to_allocvec(&parsed) {
-                    Ok(bytes) => Outcome::Parsed(bytes),
-                    Err(_) => Outcome::Unstored,
-                };
-                (parsed, outcome)
-            }
+            Some(parsed) => (parsed, true),
+            None => (parse(s), false),
         }
     });
-    let misses = results
-        .iter()
-        .filter(|(_, o)| !matches!(o, Outcome::Hit))
-        .count();
+    let misses = results.iter().filter(|(_, hit)| !hit).count();
     match file_name == CONTRACTS {
         true => tracing::debug!(
             files = sidecars.len(),
@@ -123,31 +132,34 @@ where
 }
 
 /// A cache file written by this build, or `None` (logged).
-fn decode(bytes: &[u8]) -> Option<Stored<'_>> {
-    crate::cache_dir::decode(bytes, "declarations cache", |stored: &Stored<'_>| {
-        stored.build
-    })
+fn decode(bytes: &[u8]) -> Option<Stored<'_, Entry<'_>>> {
+    crate::cache_dir::decode(
+        bytes,
+        "declarations cache",
+        |stored: &Stored<'_, Entry<'_>>| stored.build,
+    )
 }
 
-fn store<P>(
+/// Writes every sidecar's parse: a hit's entry as the cache held it, a new parse encoded as it
+/// is written.
+fn store<P: Serialize>(
     file_name: &str,
     root: &Path,
     sources: &SourceMap,
     sidecars: &[Sidecar<'_>],
     index: &HashMap<&str, &Entry<'_>>,
-    results: &[(P, Outcome)],
+    results: &[(P, bool)],
 ) {
-    let entries = sidecars
+    let entries: Vec<EntryOut<'_, P>> = sidecars
         .iter()
         .zip(results)
-        .filter_map(|(s, (_, outcome))| {
+        .filter_map(|(s, (parsed, hit))| {
             let file = sources.get(s.file);
-            let parse = match outcome {
-                Outcome::Parsed(bytes) => bytes.as_slice(),
-                Outcome::Hit => index.get(file.rel_path.as_str())?.parse,
-                Outcome::Unstored => return None,
+            let parse = match hit {
+                true => ParseOut::Hit(index.get(file.rel_path.as_str())?.parse),
+                false => ParseOut::Parsed(parsed),
             };
-            Some(Entry {
+            Some(EntryOut {
                 path: &file.rel_path,
                 model: s.model,
                 digest: *file.digest(),
@@ -155,13 +167,17 @@ fn store<P>(
             })
         })
         .collect();
-    let stored = Stored {
-        build: crate::cache_dir::build_identity(),
-        entries,
+    let what = match file_name == CONTRACTS {
+        true => "contracts cache",
+        false => "declarations cache",
     };
-    // Encoded after room for the checksum, so that the file is never copied whole.
-    match postcard::to_extend(&stored, crate::cache_dir::frame_buffer(0)) {
-        Ok(bytes) => crate::cache_dir::write_framed(root, file_name, bytes),
-        Err(err) => tracing::debug!("declarations cache not written: {err}"),
-    }
+    crate::cache_dir::write_framed(
+        root,
+        file_name,
+        what,
+        &Stored {
+            build: crate::cache_dir::build_identity(),
+            entries,
+        },
+    );
 }

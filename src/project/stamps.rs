@@ -198,10 +198,7 @@ impl Stamps {
                 })
                 .collect(),
         };
-        match postcard::to_extend(&stored, crate::cache_dir::frame_buffer(0)) {
-            Ok(bytes) => crate::cache_dir::write_framed(root, FILE, bytes),
-            Err(err) => tracing::debug!("file stamps not written: {err}"),
-        }
+        crate::cache_dir::write_framed(root, FILE, "file stamps", &stored);
     }
 }
 
