@@ -180,11 +180,12 @@ pub fn diff(
         )];
     }
     let mut out = Vec::new();
-    let exact: HashMap<&str, usize> = physical
+    let exact = Exact::new(&physical.columns);
+    let matched: Vec<Option<usize>> = declared
         .columns
         .iter()
         .enumerate()
-        .map(|(i, c)| (c.name.as_str(), i))
+        .map(|(position, c)| exact.find(&c.name.value, position))
         .collect();
     // Names up to case, needed only when a declared name has no exact match.
     let folded = std::cell::OnceCell::new();
@@ -198,14 +199,12 @@ pub fn diff(
         })
     };
     let mut used = vec![false; physical.columns.len()];
-    for column in &declared.columns {
-        if let Some(&i) = exact.get(column.name.value.as_str()) {
-            used[i] = true;
-        }
+    for &i in matched.iter().flatten() {
+        used[i] = true;
     }
-    for column in &declared.columns {
+    for (column, matched) in declared.columns.iter().zip(matched) {
         let name = column.name.value.as_str();
-        if let Some(&i) = exact.get(name) {
+        if let Some(i) = matched {
             compare_column(
                 declared,
                 column,
@@ -253,6 +252,39 @@ pub fn diff(
         );
     }
     out
+}
+
+/// The physical columns by exact name. A declared column is looked for first at its own
+/// position (sidecars written by `generate` follow the catalog's order), and the columns are
+/// indexed by name only when one is not there.
+struct Exact<'p> {
+    columns: &'p [PhysicalColumn],
+    by_name: std::cell::OnceCell<HashMap<&'p str, usize>>,
+}
+
+impl<'p> Exact<'p> {
+    fn new(columns: &'p [PhysicalColumn]) -> Self {
+        Self {
+            columns,
+            by_name: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The index of the column named exactly `name` (a catalog's names are unique within a
+    /// relation), trying `position` first.
+    fn find(&self, name: &str, position: usize) -> Option<usize> {
+        if self.columns.get(position).is_some_and(|c| c.name == name) {
+            return Some(position);
+        }
+        let by_name = self.by_name.get_or_init(|| {
+            self.columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.name.as_str(), i))
+                .collect()
+        });
+        by_name.get(name).copied()
+    }
 }
 
 fn finding(
@@ -569,6 +601,41 @@ mod tests {
             phys("id", "integer", None),
         ]);
         assert!(run(&declared, Coverage::Closed, Some(&physical)).is_empty());
+    }
+
+    #[test]
+    fn columns_are_matched_by_name_in_any_order() {
+        let declared = [
+            col("b", Some("TEXT"), None),
+            col("a", Some("INTEGER"), None),
+            col("gone", Some("DATE"), None),
+            col("c", Some("INTEGER"), None),
+        ];
+        // `c` is where the declaration puts it but of another type; `a` and `b` are swapped.
+        let physical = relation(vec![
+            phys("a", "integer", None),
+            phys("b", "text", None),
+            phys("extra", "integer", None),
+            phys("c", "text", None),
+        ]);
+        let mut found = run(&declared, Coverage::Closed, Some(&physical));
+        found.sort_by_key(|(_, _, c)| c.clone());
+        assert_eq!(
+            found,
+            [
+                (FindingKind::TypeMismatch, Severity::Error, Some("c".into())),
+                (
+                    FindingKind::UndeclaredPhysicalColumn,
+                    Severity::Error,
+                    Some("extra".into())
+                ),
+                (
+                    FindingKind::MissingPhysicalColumn,
+                    Severity::Error,
+                    Some("gone".into())
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -54,20 +54,6 @@ fn namespace_of(resource: &Resource<'_>, target: &Target) -> Namespace {
     }
 }
 
-/// The relation named `key`: moved out for the last resource that wants it, cloned before.
-fn take(
-    relations: &mut HashMap<String, PhysicalRelation>,
-    wanted: &mut HashMap<&str, usize>,
-    key: &str,
-) -> Option<PhysicalRelation> {
-    let left = wanted.get_mut(key)?;
-    *left -= 1;
-    match *left {
-        0 => relations.remove(key),
-        _ => relations.get(key).cloned(),
-    }
-}
-
 /// Matches the answer to the selected resources.
 pub fn assemble<'p>(
     engine: Engine,
@@ -75,54 +61,16 @@ pub fn assemble<'p>(
     resources: Vec<Resource<'p>>,
     answer: Answer,
 ) -> Inspection<'p> {
+    let namespaces: Vec<Namespace> = resources.iter().map(|r| namespace_of(r, target)).collect();
     let mut found: Vec<(Option<PhysicalRelation>, Option<String>)> =
         vec![(None, None); resources.len()];
-    let mut indexes_of: BTreeMap<Namespace, Vec<usize>> = BTreeMap::new();
-    for (i, r) in resources.iter().enumerate() {
-        indexes_of
-            .entry(namespace_of(r, target))
-            .or_default()
-            .push(i);
+    let mut indexes_of: BTreeMap<&Namespace, Vec<usize>> = BTreeMap::new();
+    for (i, namespace) in namespaces.iter().enumerate() {
+        indexes_of.entry(namespace).or_default().push(i);
     }
     for (namespace, relations) in answer.relations {
-        let Some(indexes) = indexes_of.get(&namespace) else {
-            continue;
-        };
-        let mut folded: HashMap<String, String> = HashMap::new();
-        for r in &relations {
-            folded
-                .entry(r.name.to_lowercase())
-                .or_insert_with(|| r.name.clone());
-        }
-        // Relations are moved to the resource that wants them, not copied (they are most of a
-        // large diff's memory); only a relation wanted twice is cloned.
-        let mut exact: HashMap<String, PhysicalRelation> =
-            relations.into_iter().map(|r| (r.name.clone(), r)).collect();
-        let mut wanted: HashMap<&str, usize> = HashMap::new();
-        for &i in indexes {
-            let name = resources[i].relation_name();
-            let key = match exact.contains_key(name) {
-                true => name,
-                false => folded
-                    .get(&name.to_lowercase())
-                    .map_or(name, String::as_str),
-            };
-            *wanted.entry(key).or_default() += 1;
-        }
-        for &i in indexes {
-            let name = resources[i].relation_name();
-            found[i] = if exact.contains_key(name) {
-                (take(&mut exact, &mut wanted, name), None)
-            } else {
-                match folded.get(&name.to_lowercase()) {
-                    // DuckDB resolves identifiers case-insensitively: it is the same relation.
-                    Some(actual) if engine == Engine::DuckDb => {
-                        (take(&mut exact, &mut wanted, actual), None)
-                    }
-                    Some(actual) => (None, Some(actual.clone())),
-                    None => (None, None),
-                }
-            };
+        if let Some(indexes) = indexes_of.get(&namespace) {
+            match_namespace(engine, &resources, indexes, relations, &mut found);
         }
     }
     let default_db = answer.default_database;
@@ -132,9 +80,9 @@ pub fn assemble<'p>(
         .map_or_else(|| default_db.clone(), |d| d.value.clone());
     let items = resources
         .into_iter()
+        .zip(namespaces)
         .zip(found)
-        .map(|(resource, (physical, case_only))| {
-            let ns = namespace_of(&resource, target);
+        .map(|((resource, ns), (physical, case_only))| {
             let db = ns.database.unwrap_or_else(|| default_db.clone());
             let relation = [db.as_str(), ns.schema.as_str(), resource.relation_name()]
                 .map(quote_ident)
@@ -148,4 +96,65 @@ pub fn assemble<'p>(
         })
         .collect();
     Inspection { database, items }
+}
+
+/// Gives each of `indexes` (resources of one namespace) its relation among `relations`: the one
+/// of its name, else, where the engine folds names (DuckDB), the first of its name up to case;
+/// elsewhere such a relation is only named, as differing by case. Each relation is moved to the
+/// last resource that wants it and cloned for the others (relations are most of a large diff's
+/// memory).
+fn match_namespace(
+    engine: Engine,
+    resources: &[Resource<'_>],
+    indexes: &[usize],
+    relations: Vec<PhysicalRelation>,
+    found: &mut [(Option<PhysicalRelation>, Option<String>)],
+) {
+    let picks: Vec<(usize, Option<usize>, Option<String>)> = {
+        let exact: HashMap<&str, usize> = relations
+            .iter()
+            .enumerate()
+            .map(|(j, r)| (r.name.as_str(), j))
+            .collect();
+        // Names up to case, needed only when a resource's relation has no exact match.
+        let folded = std::cell::OnceCell::new();
+        let folded = || {
+            folded.get_or_init(|| {
+                let mut folded: HashMap<String, usize> = HashMap::new();
+                for (j, r) in relations.iter().enumerate() {
+                    folded.entry(r.name.to_lowercase()).or_insert(j);
+                }
+                folded
+            })
+        };
+        indexes
+            .iter()
+            .map(|&i| {
+                let name = resources[i].relation_name();
+                if let Some(&j) = exact.get(name) {
+                    return (i, Some(j), None);
+                }
+                match folded().get(&name.to_lowercase()) {
+                    Some(&j) if engine == Engine::DuckDb => (i, Some(j), None),
+                    Some(&j) => (i, None, Some(relations[j].name.clone())),
+                    None => (i, None, None),
+                }
+            })
+            .collect()
+    };
+    let mut wanted = vec![0usize; relations.len()];
+    for &j in picks.iter().filter_map(|(_, j, _)| j.as_ref()) {
+        wanted[j] += 1;
+    }
+    let mut slots: Vec<Option<PhysicalRelation>> = relations.into_iter().map(Some).collect();
+    for (i, j, case_only) in picks {
+        let physical = j.and_then(|j| {
+            wanted[j] -= 1;
+            match wanted[j] {
+                0 => slots[j].take(),
+                _ => slots[j].clone(),
+            }
+        });
+        found[i] = (physical, case_only);
+    }
 }

@@ -1,0 +1,1 @@
+SELECT * FROM "Odd Schema"."Order Items"
