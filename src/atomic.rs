@@ -40,7 +40,9 @@ pub fn write_atomic_with(
 /// A file's new bytes, written and fsynced to a temp file beside it, not yet in place.
 /// Dropping it without [`Prepared::commit`] removes the temp file and changes nothing.
 pub struct Prepared {
-    temp: tempfile::NamedTempFile,
+    /// Closed once written: a transaction prepares every file before it renames any, and
+    /// 50,000 open temp files would run out of file descriptors.
+    temp: tempfile::TempPath,
     _guard: crate::interrupt::TempGuard,
     target: PathBuf,
     path: PathBuf,
@@ -107,7 +109,7 @@ fn prepare_writing(
         temp.as_file().sync_all().map_err(fail)?;
     }
     Ok(Prepared {
-        temp,
+        temp: temp.into_temp_path(),
         _guard: guard,
         target,
         path: path.to_path_buf(),
