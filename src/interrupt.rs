@@ -26,6 +26,10 @@ static TEMP_FILES: Mutex<TempFiles> = Mutex::new(TempFiles {
     paths: std::collections::BTreeMap::new(),
 });
 static DEFERRALS: AtomicUsize = AtomicUsize::new(0);
+/// Set once a deferring caller has seen a signal: it restores, reports and exits itself, so the
+/// signal thread must not act on that signal once the deferral ends (it could otherwise exit
+/// first, with its own message, while the caller was reporting).
+static TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 /// The number of the last SIGINT or SIGTERM, set by the signal handler itself (so that a
 /// deferring caller sees it as soon as `raise` returns); 0 before any.
 static RECEIVED: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
@@ -80,7 +84,7 @@ pub fn install() {
         .name("signals".into())
         .spawn(move || {
             for signal in signals.forever() {
-                if DEFERRALS.load(Ordering::SeqCst) > 0 {
+                if DEFERRALS.load(Ordering::SeqCst) > 0 || TAKEN.load(Ordering::SeqCst) {
                     continue;
                 }
                 stop(signal);
@@ -139,11 +143,15 @@ impl Drop for TempGuard {
 pub struct Deferral(());
 
 impl Deferral {
-    /// The SIGINT or SIGTERM that arrived, if one did.
+    /// The SIGINT or SIGTERM that arrived, if one did. Seeing it makes it the caller's to
+    /// handle: it must stop and report the interruption itself.
     pub fn received(&self) -> Option<i32> {
         match received_flag().load(Ordering::SeqCst) {
             0 => None,
-            n => i32::try_from(n).ok(),
+            n => {
+                TAKEN.store(true, Ordering::SeqCst);
+                i32::try_from(n).ok()
+            }
         }
     }
 }

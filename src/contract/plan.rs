@@ -10,6 +10,7 @@ use crate::catalog::{PhysicalColumn, PhysicalRelation};
 use crate::contract::diff::{diff, type_agrees, Declared, FindingKind};
 use crate::contract::matching::Inspected;
 use crate::project::{is_generated, Column, Home, Model, Project, Resource};
+use crate::semantic::Uses;
 use crate::types::{self, DataType};
 
 /// One declaration edit. The action names are part of the JSON output.
@@ -113,8 +114,10 @@ pub struct Plan {
 /// Plans the edits for every inspected resource.
 pub fn plan(project: &Project, items: &[Inspected<'_>], overwrite: bool) -> Plan {
     let mut out = Plan::default();
+    // Built on the first removal that asks where a column is used.
+    let uses = std::cell::OnceCell::new();
     for item in items {
-        plan_resource(project, item, overwrite, &mut out);
+        plan_resource(project, &uses, item, overwrite, &mut out);
     }
     out
 }
@@ -132,7 +135,13 @@ fn own_file(project: &Project, resource: &Resource<'_>) -> (String, bool) {
     }
 }
 
-fn plan_resource(project: &Project, item: &Inspected<'_>, overwrite: bool, out: &mut Plan) {
+fn plan_resource<'p>(
+    project: &'p Project,
+    uses: &std::cell::OnceCell<Uses<'p>>,
+    item: &Inspected<'p>,
+    overwrite: bool,
+    out: &mut Plan,
+) {
     let resource = &item.resource;
     let Some(physical) = item.physical.as_ref().filter(|p| p.unavailable.is_none()) else {
         out.skipped.push(Skipped::NoRelation {
@@ -151,6 +160,7 @@ fn plan_resource(project: &Project, item: &Inspected<'_>, overwrite: bool, out: 
     }
     let rules = Rules {
         project,
+        uses,
         resource,
         physical,
         declared: Declared::of(project, resource),
@@ -189,6 +199,7 @@ fn plan_resource(project: &Project, item: &Inspected<'_>, overwrite: bool, out: 
 /// edit of its file starts from.
 struct Rules<'a, 'p> {
     project: &'p Project,
+    uses: &'a std::cell::OnceCell<Uses<'p>>,
     resource: &'a Resource<'p>,
     physical: &'a PhysicalRelation,
     declared: Declared<'p>,
@@ -278,7 +289,10 @@ impl Rules<'_, '_> {
         let Some(decl) = self.declared_named(name) else {
             return;
         };
-        let uses = crate::semantic::uses(self.project, self.resource.name(), name);
+        let uses = self
+            .uses
+            .get_or_init(|| Uses::new(self.project))
+            .of(self.resource.name(), name);
         if !uses.is_empty() {
             let sources = &self.project.sources;
             let used_by = uses

@@ -1,6 +1,7 @@
 //! `sqb contract diff`: the report of where declarations and a target's relations disagree.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use anyhow::Context;
 
@@ -10,6 +11,7 @@ use crate::contract::matching;
 use crate::diagnostics::JsonLocation;
 use crate::project::{Project, Resource};
 use crate::report::diff::{DiffReport, FindingReport, NamespaceInfo, ResourceReport};
+use crate::semantic::Uses;
 
 /// Reads the target and compares every selected resource with its declaration.
 pub fn diff(root: &Path, options: &InspectOptions) -> anyhow::Result<DiffReport> {
@@ -36,7 +38,11 @@ fn report(from: &str, inspected: ReadTarget<'_>) -> DiffReport {
             .as_ref()
             .map_or(String::new(), |s| s.value.clone()),
     };
-    let resources = crate::parallel::map(&inspection.items, |item| resource_report(project, item));
+    // Built on the first finding that asks where a column is used.
+    let uses = std::sync::OnceLock::new();
+    let resources = crate::parallel::map(&inspection.items, |item| {
+        resource_report(project, &uses, item)
+    });
     // The catalog's rows were allocated on the session's thread: freeing them from this one
     // took a third of the comparing's time, just before the command ends.
     crate::memory::leave_to_exit(inspection);
@@ -46,7 +52,11 @@ fn report(from: &str, inspected: ReadTarget<'_>) -> DiffReport {
 }
 
 /// One resource's findings, located in its files.
-fn resource_report(project: &Project, item: &matching::Inspected<'_>) -> ResourceReport {
+fn resource_report<'p>(
+    project: &'p Project,
+    uses: &OnceLock<Uses<'p>>,
+    item: &matching::Inspected<'_>,
+) -> ResourceReport {
     let resource = &item.resource;
     let policy = match resource {
         Resource::Model(m) => project.policy(m).as_str(),
@@ -60,7 +70,7 @@ fn resource_report(project: &Project, item: &matching::Inspected<'_>) -> Resourc
     )
     .into_iter()
     .map(|f| {
-        let uses = semantic_uses(project, resource.name(), &f);
+        let uses = semantic_uses(project, uses, resource.name(), &f);
         let mut report = FindingReport::from_finding(f, &project.sources);
         report.semantic_uses = uses;
         report
@@ -77,7 +87,12 @@ fn resource_report(project: &Project, item: &matching::Inspected<'_>) -> Resourc
 }
 
 /// What the semantic contracts do with a column that is gone, retyped or renamed.
-fn semantic_uses(project: &Project, resource: &str, finding: &Finding) -> Vec<JsonLocation> {
+fn semantic_uses<'p>(
+    project: &'p Project,
+    uses: &OnceLock<Uses<'p>>,
+    resource: &str,
+    finding: &Finding,
+) -> Vec<JsonLocation> {
     let affects = matches!(
         finding.kind,
         FindingKind::MissingPhysicalColumn | FindingKind::TypeMismatch | FindingKind::NameConflict
@@ -85,7 +100,8 @@ fn semantic_uses(project: &Project, resource: &str, finding: &Finding) -> Vec<Js
     let Some(column) = finding.column.as_deref().filter(|_| affects) else {
         return Vec::new();
     };
-    crate::semantic::uses(project, resource, column)
+    uses.get_or_init(|| Uses::new(project))
+        .of(resource, column)
         .into_iter()
         .map(|u| JsonLocation::from_loc(&u.loc, &project.sources, Some(u.what)))
         .collect()

@@ -21,7 +21,7 @@ mod uses;
 mod validate;
 
 pub use policies::effective_role;
-pub use uses::{uses, Use};
+pub use uses::{uses, Use, Uses};
 
 use crate::diagnostics::{Code, Diagnostic};
 use crate::project::Project;

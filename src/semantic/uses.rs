@@ -3,9 +3,11 @@
 //! each at its declaration. `contract diff` lists them for a dropped or retyped column, and
 //! `contract generate --overwrite` will not remove a column that has any.
 
+use std::collections::HashMap;
+
 use crate::project::contracts::AppliesTo;
 use crate::project::metrics::MetricBinding;
-use crate::project::semantic::Semantic;
+use crate::project::semantic::{Join, Semantic};
 use crate::project::Project;
 use crate::source::{Loc, Spanned};
 
@@ -18,77 +20,162 @@ pub struct Use {
     pub loc: Loc,
 }
 
-/// Every use of `column` of the model or source `relation`.
+/// Every use of `column` of the model or source `relation`. For more than one column, index
+/// the project once with [`Uses`].
 pub fn uses(project: &Project, relation: &str, column: &str) -> Vec<Use> {
-    let same = |s: &Spanned<String>| s.value.eq_ignore_ascii_case(column);
-    let mut out = Vec::new();
-    let own = semantic_of(project, relation);
-    if let Some((kind, semantic)) = own {
-        let owner = format!("{kind} `{relation}`");
-        for m in &semantic.measures {
-            if let Some(c) = m.column.as_ref().filter(|c| same(c)) {
-                out.push(at(format!("measure `{}` of {owner}", m.name.value), c));
+    Uses::new(project).of(relation, column)
+}
+
+/// The project's semantic contracts indexed by the relation they name, so that asking about
+/// each column of a large diff does not scan every model each time.
+pub struct Uses<'p> {
+    project: &'p Project,
+    /// Each model's semantic keys (models first: a source of a model's name is not its own),
+    /// then each source's.
+    own: HashMap<&'p str, (&'static str, Option<&'p Semantic>)>,
+    /// The joins of every model and source, by the relation they join to, in project order.
+    joins_to: HashMap<&'p str, Vec<(&'static str, &'p str, &'p Join)>>,
+    metrics: super::resolve::Metrics<'p>,
+}
+
+impl<'p> Uses<'p> {
+    pub fn new(project: &'p Project) -> Self {
+        let models = project
+            .models
+            .iter()
+            .map(|m| ("model", m.name.as_str(), m.semantic.as_deref()));
+        let sources = project
+            .source_tables
+            .iter()
+            .map(|s| ("source", s.name.value.as_str(), s.semantic.as_deref()));
+        let mut own = HashMap::new();
+        let mut joins_to: HashMap<&str, Vec<_>> = HashMap::new();
+        for (kind, name, semantic) in models.chain(sources) {
+            own.entry(name).or_insert((kind, semantic));
+            for j in semantic.iter().flat_map(|s| s.joins.iter()) {
+                if let Some(to) = &j.to {
+                    joins_to
+                        .entry(to.value.as_str())
+                        .or_default()
+                        .push((kind, name, j));
+                }
             }
-            if let Some(e) = m
-                .expr
-                .as_ref()
-                .filter(|e| mentions(project, &e.value, column))
+        }
+        Self {
+            project,
+            own,
+            joins_to,
+            metrics: super::resolve::Metrics::new(project),
+        }
+    }
+
+    /// Every use of `column` of the model or source `relation`.
+    pub fn of(&self, relation: &str, column: &str) -> Vec<Use> {
+        let project = self.project;
+        let mut out = Vec::new();
+        let own = self
+            .own
+            .get(relation)
+            .and_then(|&(kind, s)| s.map(|s| (kind, s)));
+        if let Some((kind, semantic)) = own {
+            own_uses(project, kind, relation, semantic, column, &mut out);
+        }
+        self.joins_into(relation, column, &mut out);
+        for binding in &project.metrics {
+            metric_uses(
+                project,
+                binding,
+                relation,
+                column,
+                own.map(|(_, s)| s),
+                &mut out,
+            );
+        }
+        contract_uses(project, &self.metrics, relation, column, &mut out);
+        out
+    }
+
+    /// Joins of other relations whose joined-side key is `column` of `relation`.
+    fn joins_into(&self, relation: &str, column: &str, out: &mut Vec<Use>) {
+        for (kind, name, j) in self.joins_to.get(relation).into_iter().flatten() {
+            for (_, remote) in
+                j.on.iter()
+                    .filter(|(_, r)| r.value.eq_ignore_ascii_case(column))
             {
                 out.push(at(
-                    format!("measure `{}` of {owner} (its expression)", m.name.value),
-                    e,
+                    format!("join `{}` of {kind} `{name}`", j.alias.value),
+                    remote,
                 ));
             }
         }
-        for d in semantic.dimensions.iter().filter(|d| same(d.column())) {
+    }
+}
+
+/// The measures, dimensions, joins and grain of `relation`'s own semantic keys that name
+/// `column`.
+fn own_uses(
+    project: &Project,
+    kind: &str,
+    relation: &str,
+    semantic: &Semantic,
+    column: &str,
+    out: &mut Vec<Use>,
+) {
+    let same = |s: &Spanned<String>| s.value.eq_ignore_ascii_case(column);
+    let owner = format!("{kind} `{relation}`");
+    for m in &semantic.measures {
+        if let Some(c) = m.column.as_ref().filter(|c| same(c)) {
+            out.push(at(format!("measure `{}` of {owner}", m.name.value), c));
+        }
+        if let Some(e) = m
+            .expr
+            .as_ref()
+            .filter(|e| mentions(project, &e.value, column))
+        {
             out.push(at(
-                format!("dimension `{}` of {owner}", d.name.value),
-                d.column(),
+                format!("measure `{}` of {owner} (its expression)", m.name.value),
+                e,
             ));
         }
-        for j in &semantic.joins {
-            for (local, _) in j.on.iter().filter(|(l, _)| same(l)) {
-                out.push(at(format!("join `{}` of {owner}", j.alias.value), local));
-            }
-        }
-        for g in semantic
-            .grain
-            .iter()
-            .flat_map(|g| g.value.iter())
-            .filter(|g| same(g))
-        {
-            out.push(at(format!("the grain of {owner}"), g));
+    }
+    for d in semantic.dimensions.iter().filter(|d| same(d.column())) {
+        out.push(at(
+            format!("dimension `{}` of {owner}", d.name.value),
+            d.column(),
+        ));
+    }
+    for j in &semantic.joins {
+        for (local, _) in j.on.iter().filter(|(l, _)| same(l)) {
+            out.push(at(format!("join `{}` of {owner}", j.alias.value), local));
         }
     }
-    joins_into(project, relation, column, &mut out);
-    for binding in &project.metrics {
-        metric_uses(
-            project,
-            binding,
-            relation,
-            column,
-            own.map(|(_, s)| s),
-            &mut out,
-        );
+    for g in semantic
+        .grain
+        .iter()
+        .flat_map(|g| g.value.iter())
+        .filter(|g| same(g))
+    {
+        out.push(at(format!("the grain of {owner}"), g));
     }
-    contract_uses(project, relation, column, &mut out);
-    out
 }
 
 /// Guardrail filters, finality watermarks, tenant columns and masks that name the column.
-fn contract_uses(project: &Project, relation: &str, column: &str, out: &mut Vec<Use>) {
+fn contract_uses(
+    project: &Project,
+    metrics: &super::resolve::Metrics<'_>,
+    relation: &str,
+    column: &str,
+    out: &mut Vec<Use>,
+) {
     let contracts = &project.contracts;
-    let metrics = super::resolve::Metrics::new(project);
     for g in &contracts.guardrails {
         let governs = match &g.applies_to {
             Some(AppliesTo::Measure { source, .. }) => source.value == relation,
-            Some(AppliesTo::Metric(name)) => {
-                super::resolve::metric(&metrics, name).is_ok_and(|b| {
-                    super::resolve::leaf_sources(&metrics, b)
-                        .iter()
-                        .any(|s| s.value == relation)
-                })
-            }
+            Some(AppliesTo::Metric(name)) => super::resolve::metric(metrics, name).is_ok_and(|b| {
+                super::resolve::leaf_sources(metrics, b)
+                    .iter()
+                    .any(|s| s.value == relation)
+            }),
             None => false,
         };
         let Some(filter) = g
@@ -150,45 +237,6 @@ fn at(what: String, named: &Spanned<String>) -> Use {
     Use {
         what,
         loc: named.loc.clone(),
-    }
-}
-
-fn semantic_of<'p>(project: &'p Project, relation: &str) -> Option<(&'static str, &'p Semantic)> {
-    if let Some(m) = project.models.iter().find(|m| m.name == relation) {
-        return m.semantic.as_deref().map(|s| ("model", s));
-    }
-    project
-        .source_tables
-        .iter()
-        .find(|s| s.name.value == relation)
-        .and_then(|s| s.semantic.as_deref().map(|x| ("source", x)))
-}
-
-/// Joins of other relations whose joined-side key is `column` of `relation`.
-fn joins_into(project: &Project, relation: &str, column: &str, out: &mut Vec<Use>) {
-    let models = project
-        .models
-        .iter()
-        .map(|m| ("model", m.name.as_str(), m.semantic.as_deref()));
-    let sources = project
-        .source_tables
-        .iter()
-        .map(|s| ("source", s.name.value.as_str(), s.semantic.as_deref()));
-    for (kind, name, semantic) in models.chain(sources) {
-        for j in semantic.iter().flat_map(|s| s.joins.iter()) {
-            if j.to.as_ref().is_none_or(|t| t.value != relation) {
-                continue;
-            }
-            for (_, remote) in
-                j.on.iter()
-                    .filter(|(_, r)| r.value.eq_ignore_ascii_case(column))
-            {
-                out.push(at(
-                    format!("join `{}` of {kind} `{name}`", j.alias.value),
-                    remote,
-                ));
-            }
-        }
     }
 }
 
