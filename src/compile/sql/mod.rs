@@ -7,6 +7,7 @@
 
 mod grouping;
 mod interface;
+mod lex;
 pub mod lineage;
 pub mod names;
 pub mod parse;

@@ -21,8 +21,7 @@ pub fn check_model(
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Box<Statement>> {
     let file = project.sources.get(model.sql_file);
-    let dialect = dialect(project.engine());
-    let statements = match Parser::parse_sql(dialect.as_ref(), file.text()) {
+    let statements = match parse(file.text(), project.engine()) {
         Ok(statements) => statements,
         Err(err) => {
             diags.push(syntax_error(model, file, &err, project.engine()));
@@ -65,6 +64,17 @@ pub fn check_model(
     }
     // Boxed: a statement is kilobytes inline, and one per model waits for the second pass.
     Some(Box::new(first))
+}
+
+/// The statements of `sql`, tokenized by [`super::lex`] where it can.
+fn parse(sql: &str, engine: Engine) -> Result<Vec<Statement>, ParserError> {
+    let dialect = dialect(engine);
+    match super::lex::tokens(sql, engine) {
+        Some(tokens) => Parser::new(dialect.as_ref())
+            .with_tokens_with_locations(tokens)
+            .parse_statements(),
+        None => Parser::parse_sql(dialect.as_ref(), sql),
+    }
 }
 
 fn statement_loc(model: &Model, file: &SourceFile, statement: &Statement) -> Loc {
