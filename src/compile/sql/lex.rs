@@ -28,8 +28,8 @@ pub fn tokens(sql: &str, engine: Engine) -> Option<Vec<TokenWithSpan>> {
         column: 1,
         engine,
     };
-    // About one token for every two bytes of typical model SQL.
-    let mut out = Vec::with_capacity(sql.len() / 2 + 1);
+    // At most one token per byte: reserved once, since regrowing copies every token so far.
+    let mut out = Vec::with_capacity(sql.len());
     while lexer.pos < lexer.bytes.len() {
         let start = lexer.location();
         let token = lexer.token()?;
