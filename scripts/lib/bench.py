@@ -274,6 +274,12 @@ def pg_floor_sql(bin_dir, names):
     return query.replace("$1", "'bench'").replace("$2", array)
 
 
+def bench_database():
+    """The Postgres database of this run: its own, so that two runs at once (`scripts/test`'s
+    smoke run beside a `scripts/bench`) do not drop each other's."""
+    return f"sqb_bench_{os.getpid()}"
+
+
 def run_engine(engine, args, results):
     sqb = os.path.join(args.bin_dir, "sqb")
     layout = Layout(engine, args.relations, args.columns, args.seed)
@@ -284,9 +290,9 @@ def run_engine(engine, args, results):
         t0 = time.perf_counter()
         if engine == "postgres":
             base_url = args.postgres_url
-            url = base_url.rsplit("/", 1)[0] + "/sqb_bench"
-            subprocess.run(["psql", base_url, "-qc", "DROP DATABASE IF EXISTS sqb_bench WITH (FORCE)"], check=True, stdout=subprocess.DEVNULL)
-            subprocess.run(["psql", base_url, "-qc", "CREATE DATABASE sqb_bench"], check=True, stdout=subprocess.DEVNULL)
+            url = base_url.rsplit("/", 1)[0] + "/" + bench_database()
+            subprocess.run(["psql", base_url, "-qc", f"DROP DATABASE IF EXISTS {bench_database()} WITH (FORCE)"], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(["psql", base_url, "-qc", f"CREATE DATABASE {bench_database()}"], check=True, stdout=subprocess.DEVNULL)
             for sql in pg_sql_batches(layout):
                 subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-q"], input=sql.encode(), check=True, stdout=subprocess.DEVNULL)
             env["SQB_DATABASE_URL"] = url
@@ -428,7 +434,9 @@ def run_engine(engine, args, results):
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if engine == "postgres" and not args.keep:
-            subprocess.run(["psql", args.postgres_url, "-qc", "DROP DATABASE IF EXISTS sqb_bench WITH (FORCE)"], stdout=subprocess.DEVNULL)
+            subprocess.run(["psql", args.postgres_url, "-qc", f"DROP DATABASE IF EXISTS {bench_database()} WITH (FORCE)"], stdout=subprocess.DEVNULL)
+        elif engine == "postgres":
+            log(f"postgres: kept the database {bench_database()}")
 
 
 def main():
