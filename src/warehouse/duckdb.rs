@@ -233,31 +233,53 @@ fn spawn_probes<'s, 'e>(
     (handles, left)
 }
 
+/// Views bound by one statement: each statement has a cost of its own (a third of binding one
+/// view), so views are bound in batches, and one by one only in a batch that does not bind.
+const VIEWS_PER_STATEMENT: usize = 32;
+
 fn probe_all<'e>(
     conn: &Connection,
     catalog: &str,
     schema: &str,
     views: impl IntoIterator<Item = &'e String>,
 ) -> Probed<'e> {
-    views
-        .into_iter()
-        .filter_map(|view| {
-            probe_view(conn, catalog, schema, view).map(|reason| (view.as_str(), reason))
-        })
-        .collect()
+    let views: Vec<&'e String> = views.into_iter().collect();
+    let mut probed = Vec::new();
+    for batch in views.chunks(VIEWS_PER_STATEMENT) {
+        if batch.len() > 1 && bind(conn, &union_of(catalog, schema, batch)).is_none() {
+            continue;
+        }
+        probed.extend(batch.iter().filter_map(|view| {
+            bind(conn, &union_of(catalog, schema, &[view])).map(|reason| (view.as_str(), reason))
+        }));
+    }
+    probed
 }
 
 /// DuckDB keeps a view's columns from when it was created, even after a relation it reads is
 /// dropped. Binding the view tells whether those columns are still real; the reason if not.
-fn probe_view(conn: &Connection, catalog: &str, schema: &str, view: &str) -> Option<String> {
-    // Identifiers cannot be bind parameters here; they are quoted (quotes doubled) instead.
-    let name = [catalog, schema, view]
-        .map(|part| format!("\"{}\"", part.replace('"', "\"\"")))
-        .join(".");
-    match conn.prepare(&format!("SELECT * FROM {name} LIMIT 0")) {
+/// A statement is only prepared, never run.
+fn bind(conn: &Connection, sql: &str) -> Option<String> {
+    match conn.prepare(sql) {
         Ok(_) => None,
         Err(e) => Some(first_line(&e.to_string())),
     }
+}
+
+/// One statement that binds every view of `views`: `SELECT 1 FROM v1 UNION ALL SELECT 1 FROM
+/// v2 …`. Binding `FROM v` binds the view's whole query, its select list included.
+fn union_of(catalog: &str, schema: &str, views: &[&String]) -> String {
+    views
+        .iter()
+        .map(|view| {
+            // Identifiers cannot be bind parameters here; they are quoted (quotes doubled).
+            let name = [catalog, schema, view.as_str()]
+                .map(|part| format!("\"{}\"", part.replace('"', "\"\"")))
+                .join(".");
+            format!("SELECT 1 FROM {name}")
+        })
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ")
 }
 
 /// Adds the wanted relations that exist but had no columns in `duckdb_columns()`.
@@ -417,4 +439,53 @@ fn cell(value: duckdb::types::ValueRef<'_>) -> duckdb::Result<Cell> {
         }
         other => return Err(unreadable(&format!("{:?}", other.data_type()))),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Views are bound many to a statement: a batch holding views that no longer bind is bound
+    /// again view by view, so exactly those views are reported, each with its own reason, at
+    /// either end of a batch, in a batch of one, and under a name that needs quoting.
+    #[test]
+    fn views_that_no_longer_bind_are_found_in_any_batch() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut sql = String::from("CREATE SCHEMA s;");
+        let count = 2 * VIEWS_PER_STATEMENT + 1;
+        for i in 0..count {
+            sql += &format!("CREATE TABLE s.t{i} (id INTEGER, v VARCHAR);");
+            sql += &format!("CREATE VIEW s.v{i} AS SELECT id, v FROM s.t{i};");
+        }
+        sql += "CREATE VIEW s.\"odd\"\"name\" AS SELECT id FROM s.t1;";
+        let broken = [0, VIEWS_PER_STATEMENT - 1, VIEWS_PER_STATEMENT, count - 1];
+        for i in broken {
+            sql += &format!("DROP TABLE s.t{i};");
+        }
+        // A view whose column is gone binds no more either.
+        sql += "ALTER TABLE s.t5 DROP COLUMN v;";
+        conn.execute_batch(&sql).unwrap();
+        let wanted: HashSet<String> = (0..count)
+            .map(|i| format!("v{i}"))
+            .chain(["odd\"name".to_string()])
+            .collect();
+
+        let relations = read_schema(&conn, "memory", "s", &wanted).unwrap();
+
+        let mut unavailable: Vec<(&str, &str)> = relations
+            .iter()
+            .filter_map(|r| Some((r.name.as_str(), r.unavailable.as_deref()?)))
+            .collect();
+        unavailable.sort();
+        let mut expected: Vec<String> = broken.iter().map(|i| format!("v{i}")).collect();
+        expected.push("v5".to_string());
+        expected.sort();
+        let names: Vec<&str> = unavailable.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, expected);
+        for (name, reason) in &unavailable {
+            let table = format!("t{}", &name[1..]);
+            assert!(reason.contains(&table) || *name == "v5", "{name}: {reason}");
+        }
+        assert_eq!(relations.len(), wanted.len());
+    }
 }
