@@ -73,12 +73,12 @@ pub fn project_load(data: &[u8]) {
         for label in labels {
             let file = project.sources.get(label.loc.file);
             assert!(
-                label.loc.span.start <= label.loc.span.end
-                    && label.loc.span.end <= file.text().len(),
+                label.loc.span().start <= label.loc.span().end
+                    && label.loc.span().end <= file.text().len(),
                 "{} points outside {}: {:?}",
                 d.code.as_str(),
                 file.rel_path,
-                label.loc.span
+                label.loc.span()
             );
         }
         let _ = sqb::diagnostics::render_text(d, &project.sources);

@@ -204,7 +204,10 @@ pub fn sort(diagnostics: &mut [Diagnostic], sources: &SourceMap) {
 
 fn sort_key<'a>(d: &Diagnostic, sources: &'a SourceMap) -> (&'a str, usize, &'static str, String) {
     let (path, offset) = d.primary.as_ref().map_or(("", 0), |l| {
-        (sources.get(l.loc.file).rel_path.as_str(), l.loc.span.start)
+        (
+            sources.get(l.loc.file).rel_path.as_str(),
+            l.loc.span().start,
+        )
     });
     (path, offset, d.code.as_str(), d.message.clone())
 }
@@ -262,7 +265,7 @@ pub fn render_text(d: &Diagnostic, sources: &SourceMap) -> String {
         let source = sources.get(file);
         let mut snippet = Snippet::source(source.text()).path(source.rel_path.as_str());
         for (label, kind) in labels.iter().filter(|(l, _)| l.loc.file == file) {
-            let span = clamp_span(&label.loc.span, source.text());
+            let span = clamp_span(&label.loc.span(), source.text());
             snippet = snippet.annotation((*kind).span(span).label(label.text.as_str()));
         }
         elements.push(snippet);
@@ -309,8 +312,8 @@ pub struct JsonLocation {
 impl JsonLocation {
     pub fn from_loc(loc: &Loc, sources: &SourceMap, label: Option<String>) -> Self {
         let file = sources.get(loc.file);
-        let (line, column) = file.line_col(loc.span.start);
-        let (end_line, end_column) = file.line_col(loc.span.end);
+        let (line, column) = file.line_col(loc.span().start);
+        let (end_line, end_column) = file.line_col(loc.span().end);
         Self {
             file: file.rel_path.clone(),
             line,

@@ -81,7 +81,7 @@ fn a_column_lists_every_semantic_contract_that_names_it() {
             .map(|u| {
                 format!("{} @ {}", u.what, {
                     let f = project.sources.get(u.loc.file);
-                    let (line, _) = f.line_col(u.loc.span.start);
+                    let (line, _) = f.line_col(u.loc.span().start);
                     format!("{}:{line}", f.rel_path)
                 })
             })

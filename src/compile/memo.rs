@@ -374,7 +374,7 @@ impl Body {
         Some(Body {
             references: references
                 .iter()
-                .map(|r| (names(&r.parts), r.loc.span.clone()))
+                .map(|r| (names(&r.parts), r.loc.span()))
                 .collect(),
             asked,
             shape: shape_cols(shape)?,

@@ -299,7 +299,7 @@ impl Rules<'_, '_> {
                 .into_iter()
                 .map(|u| {
                     let file = sources.get(u.loc.file);
-                    let (line, _) = file.line_col(u.loc.span.start);
+                    let (line, _) = file.line_col(u.loc.span().start);
                     format!("{} ({}:{line})", u.what, file.rel_path)
                 })
                 .collect();

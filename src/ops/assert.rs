@@ -375,7 +375,7 @@ fn compare(project: &Project, a: &Assertion, rows: &Rows) -> Verdict {
         mismatches
             .into_iter()
             .map(|m: Mismatch| Failure {
-                line: file.line_col(m.loc.span.start).0,
+                line: file.line_col(m.loc.span().start).0,
                 message: m.message,
                 expected: m.expected,
                 actual: m.actual,
@@ -388,7 +388,7 @@ fn location(project: &Project, a: &Assertion) -> (String, usize) {
     let file = project.sources.get(a.file);
     let line =
         a.id.as_ref()
-            .map_or(1, |i| file.line_col(i.loc.span.start).0);
+            .map_or(1, |i| file.line_col(i.loc.span().start).0);
     (file.rel_path.clone(), line)
 }
 

@@ -95,7 +95,7 @@ pub fn reads(root: &Path) -> anyhow::Result<ReadsFile> {
 
 fn declared_at(project: &Project, import: &Import) -> (String, usize, usize) {
     let file = project.sources.get(import.decl.loc.file);
-    let (line, col) = file.line_col(import.decl.loc.span.start);
+    let (line, col) = file.line_col(import.decl.loc.span().start);
     (file.rel_path.clone(), line, col)
 }
 

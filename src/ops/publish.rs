@@ -291,7 +291,7 @@ fn locations(
 ) -> HashMap<(String, Option<String>), At> {
     let at = |loc: &crate::source::Loc| {
         let file = project.sources.get(loc.file);
-        let (line, col) = file.line_col(loc.span.start);
+        let (line, col) = file.line_col(loc.span().start);
         (file.rel_path.clone(), line, col)
     };
     let mut out = HashMap::new();

@@ -917,7 +917,7 @@ fn resolve_one(
 /// The location of byte `offset` inside a TOML string value, skipping its opening quote.
 fn offset_in_string(text: &Spanned<String>, offset: usize, sources: &SourceMap) -> Loc {
     let raw = sources.get(text.loc.file).text();
-    let span = &text.loc.span;
+    let span = text.loc.span();
     let quote = raw.get(span.start..span.start + 3).map_or(1, |s| {
         if s == "\"\"\"" || s == "'''" {
             3
