@@ -79,6 +79,10 @@ const PLAIN: &[&str] = &[
     "\t",
     "\n",
     "\r\n",
+    "/* c */",
+    "/* a /* n\n */ b */",
+    "/**/",
+    "/* é * / */",
 ];
 
 /// Pieces at and beyond its border: each makes the text something else when it touches the
