@@ -111,7 +111,11 @@ impl Lexer<'_> {
             // `.5` is a number and `._` a field access.
             b'.' if !matches!(self.peek(1), Some(b'0'..=b'9' | b'_')) => self.single(Token::Period),
             b'-' if self.peek(1) == Some(b'-') => self.comment(),
-            b'-' => self.operator(1, Token::Minus)?,
+            b'-' => match (self.peek(1), self.peek(2)) {
+                (Some(b'>'), Some(b'>')) => self.operator(3, Token::LongArrow)?,
+                (Some(b'>'), _) => self.operator(2, Token::Arrow)?,
+                _ => self.operator(1, Token::Minus)?,
+            },
             b'/' if self.peek(1) == Some(b'*') => self.block_comment()?,
             b'/' => self.operator(1, Token::Div)?,
             b'=' => self.operator(1, Token::Eq)?,
