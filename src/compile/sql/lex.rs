@@ -28,8 +28,10 @@ pub fn tokens(sql: &str, engine: Engine) -> Option<Vec<TokenWithSpan>> {
         column: 1,
         engine,
     };
-    // At most one token per byte: reserved once, since regrowing copies every token so far.
-    let mut out = Vec::with_capacity(sql.len());
+    // At most one token per byte: reserved once for a model of ordinary size, since regrowing
+    // copies every token so far; a huge file grows as it goes rather than reserving ~90 bytes
+    // per byte up front.
+    let mut out = Vec::with_capacity(sql.len().min(16 * 1024));
     while lexer.pos < lexer.bytes.len() {
         let start = lexer.location();
         let token = lexer.token()?;
