@@ -434,7 +434,16 @@ type Sidecar = Option<(ModelProps, Vec<Column>, Option<Box<Semantic>>)>;
 
 /// Parses one sidecar; `None` when it is not valid TOML (reported).
 fn parse_sidecar(sources: &SourceMap, id: FileId, name: &str) -> (Sidecar, Vec<Diagnostic>) {
-    parse_file(sources, id, |r, root| {
+    let text = sources.get(id).text();
+    match super::plain::read(text, id) {
+        Some((props, columns)) => (Some((props, columns, None)), Vec::new()),
+        None => parse_sidecar_toml(text, id, name),
+    }
+}
+
+/// Parses one sidecar with the TOML parser and reads it with the general readers.
+pub(super) fn parse_sidecar_toml(text: &str, id: FileId, name: &str) -> (Sidecar, Vec<Diagnostic>) {
+    parse_toml(text, id, |r, root| {
         let owner = format!("model `{name}`");
         r.check_keys(root, SIDECAR_KEYS, &owner);
         let props = read_model_props(r, root);
@@ -451,8 +460,17 @@ fn parse_file<T>(
     id: FileId,
     read: impl FnOnce(&mut Reader<'_>, &toml_edit::Table) -> T,
 ) -> (Option<T>, Vec<Diagnostic>) {
+    parse_toml(sources.get(id).text(), id, read)
+}
+
+/// [`parse_file`] of a text.
+fn parse_toml<T>(
+    text: &str,
+    id: FileId,
+    read: impl FnOnce(&mut Reader<'_>, &toml_edit::Table) -> T,
+) -> (Option<T>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
-    let doc = match Document::parse(sources.get(id).text()) {
+    let doc = match Document::parse(text) {
         Ok(doc) => doc,
         Err(err) => {
             diags.push(toml_syntax(id, &err));

@@ -11,6 +11,7 @@ pub mod contracts;
 mod discover;
 mod load;
 pub mod metrics;
+mod plain;
 pub mod policies;
 mod reader;
 mod resource;
