@@ -17,5 +17,8 @@ fn main() -> ExitCode {
     sqb::commands::set_color(cli.global.color);
     sqb::logging::init(cli.global.verbose, sqb::commands::stderr_color());
     sqb::interrupt::install();
-    sqb::commands::run(&cli).into()
+    let status = sqb::commands::run(&cli);
+    // Caches the command left to be written while it went on.
+    sqb::cache_dir::wait_for_writes();
+    status.into()
 }

@@ -89,14 +89,14 @@ pub fn load(root: &Path, key: &str, resources: usize) -> Option<(Vec<Diagnostic>
 }
 
 /// Stores a verdict without errors; failures are only logged.
-pub fn store(root: &Path, key: String, diagnostics: &[Diagnostic], graph: &Graph) {
+pub fn store(root: &Path, key: String, diagnostics: Vec<Diagnostic>, parents: Vec<Vec<usize>>) {
     if diagnostics.iter().any(Diagnostic::is_error) {
         return;
     }
     let entry = Entry {
         key,
-        diagnostics: diagnostics.to_vec(),
-        parents: graph.parents.clone(),
+        diagnostics,
+        parents,
     };
     match serde_json::to_vec(&entry) {
         Ok(json) => crate::cache_dir::write(root, FILE, &json),

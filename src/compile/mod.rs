@@ -53,6 +53,8 @@ pub fn compile_cached(
     if !use_cache {
         return compile_with_graph(project, options);
     }
+    // An earlier compile of this process may still be writing the caches read below.
+    crate::cache_dir::wait_for_writes();
     let key = tracing::debug_span!("compile cache key").in_scope(|| cache::key(project, options));
     let resources =
         project.models.len() + project.source_tables.len() + import_nodes(project).len();
@@ -64,12 +66,14 @@ pub fn compile_cached(
     memo::activate();
     tracing::debug_span!("analyses cache read").in_scope(|| memo::load(&project.root));
     let (diags, graph) = compile_with_graph(project, options);
-    cache::store(&project.root, key, &diags, &graph);
-    tracing::debug_span!("analyses cache written").in_scope(|| {
-        memo::save(
-            &project.root,
-            project.models.iter().map(|m| m.name.as_str()),
-        )
+    // Written while the command goes on (the report, the warehouse), before the process ends.
+    let root = project.root.clone();
+    let (stored, parents) = (diags.clone(), graph.parents.clone());
+    let names: Vec<String> = project.models.iter().map(|m| m.name.clone()).collect();
+    crate::cache_dir::write_in_background(move || {
+        cache::store(&root, key, stored, parents);
+        tracing::debug_span!("analyses cache written")
+            .in_scope(|| memo::save(&root, names.iter().map(String::as_str)));
     });
     (diags, graph)
 }
