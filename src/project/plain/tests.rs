@@ -60,60 +60,116 @@ fn what_the_general_reader_reports_is_left_to_it() {
     }
 }
 
-/// Pieces of lines: the plain shape, and what is just outside it.
-const LINES: &[&str] = &[
-    "[columns.a]",
-    "[columns.b]",
-    "[columns.B]",
-    "[columns.col_1]",
-    "[columns.x-y]",
-    "[columns.9]",
-    "  [columns.c]  # c",
-    "[columns.d]#",
-    "[columns]",
-    "[columns.e.f]",
-    "[[columns.g]]",
-    "[ columns.h ]",
+/// Values of the plain shape's keys, as lines.
+const TYPES: &[&str] = &[
     "type = \"INTEGER\"",
     "type=\"VARCHAR(40)\"",
     "\ttype =\t\"TEXT[]\"  # arrays",
     "type = \"\"",
+];
+const NULLABLES: &[&str] = &[
+    "nullable = false",
+    "nullable = true # why",
+    "nullable = false#tight",
+];
+const DESCRIPTIONS: &[&str] = &[
+    "description = \"Synthetic ünïcode, 'quotes' and # signs\"",
+    "description = \"tab\there\"",
+];
+const MODEL: &[&str] = &["model_schema = \"keys\"", "alias = \"orders_v2\""];
+const FILLER: &[&str] = &["# a comment", "   # an indented comment", "#", "", "   "];
+
+/// Lines just outside the plain shape, or that the general reader reports.
+const OTHER: &[&str] = &[
+    "[columns]",
+    "[columns.e.f]",
+    "[[columns.g]]",
+    "[ columns.h ]",
+    "  [columns.c]  # c",
+    "[columns.d]#",
+    "[columns.a]",
     "type = \"\"\"x\"\"\"",
     "type = 'x'",
     "type = \"a\\tb\"",
     "type = true",
-    "nullable = false",
-    "nullable = true # why",
+    "type = \"INTEGER\"",
     "nullable = truex",
     "nullable = False",
     "nullable = \"false\"",
-    "description = \"Synthetic ünïcode, 'quotes' and # signs\"",
-    "description = \"tab\there\"",
-    "model_schema = \"keys\"",
-    "alias = \"orders_v2\"",
+    "nullable = true",
+    "description = \"nul \u{0} and c1 \u{85}\"",
+    "description = \"again\"",
+    "# c1 \u{85} in a comment",
     "materialized = \"table\"",
+    "model_schema = \"keys\"",
     "tags = [\"a\"]",
     "audits = [\"unique\"]",
     "a.b = \"x\"",
     "\"quoted\" = \"x\"",
-    "# a comment",
-    "   # an indented comment",
-    "#",
-    "",
-    "   ",
     "type = \"unterminated",
     "= \"x\"",
     "nullable",
 ];
 
+fn pick(lines: &'static [&'static str]) -> impl Strategy<Value = &'static str> {
+    prop::sample::select(lines)
+}
+
+/// A column header with a short bare name (names collide, also up to case, now and then).
+fn header() -> impl Strategy<Value = String> {
+    let char = pick_char();
+    prop::collection::vec(char, 1..5)
+        .prop_map(|name| format!("[columns.{}]", name.into_iter().collect::<String>()))
+}
+
+fn pick_char() -> impl Strategy<Value = char> {
+    prop::sample::select(&['a', 'b', 'c', 'd', 'B', 'x', 'y', '_', '-', '1', '2'][..])
+}
+
+/// A column's lines: its header, each key at most once, comments and blank lines.
+fn column() -> impl Strategy<Value = Vec<String>> {
+    let keys = (
+        prop::option::of(pick(TYPES)),
+        prop::option::of(pick(NULLABLES)),
+        prop::option::weighted(0.2, pick(DESCRIPTIONS)),
+        prop::option::weighted(0.2, pick(FILLER)),
+    );
+    (header(), keys).prop_map(|(header, (ty, nullable, description, filler))| {
+        let body = [ty, nullable, description, filler].into_iter().flatten();
+        std::iter::once(header)
+            .chain(body.map(String::from))
+            .collect()
+    })
+}
+
+/// A sidecar of the plain shape, perhaps with one line from outside it put in, or one line
+/// ended otherwise.
 fn sidecar() -> impl Strategy<Value = String> {
-    let line = prop::sample::select(LINES);
-    let ending = prop::sample::select(&["\n", "\n", "\n", "\r\n", "", " \n", "\u{7f}\n"][..]);
-    prop::collection::vec((line, ending), 0..14).prop_map(|lines| {
+    let model = (
+        prop::option::of(pick(DESCRIPTIONS)),
+        prop::option::weighted(0.3, pick(MODEL)),
+        prop::option::weighted(0.3, pick(FILLER)),
+    );
+    let other = prop::option::weighted(0.3, (any::<prop::sample::Index>(), pick(OTHER)));
+    let ending = prop::option::weighted(
+        0.15,
+        (
+            any::<prop::sample::Index>(),
+            pick(&["\r\n", "", " \n", "\u{7f}\n"]),
+        ),
+    );
+    let columns = prop::collection::vec(column(), 0..8);
+    (model, columns, other, ending).prop_map(|((d, m, f), columns, other, ending)| {
+        let mut lines: Vec<String> = [d, m, f].into_iter().flatten().map(String::from).collect();
+        lines.extend(columns.into_iter().flatten());
+        if let Some((at, line)) = other {
+            lines.insert(at.index(lines.len() + 1), line.to_string());
+        }
+        let odd = ending.map(|(at, e)| (at.index(lines.len().max(1)), e));
         let mut text = String::new();
-        for (line, ending) in lines {
+        for (i, line) in lines.iter().enumerate() {
             text.push_str(line);
-            text.push_str(ending);
+            text.push_str(odd.filter(|(at, _)| *at == i).map_or("\n", |(_, e)| e));
         }
         text
     })
@@ -129,27 +185,17 @@ proptest! {
 }
 
 #[test]
-fn generated_sidecars_are_mostly_read_plainly() {
+fn generated_sidecars_are_often_read_plainly() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
-    let plain_lines = |t: &str| {
-        t.lines().all(|l| {
-            let l = l.trim();
-            l.is_empty()
-                || l.starts_with("[columns.") && !l.contains(' ')
-                || l.starts_with("type = \"")
-        })
-    };
-    let (mut answered, mut tried) = (0, 0);
-    for _ in 0..2000 {
+    let mut answered = 0;
+    for _ in 0..1000 {
         let text = sidecar().new_tree(&mut runner).unwrap().current();
-        if plain_lines(&text) {
-            tried += 1;
-            answered += usize::from(agrees(&text).unwrap());
-        }
+        answered += usize::from(agrees(&text).unwrap());
     }
-    assert!(tried > 20 && answered * 4 > tried, "{answered} of {tried}");
+    // The property above tests nothing where the plain reader declines.
+    assert!(answered > 400, "only {answered} of 1000 were read plainly");
 }
 
 /// Every sidecar the repository holds: where the plain reader answers, it agrees.
@@ -173,3 +219,4 @@ fn every_sidecar_of_the_repository_agrees() {
     }
     assert!(answered > 20, "only {answered} sidecars were read plainly");
 }
+
