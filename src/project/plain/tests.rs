@@ -219,4 +219,3 @@ fn every_sidecar_of_the_repository_agrees() {
     }
     assert!(answered > 20, "only {answered} sidecars were read plainly");
 }
-
