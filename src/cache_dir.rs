@@ -134,35 +134,17 @@ impl<W: std::io::Write> std::io::Write for Checksummed<W> {
 /// Runs `write` (writing cache files) on a thread of its own, so that the command goes on at
 /// once; [`wait_for_writes`] waits for it. Run here and now if no thread can be started.
 pub fn write_in_background(write: impl FnOnce() + Send + 'static) {
-    let job = std::sync::Arc::new(std::sync::Mutex::new(Some(write)));
-    let take = |job: &std::sync::Mutex<Option<_>>| job.lock().ok().and_then(|mut j| j.take());
-    let theirs = std::sync::Arc::clone(&job);
-    let spawned = std::thread::Builder::new()
-        .name("cache".into())
-        .spawn(move || take(&theirs).map_or((), |write| write()));
-    match spawned {
-        Ok(handle) => {
-            if let Ok(mut writing) = WRITING.lock() {
-                writing.push(handle);
-            }
-        }
-        Err(_) => take(&job).map_or((), |write| write()),
+    if let Err(write) = WRITING.spawn("cache", write) {
+        write();
     }
 }
 
-static WRITING: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
-    std::sync::Mutex::new(Vec::new());
+static WRITING: crate::parallel::Pending = crate::parallel::Pending::new();
 
 /// Waits until every cache file given to [`write_in_background`] is written: before the process
 /// ends, and before a cache is read again.
 pub fn wait_for_writes() {
-    let handles = WRITING
-        .lock()
-        .map(|mut w| std::mem::take(&mut *w))
-        .unwrap_or_default();
-    for handle in handles {
-        let _ = handle.join();
-    }
+    WRITING.join_all();
 }
 
 /// Replaces the cache file `name` with `bytes`; a failure is only logged.

@@ -51,30 +51,16 @@ extern "C" {
 /// while a project it no longer needs is freed). Freed on the caller's thread if no thread can be
 /// started.
 pub fn free_in_background<T: Send + 'static>(value: T) {
-    // When no thread can be started, the closure, and the value in it, is dropped right here.
-    if let Ok(handle) = std::thread::Builder::new()
-        .name("free".into())
-        .spawn(move || drop(value))
-    {
-        if let Ok(mut freeing) = FREEING.lock() {
-            freeing.push(handle);
-        }
-    }
+    // When no thread can be started, the value is dropped right here.
+    let _ = FREEING.spawn("free", move || drop(value));
 }
 
-static FREEING: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
-    std::sync::Mutex::new(Vec::new());
+static FREEING: crate::parallel::Pending = crate::parallel::Pending::new();
 
 /// Waits until what [`free_in_background`] was given is freed: before building something as
 /// large, so that the two are not held at once.
 pub fn wait_for_frees() {
-    let handles = FREEING
-        .lock()
-        .map(|mut f| std::mem::take(&mut *f))
-        .unwrap_or_default();
-    for handle in handles {
-        let _ = handle.join();
-    }
+    FREEING.join_all();
 }
 
 /// Leaves `value` for the process's exit to reclaim: for what is needed until the command ends

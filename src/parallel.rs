@@ -2,6 +2,7 @@
 //!
 //! Work runs on one rayon pool whose threads have large stacks: parsing and analysing deeply
 //! nested SQL recurses far deeper than the 2 MiB default stack of a spawned thread allows.
+//! [`Pending`] keeps the threads left to finish work while the command goes on.
 
 use std::sync::OnceLock;
 
@@ -9,6 +10,52 @@ use rayon::prelude::*;
 
 /// Stack size of the worker threads: as much as the main thread gets on Linux, and more.
 pub const STACK_BYTES: usize = 16 * 1024 * 1024;
+
+/// Threads left to finish their work while the command goes on (freeing, writing caches),
+/// joined where their work must be done.
+#[derive(Default)]
+pub struct Pending(std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>);
+
+impl Pending {
+    pub const fn new() -> Self {
+        Self(std::sync::Mutex::new(Vec::new()))
+    }
+
+    /// Starts `work` on a thread named `name`; `Err` gives `work` back when no thread can be
+    /// started.
+    pub fn spawn<F: FnOnce() + Send + 'static>(&self, name: &str, work: F) -> Result<(), F> {
+        let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(work)));
+        let theirs = std::sync::Arc::clone(&slot);
+        let spawned = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || take(&theirs).map_or((), |work| work()));
+        match spawned {
+            Ok(handle) => {
+                if let Ok(mut pending) = self.0.lock() {
+                    pending.push(handle);
+                }
+                Ok(())
+            }
+            Err(_) => take(&slot).map_or(Ok(()), Err),
+        }
+    }
+
+    /// Waits for every thread started so far.
+    pub fn join_all(&self) {
+        let handles = self
+            .0
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default();
+        for handle in handles {
+            let _ = handle.join();
+        }
+    }
+}
+
+fn take<F>(slot: &std::sync::Mutex<Option<F>>) -> Option<F> {
+    slot.lock().ok().and_then(|mut s| s.take())
+}
 
 fn pool() -> &'static rayon::ThreadPool {
     static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
