@@ -3,6 +3,8 @@
 use serde::Serialize;
 use std::fmt;
 
+mod dialect;
+
 /// A warehouse engine. The type system and the SQL dialect depend on it; a project has one.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, strum::IntoStaticStr, strum::EnumString,
@@ -24,11 +26,12 @@ impl Engine {
         name.parse().ok()
     }
 
-    /// The sqlparser dialect its SQL is read in.
+    /// The sqlparser dialect its SQL is read in (sqlparser's, with the shortcuts of
+    /// [`dialect`]).
     pub fn dialect(self) -> Box<dyn sqlparser::dialect::Dialect> {
         match self {
-            Engine::Postgres => Box::new(sqlparser::dialect::PostgreSqlDialect {}),
-            Engine::DuckDb => Box::new(sqlparser::dialect::DuckDbDialect {}),
+            Engine::Postgres => Box::new(dialect::FastPostgreSqlDialect::new()),
+            Engine::DuckDb => Box::new(dialect::FastDuckDbDialect::new()),
         }
     }
 }
