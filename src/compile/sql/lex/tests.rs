@@ -1,31 +1,49 @@
-//! The fast lexer against sqlparser's tokenizer: wherever it answers, the answer is sqlparser's,
-//! token for token and span for span, in both dialects.
+//! The fast lexer against sqlparser's tokenizer: wherever it answers, the answer is sqlparser's
+//! less whitespace and comments, token for token and span for span, in both dialects; and the
+//! parser makes the same statements, or the same error, of both.
 
 use std::path::Path;
 
 use proptest::prelude::*;
-use sqlparser::tokenizer::{TokenWithSpan, Tokenizer};
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 use super::tokens;
 use crate::engine::Engine;
 
 const ENGINES: [Engine; 2] = [Engine::Postgres, Engine::DuckDb];
 
+/// sqlparser's tokens of `sql`, without whitespace and comments.
 fn sqlparser_tokens(sql: &str, engine: Engine) -> Option<Vec<TokenWithSpan>> {
     let dialect = engine.dialect();
-    Tokenizer::new(dialect.as_ref(), sql)
+    let tokens = Tokenizer::new(dialect.as_ref(), sql)
         .with_unescape(true)
         .tokenize_with_location()
-        .ok()
+        .ok()?;
+    let skipped = |t: &TokenWithSpan| matches!(t.token, Token::Whitespace(_));
+    Some(tokens.into_iter().filter(|t| !skipped(t)).collect())
 }
 
-/// Fails unless the fast lexer either declines or gives sqlparser's tokens; true if it answered.
+/// Fails unless the fast lexer either declines or gives sqlparser's tokens, and the parser makes
+/// of them what it makes of the text; true if it answered.
 fn agrees(sql: &str, engine: Engine) -> Result<bool, TestCaseError> {
     let Some(fast) = tokens(sql, engine) else {
         return Ok(false);
     };
     let slow = sqlparser_tokens(sql, engine);
-    prop_assert_eq!(Some(fast), slow, "{:?} on {:?}", sql, engine);
+    prop_assert_eq!(Some(&fast), slow.as_ref(), "{:?} on {:?}", sql, engine);
+    let dialect = engine.dialect();
+    let parsed = Parser::new(dialect.as_ref())
+        .with_tokens_with_locations(fast)
+        .parse_statements();
+    let whole = Parser::parse_sql(dialect.as_ref(), sql);
+    prop_assert_eq!(
+        format!("{parsed:?}"),
+        format!("{whole:?}"),
+        "{:?} on {:?}",
+        sql,
+        engine
+    );
     Ok(true)
 }
 
