@@ -1,6 +1,7 @@
 //! The warehouse engines sqb knows, and what each calls itself in messages and reports.
 
 use serde::Serialize;
+use sqlparser::dialect::{DuckDbDialect, PostgreSqlDialect};
 use std::fmt;
 
 mod dialect;
@@ -30,8 +31,8 @@ impl Engine {
     /// [`dialect`]).
     pub fn dialect(self) -> Box<dyn sqlparser::dialect::Dialect> {
         match self {
-            Engine::Postgres => Box::new(dialect::FastPostgreSqlDialect::new()),
-            Engine::DuckDb => Box::new(dialect::FastDuckDbDialect::new()),
+            Engine::Postgres => Box::new(dialect::Fast::new(PostgreSqlDialect {})),
+            Engine::DuckDb => Box::new(dialect::Fast::new(DuckDbDialect {})),
         }
     }
 }
