@@ -63,6 +63,28 @@ fn shortcut_and_declined_cases_parse_as_sqlparser_parses_them() {
     }
 }
 
+/// Every keyword as a name, after one, inside a dotted chain and as a cast's type, each in a
+/// statement of its own (one error would hide the rest): the shortcuts' lookahead sees keywords.
+#[test]
+fn every_keyword_beside_a_name_parses_alike() {
+    for keyword in sqlparser::keywords::ALL_KEYWORDS {
+        for sql in [
+            format!("SELECT {keyword} FROM t"),
+            format!("SELECT x, {keyword} FROM t"),
+            format!("SELECT {keyword}.a FROM t"),
+            format!("SELECT a {keyword} FROM t"),
+            format!("SELECT s.{keyword} FROM t"),
+            format!("SELECT a FROM t WHERE a = {keyword}"),
+            format!("SELECT CAST({keyword} AS INT) FROM t"),
+            format!("SELECT CAST(s.{keyword} AS INT) FROM t"),
+            format!("SELECT CAST(a AS {keyword}) FROM t"),
+            format!("SELECT a {keyword} -> 1, {keyword} -> 1 FROM t"),
+        ] {
+            agrees(&sql).unwrap();
+        }
+    }
+}
+
 #[test]
 fn deeply_nested_failing_casts_end_and_agree() {
     // A failed shortcut is retried by sqlparser's own path; were the shortcut to parse nested
