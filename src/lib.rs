@@ -31,6 +31,8 @@ pub mod parallel;
 pub mod project;
 pub mod redact;
 pub mod report;
+#[cfg(test)]
+mod repository_files;
 pub mod rows;
 pub mod select;
 pub mod semantic;

@@ -1,8 +1,6 @@
 //! The shortcut dialects against sqlparser's own: for every text, the same statements, spans
 //! included, or the same error.
 
-use std::path::Path;
-
 use proptest::prelude::*;
 use sqlparser::dialect::{Dialect, DuckDbDialect, PostgreSqlDialect};
 use sqlparser::parser::Parser;
@@ -99,18 +97,11 @@ fn deeply_nested_failing_casts_end_and_agree() {
 
 #[test]
 fn every_sql_file_in_the_repository_parses_alike() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut seen = 0;
-    for dir in ["testdata", "examples"] {
-        for entry in walkdir::WalkDir::new(root.join(dir)) {
-            let entry = entry.unwrap();
-            if entry.path().extension().is_some_and(|ext| ext == "sql") {
-                agrees(&std::fs::read_to_string(entry.path()).unwrap()).unwrap();
-                seen += 1;
-            }
-        }
+    let files = crate::repository_files::with_extension("sql");
+    for path in &files {
+        agrees(&std::fs::read_to_string(path).unwrap()).unwrap();
     }
-    assert!(seen > 100, "only {seen} SQL files found");
+    assert!(files.len() > 100, "only {} SQL files found", files.len());
 }
 
 const NAMES: &[&str] = &[

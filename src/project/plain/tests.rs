@@ -1,8 +1,6 @@
 //! The plain reader against the general one: wherever it answers, the answer is the TOML
 //! parser's and the readers', locations included, without a diagnostic.
 
-use std::path::Path;
-
 use proptest::prelude::*;
 
 use super::read;
@@ -201,21 +199,15 @@ fn generated_sidecars_are_often_read_plainly() {
 /// Every sidecar the repository holds: where the plain reader answers, it agrees.
 #[test]
 fn every_sidecar_of_the_repository_agrees() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut answered = 0;
-    for dir in ["testdata", "examples"] {
-        for entry in walkdir::WalkDir::new(root.join(dir)) {
-            let entry = entry.unwrap();
-            let path = entry.path();
-            let in_models = path.components().any(|c| c.as_os_str() == "models");
-            if !in_models || path.extension().is_none_or(|e| e != "toml") {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(path) else {
-                continue;
-            };
-            answered += usize::from(agrees(&text).unwrap());
+    for path in crate::repository_files::with_extension("toml") {
+        if !path.components().any(|c| c.as_os_str() == "models") {
+            continue;
         }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        answered += usize::from(agrees(&text).unwrap());
     }
     assert!(answered > 20, "only {answered} sidecars were read plainly");
 }

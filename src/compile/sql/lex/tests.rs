@@ -2,8 +2,6 @@
 //! less whitespace and comments, token for token and span for span, in both dialects; and the
 //! parser makes the same statements, or the same error, of both.
 
-use std::path::Path;
-
 use proptest::prelude::*;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
@@ -165,16 +163,7 @@ fn generated_text_falls_on_both_sides() {
 /// Every model of the test projects and the example: answered alike, and most answered.
 #[test]
 fn agrees_on_the_projects_sql() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for dir in ["testdata", "examples"] {
-        for entry in walkdir::WalkDir::new(root.join(dir)) {
-            let entry = entry.unwrap();
-            if entry.path().extension().is_some_and(|e| e == "sql") {
-                files.push(entry.into_path());
-            }
-        }
-    }
+    let files = crate::repository_files::with_extension("sql");
     let mut answered = 0;
     for path in &files {
         let sql = std::fs::read_to_string(path).unwrap();
