@@ -120,3 +120,158 @@ pub fn shrink_last(relations: &mut [PhysicalRelation]) {
         last.columns.shrink_to_fit();
     }
 }
+
+/// Catalog rows held compactly while they are read: every relation name, column name and type
+/// text in one buffer, about 30 bytes a column where the relations take about 90. A reader fills
+/// it while the engine still holds the query's working memory and its result, and makes the
+/// relations only once those are freed, so that both are never held at once.
+#[derive(Debug, Default)]
+pub struct RowBuffer {
+    text: String,
+    relations: Vec<BufferedRelation>,
+    columns: Vec<BufferedColumn>,
+}
+
+#[derive(Debug)]
+struct BufferedRelation {
+    name: (u32, u32),
+    kind: RelationKind,
+    /// The index of its first column in `columns`.
+    first: u32,
+}
+
+/// A column's name is `text[start..middle]`, its type `text[middle..end]`.
+#[derive(Debug)]
+struct BufferedColumn {
+    start: u32,
+    middle: u32,
+    end: u32,
+    nullable: Option<bool>,
+}
+
+/// The rows do not fit the buffer's 32-bit offsets (4 GiB of names and types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooManyRows;
+
+impl RowBuffer {
+    /// Starts a relation: the columns pushed after it are its own.
+    pub fn start_relation(&mut self, name: &str, kind: RelationKind) -> Result<(), TooManyRows> {
+        let first = offset(self.columns.len())?;
+        let name = self.append(name)?;
+        self.relations.push(BufferedRelation { name, kind, first });
+        Ok(())
+    }
+
+    /// Adds a column to the relation started last (a column before any relation is dropped).
+    pub fn push_column(
+        &mut self,
+        name: &str,
+        type_text: &str,
+        nullable: Option<bool>,
+    ) -> Result<(), TooManyRows> {
+        let (start, middle) = self.append(name)?;
+        let (_, end) = self.append(type_text)?;
+        offset(self.columns.len() + 1)?;
+        self.columns.push(BufferedColumn {
+            start,
+            middle,
+            end,
+            nullable,
+        });
+        Ok(())
+    }
+
+    fn append(&mut self, text: &str) -> Result<(u32, u32), TooManyRows> {
+        let start = offset(self.text.len())?;
+        let end = offset(self.text.len() + text.len())?;
+        self.text.push_str(text);
+        Ok((start, end))
+    }
+
+    /// The relations, in the order they were started, each column's strings sized exactly.
+    pub fn into_relations(self) -> Vec<PhysicalRelation> {
+        let text = |from: u32, to: u32| self.text[from as usize..to as usize].to_string();
+        let ends = self
+            .relations
+            .iter()
+            .skip(1)
+            .map(|r| r.first as usize)
+            .chain([self.columns.len()]);
+        self.relations
+            .iter()
+            .zip(ends)
+            .map(|(relation, end)| PhysicalRelation {
+                name: text(relation.name.0, relation.name.1),
+                kind: relation.kind,
+                columns: self.columns[relation.first as usize..end]
+                    .iter()
+                    .map(|c| {
+                        PhysicalColumn::new(
+                            text(c.start, c.middle),
+                            text(c.middle, c.end),
+                            c.nullable,
+                        )
+                    })
+                    .collect(),
+                unavailable: None,
+            })
+            .collect()
+    }
+}
+
+fn offset(n: usize) -> Result<u32, TooManyRows> {
+    u32::try_from(n).map_err(|_| TooManyRows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Relations come back in order with their own columns, names and types split exactly,
+    /// including empty strings, a relation without columns and unicode.
+    #[test]
+    fn a_row_buffer_gives_back_what_was_pushed() {
+        let mut buffer = RowBuffer::default();
+        buffer.push_column("orphan", "INTEGER", None).unwrap();
+        buffer.start_relation("t", RelationKind::Table).unwrap();
+        buffer.push_column("id", "BIGINT", Some(false)).unwrap();
+        buffer.push_column("", "VARCHAR", Some(true)).unwrap();
+        buffer.start_relation("empty", RelationKind::View).unwrap();
+        buffer.start_relation("vü", RelationKind::View).unwrap();
+        buffer.push_column("ä \"q\"", "", None).unwrap();
+
+        let relations = buffer.into_relations();
+
+        type Shown = (String, String, Option<bool>);
+        let shown: Vec<(String, RelationKind, Vec<Shown>)> = relations
+            .into_iter()
+            .map(|r| {
+                let columns = r
+                    .columns
+                    .into_iter()
+                    .map(|c| (c.name, c.type_text, c.nullable));
+                (r.name, r.kind, columns.collect())
+            })
+            .collect();
+        let column = |n: &str, t: &str, null| (n.to_string(), t.to_string(), null);
+        assert_eq!(
+            shown,
+            vec![
+                (
+                    "t".to_string(),
+                    RelationKind::Table,
+                    vec![
+                        column("id", "BIGINT", Some(false)),
+                        column("", "VARCHAR", Some(true))
+                    ]
+                ),
+                ("empty".to_string(), RelationKind::View, vec![]),
+                (
+                    "vü".to_string(),
+                    RelationKind::View,
+                    vec![column("ä \"q\"", "", None)]
+                ),
+            ]
+        );
+    }
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 use duckdb::{AccessMode, Config, Connection};
 
 use super::{Introspector, WarehouseError};
-use crate::catalog::{shrink_last, Namespace, PhysicalColumn, PhysicalRelation, RelationKind};
+use crate::catalog::{Namespace, PhysicalRelation, RelationKind, RowBuffer};
 use crate::rows::{date_from_days, timestamp_from_micros, Cell, Column, Rows, Statement};
 
 /// Every column of one schema, with whether its relation is a view. `?1`: catalog, `?2`: schema.
@@ -138,46 +138,63 @@ fn read_schema(
     Ok(relations)
 }
 
-/// The columns of the wanted relations, in catalog order.
+/// The columns of the wanted relations, in catalog order. The rows are held compactly until
+/// the statement, and with it DuckDB's sort and result, is dropped.
 fn read_columns(
     conn: &Connection,
     catalog: &str,
     schema: &str,
     wanted: &HashSet<String>,
 ) -> Result<Vec<PhysicalRelation>, duckdb::Error> {
-    let mut relations: Vec<PhysicalRelation> = Vec::new();
+    let mut buffer = RowBuffer::default();
     let mut stmt = conn.prepare(CATALOG_QUERY)?;
     let mut rows = stmt.query([catalog, schema])?;
+    let too_many = |_| {
+        duckdb::Error::FromSqlConversionFailure(
+            0,
+            duckdb::types::Type::Text,
+            "the catalog's names and types take more than 4 GiB".into(),
+        )
+    };
+    // The relation of the rows being read, and its kind when it is wanted.
+    let (mut current, mut taken) = (String::new(), None);
     while let Some(row) = rows.next()? {
-        let table: String = row.get(0)?;
-        if !wanted.contains(&table.to_lowercase()) {
-            continue;
+        let table = text(row, 0)?;
+        if table != current {
+            current.clear();
+            current.push_str(table);
+            taken = None;
+            if wanted.contains(&table.to_lowercase()) {
+                let kind = if row.get(4)? {
+                    RelationKind::View
+                } else {
+                    RelationKind::Table
+                };
+                buffer.start_relation(table, kind).map_err(too_many)?;
+                taken = Some(kind);
+            }
         }
-        if relations.last().is_none_or(|r| r.name != table) {
-            shrink_last(&mut relations);
-            let is_view: bool = row.get(4)?;
-            let kind = if is_view {
-                RelationKind::View
-            } else {
-                RelationKind::Table
-            };
-            relations.push(PhysicalRelation {
-                name: table,
-                kind,
-                columns: Vec::new(),
-                unavailable: None,
-            });
+        if let Some(kind) = taken {
+            let nullable: bool = row.get(3)?;
+            buffer
+                .push_column(
+                    text(row, 1)?,
+                    text(row, 2)?,
+                    kind.knows_nullability().then_some(nullable),
+                )
+                .map_err(too_many)?;
         }
-        let relation = relations.last_mut().expect("pushed above");
-        let nullable: bool = row.get(3)?;
-        relation.columns.push(PhysicalColumn::new(
-            row.get(1)?,
-            row.get(2)?,
-            relation.kind.knows_nullability().then_some(nullable),
-        ));
     }
-    shrink_last(&mut relations);
-    Ok(relations)
+    drop(rows);
+    drop(stmt);
+    Ok(buffer.into_relations())
+}
+
+/// Column `index` of a catalog row, as text.
+fn text<'r>(row: &'r duckdb::Row<'_>, index: usize) -> Result<&'r str, duckdb::Error> {
+    row.get_ref(index)?.as_str().map_err(|e| {
+        duckdb::Error::FromSqlConversionFailure(index, duckdb::types::Type::Text, Box::new(e))
+    })
 }
 
 /// The wanted views of the schema.
