@@ -208,6 +208,24 @@ impl SourceMap {
         self.files.is_empty()
     }
 
+    /// Lets go of the texts read so far whose digest is known: each is read again on first use
+    /// and checked against its digest, as a file added unread is. Returns how many.
+    pub fn release_texts(&mut self) -> usize {
+        let mut released = 0;
+        for file in &mut self.files {
+            if file.digest.get().is_some() && file.text.take().is_some() {
+                file.line_starts.take();
+                released += 1;
+            }
+        }
+        released
+    }
+
+    /// Gives back the room the list grew into beyond its files.
+    pub fn shrink_to_fit(&mut self) {
+        self.files.shrink_to_fit();
+    }
+
     pub fn add(&mut self, rel_path: String, abs_path: &Path, text: String) -> FileId {
         self.push(rel_path, abs_path, std::sync::OnceLock::from(text), None)
     }
@@ -279,6 +297,28 @@ mod tests {
         // Gone since: an empty text, never a panic.
         let gone = map.add_unread("gone.sql".into(), &dir.path().join("gone.sql"), digest);
         assert_eq!(map.get(gone).text(), "");
+    }
+
+    /// Released texts are read again on first use, with the same lines; a text whose digest was
+    /// never taken is kept, since nothing could check what is read again.
+    #[test]
+    fn released_texts_are_read_again_when_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.sql");
+        std::fs::write(&path, "select 1\nfrom t\n").unwrap();
+        let mut map = SourceMap::default();
+        let digested = map.add("m.sql".into(), &path, "select 1\nfrom t\n".into());
+        let undigested = map.add("n.sql".into(), &dir.path().join("n.sql"), "x".into());
+        assert_eq!(map.get(digested).line_col(9), (2, 1));
+        map.get(digested).digest();
+
+        assert_eq!(map.release_texts(), 1);
+
+        assert!(!map.get(digested).is_read());
+        assert!(map.get(undigested).is_read());
+        assert_eq!(map.get(digested).line_col(9), (2, 1));
+        assert_eq!(map.get(digested).text(), "select 1\nfrom t\n");
+        assert_eq!(map.get(undigested).text(), "x");
     }
 
     #[test]

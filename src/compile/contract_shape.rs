@@ -101,7 +101,7 @@ impl<'a> Known<'a> {
             .map(|c| OutColumn {
                 name: c.name.value.clone(),
                 position: None,
-                ty: c.ty.clone().filter(no_enum),
+                ty: c.ty.as_deref().cloned().filter(no_enum),
                 nullable: (nullability_validated && !c.is_nullable()).then_some(false),
                 lineage: Default::default(),
             })

@@ -525,7 +525,7 @@ mod tests {
             name: Spanned::new(name.to_string(), loc()),
             file: FileId(0),
             type_text: ty.map(|t| Spanned::new(t.to_string(), loc())),
-            ty: ty.map(|t| types::parse(t, Engine::Postgres).unwrap()),
+            ty: ty.map(|t| std::sync::Arc::new(types::parse(t, Engine::Postgres).unwrap())),
             nullable: nullable.map(|n| Spanned::new(n, loc())),
             docs: None,
         }

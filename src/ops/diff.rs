@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use anyhow::Context;
 
-use super::inspect::{inspect, InspectOptions, ReadTarget};
+use super::inspect::{inspect, InspectOptions, ReadTarget, Texts};
 use crate::contract::diff::{diff as diff_resource, Declared, Finding, FindingKind};
 use crate::contract::matching;
 use crate::diagnostics::JsonLocation;
@@ -15,7 +15,7 @@ use crate::semantic::Uses;
 
 /// Reads the target and compares every selected resource with its declaration.
 pub fn diff(root: &Path, options: &InspectOptions) -> anyhow::Result<DiffReport> {
-    let (project, report) = inspect(root, options, |inspected| {
+    let (project, report) = inspect(root, options, Texts::Release, |inspected| {
         let compared = tracing::debug_span!("findings compared");
         Ok(compared.in_scope(|| report(&options.from, inspected)))
     })?;

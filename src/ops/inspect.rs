@@ -66,18 +66,35 @@ pub struct ReadTarget<'p> {
     pub inspection: Inspection<'p>,
 }
 
+/// What becomes of the files' texts once the project compiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Texts {
+    /// Kept: the command edits files from the contents its plan was made from, or checks them.
+    Keep,
+    /// Let go of, to be read again on first use and checked against their digest (as a warm
+    /// run's unchanged files are): the command at most quotes a few of them, and on a cold run
+    /// they would otherwise be held beside the warehouse's catalog.
+    Release,
+}
+
 /// Loads the project at `root`, compiles it while the warehouse is read, and hands the result to
 /// `then`. The project comes back beside `then`'s result, for the caller to let go of as suits
 /// it (see [`crate::memory`]).
 pub fn inspect<T>(
     root: &Path,
     options: &InspectOptions,
+    texts: Texts,
     then: impl FnOnce(ReadTarget<'_>) -> anyhow::Result<T>,
 ) -> anyhow::Result<(Project, T)> {
     let session = start_session(root, options);
-    let project = tracing::debug_span!("project loaded")
+    let mut project = tracing::debug_span!("project loaded")
         .in_scope(|| Project::load_cached(root, options.use_cache))?;
-    let (target, inspection) = compile_and_read(&project, options, session)?;
+    let compiled = compile_while_reading(&project, options, session)?;
+    if texts == Texts::Release {
+        let released = project.sources.release_texts();
+        tracing::debug!(files = released, "texts released");
+    }
+    let (target, inspection) = match_answer(&project, options, compiled)?;
     let result = then(ReadTarget {
         project: &project,
         target,
@@ -110,13 +127,22 @@ fn target_namespace(target: &Target) -> Namespace {
     }
 }
 
-/// Compiles `project` on another thread while the session connects and reads, checks the
-/// verdict, then matches the answer to the selection.
-fn compile_and_read<'p>(
-    project: &'p Project,
+/// A compiled project, with the session reading meanwhile.
+struct Compiled {
+    session: Result<Session, WarehouseError>,
+    selection: anyhow::Result<Selection>,
+    /// The selection was known before compiling, and its request sent then.
+    early: bool,
+    graph: Graph,
+}
+
+/// Compiles `project` on another thread while the session connects and reads, and checks the
+/// verdict.
+fn compile_while_reading(
+    project: &Project,
     options: &InspectOptions,
     session: Option<Session>,
-) -> anyhow::Result<(&'p Target, Inspection<'p>)> {
+) -> anyhow::Result<Compiled> {
     let mut session = match session {
         Some(s) => Ok(s),
         None => Connect::new(&project.config, &project.root, options.timeouts)
@@ -126,15 +152,40 @@ fn compile_and_read<'p>(
     // Without graph operators the selection is known before compiling: the warehouse reads it
     // while the project compiles.
     let early = early_selection(project, &options.from, selection.as_ref().ok());
-    if let (Ok(session), Some((_, request))) = (session.as_mut(), &early) {
-        session.send(request.clone());
+    let sent = early.is_some();
+    if let (Ok(session), Some((_, request))) = (session.as_mut(), early) {
+        session.send(request);
     }
     let (diags, graph) = compile(project, options.use_cache)?;
     super::ensure_compiles(project, &diags)?;
+    Ok(Compiled {
+        session,
+        selection,
+        early: sent,
+        graph,
+    })
+}
+
+/// Matches the session's answer to the selection (resolved now unless it was sent early).
+fn match_answer<'p>(
+    project: &'p Project,
+    options: &InspectOptions,
+    compiled: Compiled,
+) -> anyhow::Result<(&'p Target, Inspection<'p>)> {
+    let Compiled {
+        session,
+        selection,
+        early,
+        graph,
+    } = compiled;
     let target = target(project, &options.from)?;
     let (resources, answer) = match early {
-        Some((resources, _)) => (resources, read(|| session?.answer())?),
-        None => {
+        // The same resolution as before compiling, of the same project.
+        true => (
+            selection?.resolve(project, &Graph::default())?,
+            read(|| session?.answer())?,
+        ),
+        false => {
             let resources = selection?.resolve(project, &graph)?;
             let request = matching::request(&resources, target);
             (resources, read(|| session?.read(request))?)

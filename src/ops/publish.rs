@@ -19,7 +19,7 @@ use crate::imports::reads::ReadsFile;
 use crate::imports::snapshot::{
     self, At, Published, PublishedColumn, PublishedModel, Relation, Snapshot,
 };
-use crate::ops::inspect::{inspect, InspectOptions};
+use crate::ops::inspect::{inspect, InspectOptions, Texts};
 use crate::project::{Access, Column, Model, Project, Resource, Target};
 
 pub struct PublishOptions {
@@ -127,7 +127,7 @@ pub fn publish(root: &Path, options: &PublishOptions) -> anyhow::Result<Publishe
         crate::memory::leave_to_exit(project);
         return published;
     };
-    let (_, snapshot) = inspect(root, from, |read| {
+    let (_, snapshot) = inspect(root, from, Texts::Keep, |read| {
         let physical = physical(read.project, &read.inspection);
         build(root, read.project, options, Some(&physical))
     })?;

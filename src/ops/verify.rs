@@ -146,7 +146,9 @@ fn declared_columns(project: &Project, model: &PublishedModel, loc: &Loc) -> Vec
             name: Spanned::new(c.name.clone(), loc.clone()),
             file: loc.file,
             type_text: Some(Spanned::new(c.canonical_type.clone(), loc.clone())),
-            ty: crate::types::parse(&c.canonical_type, project.engine()).ok(),
+            ty: crate::types::parse(&c.canonical_type, project.engine())
+                .ok()
+                .map(std::sync::Arc::new),
             nullable: Some(Spanned::new(c.nullable, loc.clone())),
             docs: None,
         })

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use toml_edit::{Document, Item, TableLike};
 
@@ -202,6 +203,8 @@ impl Project {
             files = loader.sources.len(),
             "project files read and parsed"
         );
+        // Held to the end of the command, beside the warehouse's catalog.
+        loader.sources.shrink_to_fit();
         let mut project = Project {
             root: loader.root,
             sources: loader.sources,
@@ -839,7 +842,7 @@ fn resolve_types(project: &mut Project, engine: Engine) {
     let mut diags = Vec::new();
     // A large project spells a few dozen types hundreds of thousands of times: each spelling that
     // resolves cleanly is resolved once. One that does not is resolved at each use, to locate it.
-    let mut resolved: foldhash::HashMap<String, DataType> = Default::default();
+    let mut resolved: foldhash::HashMap<String, Arc<DataType>> = Default::default();
     let mut resolve = |col: &mut Column, sources: &SourceMap| {
         let Some(text) = &col.type_text else { return };
         if let Some(ty) = resolved.get(text.value.as_str()) {
@@ -847,7 +850,7 @@ fn resolve_types(project: &mut Project, engine: Engine) {
             return;
         }
         let before = diags.len();
-        col.ty = resolve_one(text, engine, &enum_names, sources, &mut diags);
+        col.ty = resolve_one(text, engine, &enum_names, sources, &mut diags).map(Arc::new);
         if let (Some(ty), true) = (&col.ty, diags.len() == before) {
             resolved.insert(text.value.clone(), ty.clone());
         }

@@ -25,6 +25,7 @@ pub use resource::{all_resources, Home, Resource};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -254,9 +255,11 @@ pub struct Column {
     pub file: FileId,
     /// The declared type as written; `ty` holds it parsed when it parses.
     pub type_text: Option<Spanned<String>>,
-    /// Resolved after loading (it depends on the project's enums), so never stored.
+    /// Resolved after loading (it depends on the project's enums), so never stored. Shared
+    /// between the columns that spell their type alike: a large project declares hundreds of
+    /// thousands of columns with a few dozen types.
     #[serde(skip)]
-    pub ty: Option<DataType>,
+    pub ty: Option<Arc<DataType>>,
     pub nullable: Option<Spanned<bool>>,
     /// Description, audits and tags: kept out of line, since a large project holds hundreds
     /// of thousands of columns and most declare none of them.

@@ -224,7 +224,7 @@ fn misfit(project: &Project, output: &Output<'_>, value: &Expected) -> Option<St
         }
         Output::Dimension(column, truncated) => (column, *truncated),
     };
-    let ty = column.and_then(|c| c.ty.as_ref())?;
+    let ty = column.and_then(|c| c.ty.as_deref())?;
     let spelled = column
         .and_then(|c| c.type_text.as_ref())
         .map_or(ty.to_string(), |t| t.value.clone());

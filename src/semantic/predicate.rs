@@ -147,7 +147,9 @@ fn fit(
     let Some(value) = literal_of(literal) else {
         return;
     };
-    let Some(ty) = &column.ty else { return };
+    let Some(ty) = column.ty.as_deref() else {
+        return;
+    };
     if let DataType::Named(enum_name) = ty {
         if let (Some(domain), Literal::Text(s)) = (project.enum_named(enum_name), &value) {
             let values = domain.values();

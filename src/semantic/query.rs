@@ -703,7 +703,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         };
         let instant = |rel: &Relation<'p>, wm: &Spanned<String>| {
             rel.column(&wm.value)
-                .and_then(|c| c.ty.as_ref())
+                .and_then(|c| c.ty.as_deref())
                 .is_some_and(|t| matches!(t, DataType::Timestamp { tz: true, .. }))
         };
         let comparable = zone(settled) == zone(live)
@@ -934,7 +934,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let zoned = reached
             .relation
             .column(name)
-            .and_then(|c| c.ty.as_ref())
+            .and_then(|c| c.ty.as_deref())
             .is_some_and(|t| matches!(t, DataType::Timestamp { tz: true, .. }));
         // DuckDB truncates a TIMESTAMPTZ only with the ICU extension, which sqb neither bundles
         // nor downloads: the instant is truncated as UTC wall time instead.
