@@ -129,6 +129,16 @@ impl SourceFile {
         })
     }
 
+    /// The text as it was when the project was loaded: `None` when a text read since (a file
+    /// added unread, or released) no longer has the digest it was loaded with.
+    pub fn loaded_text(&self) -> Option<&str> {
+        let text = self.text();
+        match self.digest.get() {
+            Some(digest) if *digest != sha256(text.as_bytes()) => None,
+            _ => Some(text),
+        }
+    }
+
     /// Whether the text has been read (a file added unread has not until it is used).
     pub fn is_read(&self) -> bool {
         self.text.get().is_some()
@@ -319,6 +329,23 @@ mod tests {
         assert_eq!(map.get(digested).line_col(9), (2, 1));
         assert_eq!(map.get(digested).text(), "select 1\nfrom t\n");
         assert_eq!(map.get(undigested).text(), "x");
+        assert_eq!(map.get(digested).loaded_text(), Some("select 1\nfrom t\n"));
+    }
+
+    /// A released text that changed on disk since the load is not the loaded text.
+    #[test]
+    fn a_released_text_changed_since_is_not_the_loaded_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.toml");
+        std::fs::write(&path, "a = 1\n").unwrap();
+        let mut map = SourceMap::default();
+        let id = map.add("m.toml".into(), &path, "a = 1\n".into());
+        map.get(id).digest();
+        map.release_texts();
+        std::fs::write(&path, "a = 2\n").unwrap();
+
+        assert_eq!(map.get(id).loaded_text(), None);
+        assert_eq!(map.get(id).text(), "a = 2\n");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::toml::{EditError, Editor};
 use super::transaction::FileChange;
 use crate::contract::plan::{Action, Plan, Proposal};
-use crate::source::SourceMap;
+use crate::source::{SourceFile, SourceMap};
 
 /// The first lines of a sidecar that sqb creates. Not `# @generated`: people edit it after.
 const NEW_SIDECAR_HEADER: &str =
@@ -31,27 +31,34 @@ pub struct ApplyError {
 }
 
 /// Every changed file's new content, in path order. `sources` holds the files as they were read
-/// (the contents the plan was made from).
+/// (the contents the plan was made from); a file whose text was released and has changed on
+/// disk since is an error, never edited from its new content.
 pub fn file_changes(sources: &SourceMap, plan: &Plan) -> Result<Vec<FileChange>, ApplyError> {
     let mut by_file: BTreeMap<&str, Vec<&Proposal>> = BTreeMap::new();
     for p in &plan.proposals {
         by_file.entry(p.file.as_str()).or_default().push(p);
     }
-    let texts: HashMap<&str, &str> = sources
+    let known: HashMap<&str, &SourceFile> = sources
         .files()
-        .map(|(_, f)| (f.rel_path.as_str(), f.text()))
+        .map(|(_, f)| (f.rel_path.as_str(), f))
         .collect();
     // Each file is edited on its own: on every core, in path order.
     let files: Vec<(&str, Vec<&Proposal>)> = by_file.into_iter().collect();
     let edited = crate::parallel::map(&files, |(file, proposals)| {
-        let prior = match proposals[0].creates_file {
-            true => None,
-            false => texts.get(file).map(|t| t.to_string()),
-        };
-        let content = edit_file(prior.as_deref(), proposals).map_err(|reason| ApplyError {
+        let failed = |reason| ApplyError {
             file: file.to_string(),
             reason,
-        })?;
+        };
+        let prior = match (proposals[0].creates_file, known.get(file)) {
+            (false, Some(source)) => Some(
+                source
+                    .loaded_text()
+                    .ok_or_else(|| failed(EditError("it changed since sqb read it".into())))?
+                    .to_string(),
+            ),
+            _ => None,
+        };
+        let content = edit_file(prior.as_deref(), proposals).map_err(failed)?;
         Ok(
             (prior.as_deref() != Some(content.as_str())).then(|| FileChange {
                 rel_path: file.to_string(),
@@ -83,4 +90,58 @@ fn edit_file(prior: Option<&str>, proposals: &[&Proposal]) -> Result<String, Edi
         }
     }
     Ok(editor.render())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::Home;
+
+    fn set_type(file: &str) -> Proposal {
+        Proposal {
+            file: file.to_string(),
+            creates_file: false,
+            resource_type: "model",
+            resource: "m".to_string(),
+            column: "id".to_string(),
+            action: Action::SetType,
+            old: Some("integer".to_string()),
+            new: Some("bigint".to_string()),
+            not_null: false,
+            home: Home::Root,
+        }
+    }
+
+    /// A sidecar is edited from the text the plan was made from: read again after its text was
+    /// released, it is edited when unchanged and refused when it changed on disk meanwhile.
+    #[test]
+    fn a_released_sidecar_is_edited_only_as_it_was_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.toml");
+        let loaded = "[columns.id]\ntype = \"integer\"\n";
+        std::fs::write(&path, loaded).unwrap();
+        let mut sources = SourceMap::default();
+        let id = sources.add("m.toml".into(), &path, loaded.into());
+        sources.get(id).digest();
+        sources.release_texts();
+        let plan = Plan {
+            proposals: vec![set_type("m.toml")],
+            skipped: Vec::new(),
+        };
+
+        let changes = file_changes(&sources, &plan).unwrap();
+        assert_eq!(changes[0].expected_prior.as_deref(), Some(loaded));
+        assert!(changes[0].content.contains("type = \"bigint\""));
+
+        let mut sources = SourceMap::default();
+        let id = sources.add("m.toml".into(), &path, loaded.into());
+        sources.get(id).digest();
+        sources.release_texts();
+        std::fs::write(&path, "[columns.id]\ntype = \"text\"\n").unwrap();
+        let error = file_changes(&sources, &plan).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "could not edit m.toml: it changed since sqb read it"
+        );
+    }
 }

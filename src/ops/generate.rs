@@ -43,7 +43,7 @@ pub fn plan(root: &Path, options: &GenerateOptions) -> anyhow::Result<Generated>
     if options.write {
         crate::compile::memo::enable();
     }
-    let (project, generated) = inspect(root, &options.inspect, Texts::Keep, |read| {
+    let (project, generated) = inspect(root, &options.inspect, Texts::Release, |read| {
         let plan = tracing::debug_span!("changes planned")
             .in_scope(|| plan_changes(read.project, &read.inspection.items, options.overwrite));
         let changes = tracing::debug_span!("files edited in memory")

@@ -69,11 +69,12 @@ pub struct ReadTarget<'p> {
 /// What becomes of the files' texts once the project compiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Texts {
-    /// Kept: the command edits files from the contents its plan was made from, or checks them.
+    /// Kept for the rest of the command.
     Keep,
-    /// Let go of, to be read again on first use and checked against their digest (as a warm
-    /// run's unchanged files are): the command at most quotes a few of them, and on a cold run
-    /// they would otherwise be held beside the warehouse's catalog.
+    /// Let go of, to be read again on first use and checked against their digest, as a warm
+    /// run's unchanged files are: on a cold run they would otherwise be held beside the
+    /// warehouse's catalog. A command that edits a file edits it from
+    /// [`crate::source::SourceFile::loaded_text`].
     Release,
 }
 
