@@ -18,7 +18,9 @@ fn main() -> ExitCode {
     sqb::logging::init(cli.global.verbose, sqb::commands::stderr_color());
     sqb::interrupt::install();
     let status = sqb::commands::run(&cli);
-    // Caches the command left to be written while it went on.
+    // Caches the command left to be written while it went on, and what it left to be freed
+    // (a DuckDB database among them: the process must not exit while DuckDB's code runs).
     sqb::cache_dir::wait_for_writes();
+    sqb::memory::wait_for_frees();
     status.into()
 }

@@ -50,10 +50,14 @@ pub fn plan(root: &Path, options: &GenerateOptions) -> anyhow::Result<Generated>
             .in_scope(|| file_changes(&read.project.sources, &plan))?;
         Ok(Generated { plan, changes })
     })?;
-    // A write reloads the project from disk and recompiles it: this copy is freed meanwhile,
-    // so that two are not held at once. A preview ends the command.
+    // A write reloads the project from disk and recompiles it: this copy, and a DuckDB
+    // database the read left open, are freed meanwhile, so that they are not held beside the
+    // reloaded project. A preview ends the command.
     match options.write && !generated.changes.is_empty() {
-        true => crate::memory::free_in_background(project),
+        true => {
+            crate::memory::free_in_background(project);
+            crate::warehouse::session::free_parked();
+        }
         false => crate::memory::leave_to_exit(project),
     }
     Ok(generated)

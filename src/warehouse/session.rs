@@ -295,13 +295,36 @@ impl Warehouse {
         }
     }
 
-    /// Ends the session. A read-only DuckDB database is not torn down: freeing its catalog
-    /// takes a while, writes nothing, and the process is about to exit.
+    /// Ends the session. A read-only DuckDB database is not torn down here: freeing its
+    /// catalog takes a while and writes nothing. It is parked, left to the process's exit
+    /// unless the command goes on to work that needs the memory ([`free_parked`]).
     fn close(self) {
         match self {
             Warehouse::Postgres(w) => drop(w),
             #[cfg(feature = "duckdb")]
-            Warehouse::DuckDb(w) => crate::memory::leave_to_exit(w),
+            Warehouse::DuckDb(w) => {
+                if let Ok(mut parked) = PARKED.lock() {
+                    parked.push(w);
+                }
+            }
+        }
+    }
+}
+
+/// The read-only DuckDB databases whose sessions ended. A static is never dropped: what stays
+/// here is left to the process's exit.
+#[cfg(feature = "duckdb")]
+static PARKED: std::sync::Mutex<Vec<DuckDbIntrospector>> = std::sync::Mutex::new(Vec::new());
+
+/// Tears the DuckDB databases of ended sessions down on a thread of their own
+/// ([`crate::memory::free_in_background`]): for a command that goes on to reload and recompile
+/// the project, so that DuckDB's catalog is not held beside it. `wait_for_frees` joins it.
+pub fn free_parked() {
+    #[cfg(feature = "duckdb")]
+    if let Ok(mut parked) = PARKED.lock() {
+        let databases = std::mem::take(&mut *parked);
+        if !databases.is_empty() {
+            crate::memory::free_in_background(databases);
         }
     }
 }
