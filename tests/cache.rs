@@ -593,3 +593,40 @@ fn files_unchanged_since_they_were_stamped_are_not_read_and_say_the_same() {
         assert_eq!(visible(&out, root), visible(&fresh, root), "{damage:?}");
     }
 }
+
+/// `generate --write` recompiles what it wrote: each model's analysis from its first compile
+/// is reused, read back from the analyses cache (or, under `--no-cache`, kept in memory
+/// meanwhile), and the two ways reuse as many.
+#[test]
+fn generate_write_reuses_the_analyses_of_its_first_compile() {
+    let recompiled = |no_cache: bool| {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        copy_tree(&repo().join("examples/shop"), root);
+        let _ = std::fs::remove_file(root.join("warehouse.duckdb"));
+        let _ = std::fs::remove_dir_all(root.join(".sqb"));
+        duckdb_file(&root.join("warehouse.duckdb"), &shop_migrations());
+        let mut args = vec!["contract", "generate", "--from", "prod", "--write"];
+        if no_cache {
+            args.insert(0, "--no-cache");
+        }
+        let out = cached(root, &args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(root.join("models/staging/stg_customers.toml").is_file());
+        let log = stderr(&out);
+        let compiles: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("sqb::compile: compiled"))
+            .collect();
+        assert_eq!(compiles.len(), 2, "{log}");
+        let count = |line: &str| -> usize {
+            let after = line.rsplit("reused=").next().unwrap();
+            after.split_whitespace().next().unwrap().parse().unwrap()
+        };
+        (count(compiles[0]), count(compiles[1]))
+    };
+    let (first, again) = recompiled(false);
+    assert_eq!(first, 0);
+    assert!(again > 0);
+    assert_eq!(recompiled(true), (first, again));
+}

@@ -225,9 +225,10 @@ pub fn save<'m>(root: &Path, models: impl Iterator<Item = &'m str>) {
         write(root, &memo, models);
     }
     // The entries are the analyses' shapes: a process that compiles once frees them before it
-    // goes on to the warehouse.
+    // goes on to the warehouse, and a later compile reads them back from the cache.
     if !KEEP.load(Ordering::Relaxed) {
         memo.entries = HashMap::new();
+        memo.loaded.clear();
         ENABLED.store(false, Ordering::Relaxed);
     }
 }

@@ -39,8 +39,9 @@ pub enum Written {
 /// Reads the target and plans the changes. Nothing is written.
 pub fn plan(root: &Path, options: &GenerateOptions) -> anyhow::Result<Generated> {
     // The write recompiles the project: each model whose SQL and upstream answers the write
-    // leaves as they are is not analysed twice.
-    if options.write {
+    // leaves as they are is not analysed twice. With the cache, the recompile reads those
+    // analyses back from it; without, they are kept in memory meanwhile.
+    if options.write && !options.inspect.use_cache {
         crate::compile::memo::enable();
     }
     let (project, generated) = inspect(root, &options.inspect, Texts::Release, |read| {
