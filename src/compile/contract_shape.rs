@@ -543,7 +543,7 @@ fn not_proven(
     model: &Model,
     column: &Column,
     out: &OutColumn,
-    text: &Spanned<String>,
+    text: &Spanned<std::sync::Arc<str>>,
 ) -> Diagnostic {
     Diagnostic::warning(
         Code::TypeNotProven,

@@ -229,7 +229,7 @@ pub fn diff(
                     format!("column `{name}` is declared but the relation has no such column"),
                     Some(column.name.loc.clone()),
                 )
-                .with_types(column.type_text.as_ref().map(|t| t.value.clone()), None)
+                .with_types(column.type_text.as_ref().map(|t| t.value.to_string()), None)
                 .with_column(name),
             ),
         }
@@ -330,7 +330,7 @@ fn name_conflict(declared: &Declared<'_>, column: &Column, physical: &PhysicalCo
         Some(column.name.loc.clone()),
     )
     .with_types(
-        column.type_text.as_ref().map(|t| t.value.clone()),
+        column.type_text.as_ref().map(|t| t.value.to_string()),
         Some(physical.type_text.clone()),
     )
     .with_column(name);
@@ -346,7 +346,7 @@ fn compare_column(
     out: &mut Vec<Finding>,
 ) {
     let name = &column.name.value;
-    let declared_text = || column.type_text.as_ref().map(|t| t.value.clone());
+    let declared_text = || column.type_text.as_ref().map(|t| t.value.to_string());
     match (&column.ty, &column.type_text) {
         (Some(ty), Some(text)) if !type_agrees(declared, ty, physical) => {
             out.push(
@@ -524,7 +524,7 @@ mod tests {
         Column {
             name: Spanned::new(name.to_string(), loc()),
             file: FileId(0),
-            type_text: ty.map(|t| Spanned::new(t.to_string(), loc())),
+            type_text: ty.map(|t| Spanned::new(t.into(), loc())),
             ty: ty.map(|t| std::sync::Arc::new(types::parse(t, Engine::Postgres).unwrap())),
             nullable: nullable.map(|n| Spanned::new(n, loc())),
             docs: None,

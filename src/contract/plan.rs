@@ -257,7 +257,7 @@ impl Rules<'_, '_> {
             return;
         };
         let old = match action {
-            Action::ReplaceType => decl.type_text.as_ref().map(|t| t.value.clone()),
+            Action::ReplaceType => decl.type_text.as_ref().map(|t| t.value.to_string()),
             _ => None,
         };
         let new = Some(canonical_type(self.project, pc));
@@ -310,7 +310,7 @@ impl Rules<'_, '_> {
             });
             return;
         }
-        let old = decl.type_text.as_ref().map(|t| t.value.clone());
+        let old = decl.type_text.as_ref().map(|t| t.value.to_string());
         self.push_or_conflict(
             decl,
             self.proposal(name, Action::RemoveColumn, old, None),
@@ -326,7 +326,7 @@ impl Rules<'_, '_> {
             (Some(ty), Some(text)) if !type_agrees(&self.declared, ty, pc) => {
                 out.proposals.push(Proposal {
                     action: Action::ReplaceType,
-                    old: Some(text.value.clone()),
+                    old: Some(text.value.to_string()),
                     new,
                     ..base
                 });

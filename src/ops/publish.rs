@@ -430,7 +430,7 @@ fn declared_column(
                     .map_or_else(|| ty.to_string(), |e| e.base_type().to_string()),
                 _ => ty.to_string(),
             };
-            (text.value.clone(), canonical, members)
+            (text.value.to_string(), canonical, members)
         }
         _ => {
             let ty = proven?.ty.as_ref()?;

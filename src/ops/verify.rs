@@ -145,7 +145,7 @@ fn declared_columns(project: &Project, model: &PublishedModel, loc: &Loc) -> Vec
         .map(|c| Column {
             name: Spanned::new(c.name.clone(), loc.clone()),
             file: loc.file,
-            type_text: Some(Spanned::new(c.canonical_type.clone(), loc.clone())),
+            type_text: Some(Spanned::new(c.canonical_type.as_str().into(), loc.clone())),
             ty: crate::types::parse(&c.canonical_type, project.engine())
                 .ok()
                 .map(std::sync::Arc::new),

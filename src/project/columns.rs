@@ -125,7 +125,9 @@ fn read_column(r: &mut Reader<'_>, t: &dyn TableLike, name: Spanned<String>) -> 
         || docs.deprecation_date.is_some();
     Column {
         file: r.file,
-        type_text: r.string(t, "type"),
+        type_text: r
+            .string(t, "type")
+            .map(|s| Spanned::new(super::spelling::shared(&s.value), s.loc)),
         ty: None,
         nullable: r.boolean(t, "nullable"),
         docs: has_docs.then(|| Box::new(docs)),

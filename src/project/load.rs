@@ -842,10 +842,10 @@ fn resolve_types(project: &mut Project, engine: Engine) {
     let mut diags = Vec::new();
     // A large project spells a few dozen types hundreds of thousands of times: each spelling that
     // resolves cleanly is resolved once. One that does not is resolved at each use, to locate it.
-    let mut resolved: foldhash::HashMap<String, Arc<DataType>> = Default::default();
+    let mut resolved: foldhash::HashMap<Arc<str>, Arc<DataType>> = Default::default();
     let mut resolve = |col: &mut Column, sources: &SourceMap| {
         let Some(text) = &col.type_text else { return };
-        if let Some(ty) = resolved.get(text.value.as_str()) {
+        if let Some(ty) = resolved.get(&*text.value) {
             col.ty = Some(ty.clone());
             return;
         }
@@ -876,7 +876,7 @@ fn resolve_types(project: &mut Project, engine: Engine) {
 }
 
 fn resolve_one(
-    text: &Spanned<String>,
+    text: &Spanned<Arc<str>>,
     engine: Engine,
     enums: &[String],
     sources: &SourceMap,
@@ -920,8 +920,8 @@ fn resolve_one(
             ),
             None => "declare the enum under enums/, or qualify a user-defined type with its schema, such as \"public.my_domain\"".to_string(),
         };
-        let shown = if text.value.eq_ignore_ascii_case(name) || text.value == quoted {
-            text.value.as_str()
+        let shown = if text.value.eq_ignore_ascii_case(name) || *text.value == *quoted {
+            &*text.value
         } else {
             name
         };
@@ -936,7 +936,7 @@ fn resolve_one(
 }
 
 /// The location of byte `offset` inside a TOML string value, skipping its opening quote.
-fn offset_in_string(text: &Spanned<String>, offset: usize, sources: &SourceMap) -> Loc {
+fn offset_in_string<T>(text: &Spanned<T>, offset: usize, sources: &SourceMap) -> Loc {
     let raw = sources.get(text.loc.file).text();
     let span = text.loc.span();
     let quote = raw.get(span.start..span.start + 3).map_or(1, |s| {

@@ -16,6 +16,7 @@ pub mod policies;
 mod reader;
 mod resource;
 pub mod semantic;
+mod spelling;
 mod stamps;
 
 pub use config::{Config, Connection, ContractMode, ImportDecl, Settings, Target};
@@ -253,8 +254,10 @@ pub struct ColumnSet {
 pub struct Column {
     pub name: Spanned<String>,
     pub file: FileId,
-    /// The declared type as written; `ty` holds it parsed when it parses.
-    pub type_text: Option<Spanned<String>>,
+    /// The declared type as written (shared between the columns that spell it alike); `ty`
+    /// holds it parsed when it parses.
+    #[serde(deserialize_with = "spelling::deserialize")]
+    pub type_text: Option<Spanned<Arc<str>>>,
     /// Resolved after loading (it depends on the project's enums), so never stored. Shared
     /// between the columns that spell their type alike: a large project declares hundreds of
     /// thousands of columns with a few dozen types.

@@ -155,9 +155,10 @@ fn model_key(props: &mut ModelProps, key: &str, value: Located<'_>, file: FileId
 fn column_key(column: &mut Column, key: &str, value: Located<'_>, file: FileId) -> Option<()> {
     let loc = Loc::new(file, value.1);
     match (key, value.0) {
-        ("type", Value::Str(text)) => {
-            set_once(&mut column.type_text, Spanned::new(text.to_string(), loc))
-        }
+        ("type", Value::Str(text)) => set_once(
+            &mut column.type_text,
+            Spanned::new(super::spelling::shared(text), loc),
+        ),
         ("nullable", Value::Bool(b)) => set_once(&mut column.nullable, Spanned::new(b, loc)),
         ("description", Value::Str(text)) => {
             let docs = column

@@ -227,7 +227,7 @@ fn misfit(project: &Project, output: &Output<'_>, value: &Expected) -> Option<St
     let ty = column.and_then(|c| c.ty.as_deref())?;
     let spelled = column
         .and_then(|c| c.type_text.as_ref())
-        .map_or(ty.to_string(), |t| t.value.clone());
+        .map_or(ty.to_string(), |t| t.value.to_string());
     let fits = match (ty, value) {
         (t, Expected::Temporal(_)) => is_temporal(t) || truncated,
         (t, Expected::Text(s)) if is_temporal(t) || truncated => is_date(s) || is_timestamp(s),

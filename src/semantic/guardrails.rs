@@ -413,7 +413,7 @@ fn same_measure(
     let spelled = |c: &crate::project::Column| {
         c.type_text
             .as_ref()
-            .map_or(String::new(), |t| t.value.clone())
+            .map_or(String::new(), |t| t.value.to_string())
     };
     let mut diag = Diagnostic::error(
         Code::FinalityRealizations,

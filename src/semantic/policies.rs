@@ -115,7 +115,7 @@ fn one_type(
     let spelled = |c: &Column| {
         c.type_text
             .as_ref()
-            .map_or(String::new(), |t| t.value.clone())
+            .map_or(String::new(), |t| t.value.to_string())
     };
     diags.push(
         Diagnostic::error(Code::TenancyColumn, format!("tenant columns differ in type: `{}` is {}, `{}` is {}", a_at.value, spelled(a), b_at.value, spelled(b)))

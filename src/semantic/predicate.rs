@@ -182,7 +182,7 @@ fn fit(
         let spelled = column
             .type_text
             .as_ref()
-            .map_or(ty.to_string(), |t| t.value.clone());
+            .map_or(ty.to_string(), |t| t.value.to_string());
         let mut diag = Diagnostic::error(
             Code::PredicateInvalid,
             format!(

@@ -160,8 +160,9 @@ impl<'p> Check<'_, 'p> {
                 continue;
             }
             let (ta, tb) = (mine.type_text.as_ref(), theirs.type_text.as_ref());
-            let spelled =
-                |t: Option<&Spanned<String>>| t.map_or(String::new(), |t| t.value.clone());
+            let spelled = |t: Option<&Spanned<std::sync::Arc<str>>>| {
+                t.map_or(String::new(), |t| t.value.to_string())
+            };
             let mut diag = Diagnostic::error(
                 Code::JoinKeyTypes,
                 format!(
