@@ -58,7 +58,8 @@ pub fn free_in_background<T: Send + 'static>(value: T) {
 static FREEING: crate::parallel::Pending = crate::parallel::Pending::new();
 
 /// Waits until what [`free_in_background`] was given is freed: before building something as
-/// large, so that the two are not held at once.
+/// large, so that the two are not held at once, and before the process exits (a DuckDB
+/// database may be among it).
 pub fn wait_for_frees() {
     FREEING.join_all();
 }

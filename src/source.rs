@@ -309,18 +309,24 @@ mod tests {
         assert_eq!(map.get(gone).text(), "");
     }
 
+    /// A map holding `text` as file `name` under `dir` (written there too), its digest taken.
+    fn digested(dir: &Path, name: &str, text: &str) -> (SourceMap, FileId) {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let mut map = SourceMap::default();
+        let id = map.add(name.into(), &path, text.into());
+        map.get(id).digest();
+        (map, id)
+    }
+
     /// Released texts are read again on first use, with the same lines; a text whose digest was
     /// never taken is kept, since nothing could check what is read again.
     #[test]
     fn released_texts_are_read_again_when_asked_for() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("m.sql");
-        std::fs::write(&path, "select 1\nfrom t\n").unwrap();
-        let mut map = SourceMap::default();
-        let digested = map.add("m.sql".into(), &path, "select 1\nfrom t\n".into());
+        let (mut map, digested) = digested(dir.path(), "m.sql", "select 1\nfrom t\n");
         let undigested = map.add("n.sql".into(), &dir.path().join("n.sql"), "x".into());
         assert_eq!(map.get(digested).line_col(9), (2, 1));
-        map.get(digested).digest();
 
         assert_eq!(map.release_texts(), 1);
 
@@ -336,13 +342,9 @@ mod tests {
     #[test]
     fn a_released_text_changed_since_is_not_the_loaded_one() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("m.toml");
-        std::fs::write(&path, "a = 1\n").unwrap();
-        let mut map = SourceMap::default();
-        let id = map.add("m.toml".into(), &path, "a = 1\n".into());
-        map.get(id).digest();
+        let (mut map, id) = digested(dir.path(), "m.toml", "a = 1\n");
         map.release_texts();
-        std::fs::write(&path, "a = 2\n").unwrap();
+        std::fs::write(dir.path().join("m.toml"), "a = 2\n").unwrap();
 
         assert_eq!(map.get(id).loaded_text(), None);
         assert_eq!(map.get(id).text(), "a = 2\n");
