@@ -351,8 +351,8 @@ pub struct ImportsVerifyArgs {
     pub from: String,
 
     /// Report format, as for `contract diff`.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
 
     /// Write the report to FILE (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
@@ -572,8 +572,8 @@ pub struct DiffArgs {
     /// Report format: a table per differing resource, JSON (docs/contract-diff.md), Markdown
     /// for pull requests, JUnit XML for CI dashboards, GitHub Actions annotations, or SARIF
     /// 2.1.0 for GitHub code scanning.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
 
     /// Shorthand for --format json.
     #[arg(long, conflicts_with = "format")]
@@ -630,7 +630,7 @@ pub struct CompileArgs {
 
 /// The output formats of `contract diff`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub enum DiffFormat {
     Text,
     Json,
     Markdown,

@@ -1,6 +1,8 @@
 //! The wall clock in UTC, as sqb compares, prints and stores it. `SQB_NOW` (`YYYY-MM-DD` or
 //! `YYYY-MM-DD HH:MM:SS`, UTC) stands in for it: for backfilling a drift history and for tests
-//! (an unreadable value is ignored, with a warning in the log).
+//! (an unreadable value is ignored, with a warning in the log). Calendar arithmetic is chrono's.
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime};
 
 /// Seconds since the Unix epoch, now.
 pub fn now_secs() -> i64 {
@@ -27,73 +29,41 @@ pub fn now() -> String {
 
 /// `YYYY-MM-DD` of a time.
 pub fn date(secs: i64) -> String {
-    let (y, m, d) = civil(secs.div_euclid(86_400));
-    format!("{y:04}-{m:02}-{d:02}")
+    utc(secs).format("%Y-%m-%d").to_string()
 }
 
 /// `YYYY-MM-DD HH:MM:SS` of a time.
 pub fn timestamp(secs: i64) -> String {
-    let rest = secs.rem_euclid(86_400);
-    format!(
-        "{} {:02}:{:02}:{:02}",
-        date(secs),
-        rest / 3_600,
-        rest % 3_600 / 60,
-        rest % 60
-    )
+    utc(secs).format("%Y-%m-%d %H:%M:%S").to_string()
 }
 
-/// Seconds since the epoch of `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS` (UTC).
+/// The UTC time `secs` after the epoch (the epoch itself for one out of chrono's range).
+fn utc(secs: i64) -> NaiveDateTime {
+    DateTime::from_timestamp(secs, 0)
+        .unwrap_or_default()
+        .naive_utc()
+}
+
+/// Seconds since the epoch of `YYYY-MM-DD` or `YYYY-MM-DD HH:MM[:SS]` (UTC; a `T` may stand for
+/// the space, and a `Z` may end it).
 pub fn parse(text: &str) -> Option<i64> {
-    let (day, time) = match text.trim().split_once([' ', 'T']) {
+    let text = text.trim();
+    let (day, time) = match text.split_once([' ', 'T']) {
         Some((d, t)) => (d, Some(t.trim_end_matches('Z'))),
-        None => (text.trim(), None),
+        None => (text, None),
     };
-    let mut parts = day.splitn(3, '-').map(|p| p.parse::<i64>().ok());
-    let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || day.len() != 10 {
+    // chrono reads `2026-1-1` too; sqb's dates are always written in full.
+    if day.len() != 10 {
         return None;
     }
-    let days = days_from_civil(y, m, d);
-    if date(days * 86_400) != day {
-        return None; // 2026-02-30
-    }
-    let secs = match time {
-        None => 0,
-        Some(t) => {
-            let mut hms = t.splitn(3, ':').map(|p| p.parse::<i64>().ok());
-            let (h, mi, s) = (hms.next()??, hms.next()??, hms.next().unwrap_or(Some(0))?);
-            if h > 23 || mi > 59 || s > 59 {
-                return None;
-            }
-            h * 3_600 + mi * 60 + s
-        }
+    let date = NaiveDate::parse_from_str(day, "%Y-%m-%d").ok()?;
+    let time = match time {
+        None => NaiveTime::MIN,
+        Some(t) => NaiveTime::parse_from_str(t, "%H:%M:%S")
+            .or_else(|_| NaiveTime::parse_from_str(t, "%H:%M"))
+            .ok()?,
     };
-    Some(days * 86_400 + secs)
-}
-
-/// Howard Hinnant's days-to-civil: the date `days` after 1970-01-01.
-fn civil(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-/// Its inverse: days from 1970-01-01 to a date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    Some(date.and_time(time).and_utc().timestamp())
 }
 
 #[cfg(test)]
@@ -108,12 +78,14 @@ mod tests {
         assert_eq!(timestamp(0), "1970-01-01 00:00:00");
         assert_eq!(parse("2026-12-01"), Some(1_796_083_200));
         assert_eq!(parse("2026-12-01T02:00:00Z"), Some(1_796_083_200 + 7_200));
+        assert_eq!(parse(" 2026-12-01 02:30 "), Some(1_796_083_200 + 9_000));
         for bad in [
             "2026-02-30",
             "2026-13-01",
             "yesterday",
             "2026-12-01 25:00:00",
             "2026-1-1",
+            "2026-12-01 12:60:00",
         ] {
             assert_eq!(parse(bad), None, "{bad}");
         }

@@ -10,12 +10,30 @@ use serde::{Deserialize, Serialize};
 use crate::source::{Loc, SourceMap};
 
 /// How serious a diagnostic is. Errors make a project invalid; warnings and infos do not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Severity {
     Error,
     Warning,
     Info,
+}
+
+impl Severity {
+    /// `error`, `warning`, `info`: as serialized and stored.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// `error`, `warning`, `note`: as a reader sees it, and as SARIF's `level` spells it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Severity::Info => "note",
+            other => other.as_str(),
+        }
+    }
 }
 
 macro_rules! codes {

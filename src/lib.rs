@@ -7,6 +7,7 @@
 //! from the warehouse by a [`warehouse::session::Session`] as [`catalog`] data, matched and
 //! compared by [`contract`], and edited by [`edit`] (docs/architecture.md).
 
+pub mod adopt;
 pub mod atomic;
 pub mod cache_dir;
 pub mod catalog;
@@ -16,13 +17,12 @@ pub mod commands;
 pub mod compile;
 pub mod contract;
 pub mod diagnostics;
+pub mod drift;
 pub mod edit;
 pub mod engine;
 pub mod error;
 pub mod exit;
 pub mod ident;
-pub mod importers;
-pub mod imports;
 pub mod interrupt;
 pub mod logging;
 pub mod memory;
@@ -37,5 +37,6 @@ pub mod rows;
 pub mod select;
 pub mod semantic;
 pub mod source;
+pub mod team_contracts;
 pub mod types;
 pub mod warehouse;

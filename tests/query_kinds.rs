@@ -8,8 +8,9 @@ mod common;
 use std::path::Path;
 
 use common::{copy_tree, duckdb_file, pg_exec, pg_strings, repo, run, sqb, transcript, TestDb};
+use sqb::catalog::Namespace;
 use sqb::project::Project;
-use sqb::semantic::query::{compile, Namespace, Request};
+use sqb::semantic::query::{compile, QueryRequest};
 
 struct Case {
     name: &'static str,
@@ -90,10 +91,10 @@ fn kinds_in(root: &Path, engine: &str) -> Project {
 }
 
 fn compiled(project: &Project, case: &Case) -> String {
-    let request = Request {
+    let request = QueryRequest {
         metrics: vec![case.metric.to_string()],
         dimensions: case.dimensions.iter().map(|d| d.to_string()).collect(),
-        ..Request::default()
+        ..QueryRequest::default()
     };
     let namespace = Namespace {
         database: None,

@@ -7,8 +7,9 @@ mod common;
 use std::path::Path;
 
 use common::{copy_tree, duckdb_file, pg_exec, pg_strings, repo, shop_migrations, TestDb};
+use sqb::catalog::Namespace;
 use sqb::project::Project;
-use sqb::semantic::query::{compile, Namespace, Request};
+use sqb::semantic::query::{compile, QueryRequest};
 
 /// A request, and the hand-written SQL whose rows it must return (in its column order).
 struct Case {
@@ -77,9 +78,9 @@ fn shop_in(root: &Path, engine: &str) -> Project {
     project
 }
 
-fn request(case: &Case) -> Request {
+fn request(case: &Case) -> QueryRequest {
     let strings = |s: &[&str]| s.iter().map(|x| x.to_string()).collect();
-    Request {
+    QueryRequest {
         metrics: strings(case.metrics),
         dimensions: strings(case.dimensions),
         filters: strings(case.filters),
@@ -185,7 +186,7 @@ fn a_name_that_does_not_resolve_is_refused_with_its_code() {
     let project = shop_in(dir.path(), "duckdb");
     let refuse = |metrics: &[&str], dimensions: &[&str]| {
         let strings = |s: &[&str]| s.iter().map(|x| x.to_string()).collect();
-        let request = Request {
+        let request = QueryRequest {
             metrics: strings(metrics),
             dimensions: strings(dimensions),
             filters: Vec::new(),
@@ -211,11 +212,11 @@ fn refusals(
     dimensions: &[&str],
     filters: &[&str],
     context: Option<&str>,
-) -> Result<sqb::semantic::query::Compiled, sqb::semantic::query::Refusal> {
+) -> Result<sqb::semantic::query::CompiledQuery, sqb::semantic::query::Refusal> {
     let project = Project::load(&repo().join("testdata/query/refusals")).unwrap();
     assert!(project.diagnostics.is_empty(), "{:#?}", project.diagnostics);
     let strings = |s: &[&str]| s.iter().map(|x| x.to_string()).collect();
-    let request = Request {
+    let request = QueryRequest {
         metrics: strings(metrics),
         dimensions: strings(dimensions),
         filters: strings(filters),
@@ -229,7 +230,7 @@ fn refusals(
 #[test]
 fn every_refusal_has_its_code() {
     let code = |r: Result<_, sqb::semantic::query::Refusal>| {
-        r.map(|_: sqb::semantic::query::Compiled| ())
+        r.map(|_: sqb::semantic::query::CompiledQuery| ())
             .unwrap_err()
             .code
     };
@@ -304,9 +305,9 @@ fn guardrails_refuse_in_their_context_and_warn_when_they_say_so() {
     );
 }
 
-fn shop_request(metrics: &[&str], dimensions: &[&str], principal: Option<&str>) -> Request {
+fn shop_request(metrics: &[&str], dimensions: &[&str], principal: Option<&str>) -> QueryRequest {
     let strings = |s: &[&str]| s.iter().map(|x| x.to_string()).collect();
-    Request {
+    QueryRequest {
         metrics: strings(metrics),
         dimensions: strings(dimensions),
         filters: Vec::new(),
@@ -332,7 +333,7 @@ fn a_tenant_sees_its_rows_only_and_an_outer_join_keeps_the_unmatched_ones() {
                  (104, 4, TIMESTAMPTZ '2026-04-06 10:00:00+00', 'placed', 'pickup', 40.00, false);";
     duckdb_file(&db, &format!("{}\n{extra}", shop_migrations()));
     let conn = duckdb::Connection::open(&db).unwrap();
-    let run = |request: &Request| -> Vec<(Option<String>, String)> {
+    let run = |request: &QueryRequest| -> Vec<(Option<String>, String)> {
         let compiled = compile(&project, &namespace(), request).unwrap();
         let mut stmt = conn
             .prepare(&format!(
@@ -401,7 +402,7 @@ fn a_tenant_sees_its_rows_only_and_an_outer_join_keeps_the_unmatched_ones() {
 fn roles_and_tenancy_refuse_what_they_do_not_allow() {
     let dir = tempfile::tempdir().unwrap();
     let project = shop_in(dir.path(), "duckdb");
-    let refused = |r: Request| compile(&project, &namespace(), &r).unwrap_err().code;
+    let refused = |r: QueryRequest| compile(&project, &namespace(), &r).unwrap_err().code;
     // No principal: the tenancy policy denies.
     assert_eq!(
         refused(shop_request(&["revenue"], &[], None)),

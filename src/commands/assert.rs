@@ -32,7 +32,7 @@ pub fn run(global: &GlobalArgs, args: &AssertArgs) -> anyhow::Result<ExitStatus>
         AssertFormat::Json => Printed::Json,
         AssertFormat::Junit => Printed::Junit,
         AssertFormat::Github => Printed::Github {
-            prefix: crate::ops::diff::github_prefix(&root)?,
+            prefix: crate::commands::github_prefix(&root)?,
         },
     };
     let report = assert(&root, &options)?;

@@ -4,7 +4,7 @@ use crate::cli::{CompileArgs, CompileFormat, GlobalArgs};
 use crate::commands::{note, project_root, stdout};
 use crate::diagnostics;
 use crate::exit::ExitStatus;
-use crate::ops::compile::{compile, CompileOptions, Compiled};
+use crate::ops::compile::{compile, CompileOptions, CompiledProject};
 use crate::report::{self, plural};
 
 pub fn run(global: &GlobalArgs, args: &CompileArgs) -> anyhow::Result<ExitStatus> {
@@ -22,7 +22,7 @@ pub fn run(global: &GlobalArgs, args: &CompileArgs) -> anyhow::Result<ExitStatus
         }
         CompileFormat::Json => stdout(|w| report::compile::emit_json(project, diags, w))?,
         CompileFormat::Sarif => {
-            let prefix = crate::ops::diff::github_prefix(&root)?;
+            let prefix = crate::commands::github_prefix(&root)?;
             stdout(|w| report::sarif::emit_compile(project, diags, &prefix, w))?
         }
     }
@@ -35,7 +35,7 @@ pub fn run(global: &GlobalArgs, args: &CompileArgs) -> anyhow::Result<ExitStatus
 }
 
 /// "compiled 3 models, 1 source: valid, 1 warning"
-fn summary(compiled: &Compiled) -> String {
+fn summary(compiled: &CompiledProject) -> String {
     let project = &compiled.project;
     let counts = diagnostics::count(&compiled.diagnostics);
     let (models, sources) = (project.models.len(), project.source_tables.len());

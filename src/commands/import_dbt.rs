@@ -4,8 +4,8 @@
 use crate::cli::{GlobalArgs, ImportDbtArgs, TextOrJson};
 use crate::commands::note;
 use crate::exit::ExitStatus;
-use crate::ops::import::{import_dbt, ImportDbtOptions};
-use crate::report::{self, import as printer, Output};
+use crate::ops::adopt::{import_dbt, ImportDbtOptions};
+use crate::report::{self, adopt as printer, Output};
 
 pub fn run(global: &GlobalArgs, args: &ImportDbtArgs) -> anyhow::Result<ExitStatus> {
     let options = ImportDbtOptions {

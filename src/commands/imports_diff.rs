@@ -1,11 +1,11 @@
 //! `sqb imports diff`: each import's changelog, marked with the models each change reaches.
 
 use crate::cli::{ChangesFormat, GlobalArgs, ImportsDiffArgs};
+use crate::commands::github_prefix;
 use crate::commands::{note, project_root, stdout};
 use crate::exit::ExitStatus;
-use crate::ops::diff::github_prefix;
-use crate::ops::imports::diff;
-use crate::report::imports as printer;
+use crate::ops::team_contracts::diff;
+use crate::report::team_contracts as printer;
 
 pub fn run(global: &GlobalArgs, args: &ImportsDiffArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;

@@ -5,8 +5,8 @@ use anyhow::Context as _;
 use crate::cli::{GlobalArgs, ImportsReadsArgs, TextOrJson};
 use crate::commands::{note, project_root};
 use crate::exit::ExitStatus;
-use crate::ops::imports::reads;
-use crate::report::{imports as printer, Output};
+use crate::ops::team_contracts::reads;
+use crate::report::{team_contracts as printer, Output};
 
 pub fn run(global: &GlobalArgs, args: &ImportsReadsArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;

@@ -3,8 +3,8 @@
 use crate::cli::{GlobalArgs, ImportsUpdateArgs, TextOrJson};
 use crate::commands::{note, project_root, stdout};
 use crate::exit::ExitStatus;
-use crate::ops::imports::{update, UpdateOptions};
-use crate::report::imports::{self as printer, UpdateMode};
+use crate::ops::team_contracts::{update, UpdateOptions};
+use crate::report::team_contracts::{self as printer, UpdateMode};
 
 pub fn run(global: &GlobalArgs, args: &ImportsUpdateArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;

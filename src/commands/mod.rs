@@ -21,6 +21,7 @@ use std::path::PathBuf;
 
 use anstream::eprintln;
 use anstyle::{AnsiColor, Style};
+use anyhow::Context as _;
 
 use crate::cli::{
     Cli, ColorChoice, Command, ConnectArgs, ContractCommand, DriftCommand, GlobalArgs,
@@ -168,24 +169,40 @@ pub fn inspect_options(
     }
 }
 
+/// The project root relative to the working directory, so that GitHub annotations made from
+/// the repository root land on the right files.
+pub fn github_prefix(root: &std::path::Path) -> anyhow::Result<String> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
+    Ok(match root.strip_prefix(&cwd) {
+        Ok(rel) if rel.as_os_str().is_empty() => String::new(),
+        Ok(rel) => format!(
+            "{}/",
+            crate::project::rel_path(std::path::Path::new(""), rel)
+        ),
+        Err(_) => String::new(),
+    })
+}
+
 /// The report format of `contract diff` and `imports verify`; GitHub annotations get the
 /// project root's prefix.
 pub fn diff_format(
-    format: crate::cli::Format,
+    format: crate::cli::DiffFormat,
     root: &std::path::Path,
-) -> anyhow::Result<crate::report::diff::DiffFormat> {
-    use crate::cli::Format;
-    use crate::report::diff::DiffFormat;
+) -> anyhow::Result<crate::report::diff::DiffPrinter> {
+    use crate::cli::DiffFormat;
+    use crate::report::diff::DiffPrinter;
     Ok(match format {
-        Format::Text => DiffFormat::Text,
-        Format::Json => DiffFormat::Json,
-        Format::Markdown => DiffFormat::Markdown,
-        Format::Junit => DiffFormat::Junit,
-        Format::Github => DiffFormat::Github {
-            prefix: crate::ops::diff::github_prefix(root)?,
+        DiffFormat::Text => DiffPrinter::Text,
+        DiffFormat::Json => DiffPrinter::Json,
+        DiffFormat::Markdown => DiffPrinter::Markdown,
+        DiffFormat::Junit => DiffPrinter::Junit,
+        DiffFormat::Github => DiffPrinter::Github {
+            prefix: github_prefix(root)?,
         },
-        Format::Sarif => DiffFormat::Sarif {
-            prefix: crate::ops::diff::github_prefix(root)?,
+        DiffFormat::Sarif => DiffPrinter::Sarif {
+            prefix: github_prefix(root)?,
         },
     })
 }

@@ -4,14 +4,14 @@
 use anyhow::Context as _;
 
 use crate::cli::{ChangesFormat, GlobalArgs, PublishArgs};
+use crate::commands::github_prefix;
 use crate::commands::{note, project_root, stdout, timeouts};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
-use crate::imports::snapshot::Published;
-use crate::ops::diff::github_prefix;
 use crate::ops::inspect::{InspectOptions, SelectOptions};
 use crate::ops::publish::{consumers, publish, PublishOptions};
-use crate::report::imports as printer;
+use crate::report::team_contracts as printer;
+use crate::team_contracts::snapshot::Published;
 
 pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;

@@ -8,13 +8,13 @@ use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::ops::query::{query, QueryOptions, QueryOutcome};
 use crate::report::query::{self as printer, QueryFormat as Printed};
-use crate::semantic::query::{Refusal, Request};
+use crate::semantic::query::{QueryRequest, Refusal};
 
 pub fn run(global: &GlobalArgs, args: &QueryArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
     let options = QueryOptions {
         from: args.from.clone(),
-        request: Request {
+        request: QueryRequest {
             metrics: args.metrics.clone(),
             dimensions: args.dimensions.clone(),
             filters: args.filters.clone(),
@@ -47,6 +47,30 @@ pub fn run(global: &GlobalArgs, args: &QueryArgs) -> anyhow::Result<ExitStatus> 
     }
 }
 
+/// Each refusal code and the exit status `sqb query` ends with: part of the CLI contract.
+const REFUSAL_CODES: &[(&str, u8)] = &[
+    ("unresolved", 10),
+    ("ambiguous", 11),
+    ("ambiguous_join_path", 12),
+    ("unreachable", 13),
+    ("fanout_unsafe", 14),
+    ("unsupported_measure", 15),
+    ("guardrail", 16),
+    ("undeclared_source", 17),
+    ("no_principal", 18),
+    ("forbidden", 19),
+    ("invalid_filter", 20),
+    ("zero_denominator", 21),
+];
+
+/// The exit status of a refusal's code (2, a failure, for a code the table lacks).
+fn exit_status(refusal: &Refusal) -> u8 {
+    REFUSAL_CODES
+        .iter()
+        .find(|(c, _)| *c == refusal.code)
+        .map_or(2, |(_, s)| *s)
+}
+
 /// A refusal: its code and message (and hint) on stderr, or as JSON on stdout.
 pub fn refused(
     global: &GlobalArgs,
@@ -59,7 +83,7 @@ pub fn refused(
     if format != Printed::Json || !global.quiet {
         super::print_refusal(refusal);
     }
-    Ok(ExitStatus::Refused(refusal.exit_status()))
+    Ok(ExitStatus::Refused(exit_status(refusal)))
 }
 
 /// Each metric's trust and finality, and the warnings, on stderr.

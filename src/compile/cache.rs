@@ -26,7 +26,7 @@ const FILE: &str = "compile-v1.json";
 
 /// A stored verdict.
 #[derive(Serialize, Deserialize)]
-struct Entry {
+struct CachedVerdict {
     key: String,
     diagnostics: Vec<Diagnostic>,
     parents: Vec<Vec<usize>>,
@@ -58,7 +58,7 @@ pub fn key(project: &Project, options: Options) -> String {
     }
     // A deprecation date or a waiver's expiry can pass between two runs on the same files.
     if !project.imports.is_empty() {
-        h.update(super::imports::today().as_bytes());
+        h.update(super::team_changes::today().as_bytes());
     }
     h.finalize()
         .iter()
@@ -69,7 +69,7 @@ pub fn key(project: &Project, options: Options) -> String {
 /// The stored verdict for `key`, if there is one.
 pub fn load(root: &Path, key: &str, resources: usize) -> Option<(Vec<Diagnostic>, Graph)> {
     let bytes = crate::cache_dir::read(root, FILE)?;
-    let entry: Entry = match serde_json::from_slice(&bytes) {
+    let entry: CachedVerdict = match serde_json::from_slice(&bytes) {
         Ok(entry) => entry,
         Err(err) => {
             tracing::debug!("compile cache {} ignored: {err}", path(root).display());
@@ -93,7 +93,7 @@ pub fn store(root: &Path, key: String, diagnostics: Vec<Diagnostic>, parents: Ve
     if diagnostics.iter().any(Diagnostic::is_error) {
         return;
     }
-    let entry = Entry {
+    let entry = CachedVerdict {
         key,
         diagnostics,
         parents,

@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use sqlparser::ast::{Ident, Statement};
 
 use super::deps::{Graph, Reference};
-use super::imported::{Imported, Imports};
 use super::memo;
 use super::sql::shape::infer;
 use super::sql::{same_column, Interface, Issue, OutColumn, Shape, Upstream, Use};
+use super::team_models::{Imported, Imports};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
 use crate::engine::Engine;
 use crate::project::{Column, Model, Policy, Project, SourceTable};
@@ -267,7 +267,7 @@ pub fn analyze_one(
     };
     report_issues(project, model, &issues, diags);
     if imports {
-        super::imports::check(
+        super::team_changes::check(
             project,
             known.imports,
             model,
@@ -286,7 +286,7 @@ pub fn analyze_one(
 pub(super) fn reuse(
     project: &Project,
     model: &Model,
-    entry: &memo::Entry,
+    entry: &memo::MemoEntry,
     diags: &mut Vec<Diagnostic>,
 ) -> ModelAnalysis {
     report_issues(project, model, &entry.issues, diags);
@@ -327,7 +327,7 @@ pub enum Deferred {
     Statement(Box<Statement>, Option<(memo::Key, Vec<Reference>)>),
     /// A remembered analysis, reused if every answer it was made from still holds; otherwise
     /// the SQL is parsed and analysed again.
-    Remembered(std::sync::Arc<memo::Entry>, memo::Key, Vec<Reference>),
+    Remembered(std::sync::Arc<memo::MemoEntry>, memo::Key, Vec<Reference>),
 }
 
 /// Analyses the models that read other models, in dependency order, after `analyses` holds

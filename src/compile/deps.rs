@@ -273,7 +273,7 @@ impl<'p> Resolver<'p> {
         project: &Project,
         model: &Model,
         statement: &Statement,
-        imports: &super::imported::Imports,
+        imports: &super::team_models::Imports,
     ) -> Vec<(usize, Loc)> {
         self.resolve(project, &references(model, project, statement), imports)
     }
@@ -283,7 +283,7 @@ impl<'p> Resolver<'p> {
         &self,
         project: &Project,
         references: &[Reference],
-        imports: &super::imported::Imports,
+        imports: &super::team_models::Imports,
     ) -> Vec<(usize, Loc)> {
         let mut out: Vec<(usize, Loc)> = Vec::new();
         for reference in references {

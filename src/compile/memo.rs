@@ -112,7 +112,7 @@ impl Asked {
 
 /// A model's remembered analysis.
 #[derive(Debug)]
-pub struct Entry {
+pub struct MemoEntry {
     /// The relations its SQL reads, as written, and where (in its SQL file).
     references: Vec<(Vec<Ident>, Range<usize>)>,
     asked: Vec<Asked>,
@@ -122,7 +122,7 @@ pub struct Entry {
     pub uses: Vec<Use>,
 }
 
-impl Entry {
+impl MemoEntry {
     /// Its references, located in the model's SQL file of this load.
     pub(super) fn references(&self, model: &Model) -> Vec<Reference> {
         self.references
@@ -156,7 +156,7 @@ pub(super) fn take_reused() -> usize {
 }
 
 /// The remembered analysis of `model` if its SQL is keyed `key`.
-pub(super) fn lookup(model: &str, key: &Key) -> Option<Arc<Entry>> {
+pub(super) fn lookup(model: &str, key: &Key) -> Option<Arc<MemoEntry>> {
     let body = {
         let memo = memo().lock().ok()?;
         let (k, body) = memo.entries.get(model)?;
@@ -383,7 +383,7 @@ impl Body {
         })
     }
 
-    fn entry(self) -> Option<Entry> {
+    fn entry(self) -> Option<MemoEntry> {
         let asked = self
             .asked
             .into_iter()
@@ -399,7 +399,7 @@ impl Body {
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(Entry {
+        Some(MemoEntry {
             references: self
                 .references
                 .into_iter()

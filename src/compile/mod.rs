@@ -5,12 +5,12 @@
 pub mod cache;
 pub mod contract_shape;
 pub mod deps;
-mod imported;
-mod imports;
 pub mod memo;
+mod team_changes;
+mod team_models;
 
-pub use imported::import_nodes;
-pub use imports::today;
+pub use team_changes::today;
+pub use team_models::import_nodes;
 pub mod sql;
 
 use crate::diagnostics::{self, did_you_mean, Code, Diagnostic};
@@ -79,13 +79,13 @@ pub fn compile_cached(
 }
 
 /// Everything compiling a project finds.
-pub struct Compiled {
+pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
     pub graph: deps::Graph,
     /// Each analysed model's inferred output and column uses, by model name.
     pub models: std::collections::HashMap<String, contract_shape::ModelAnalysis>,
     /// What the analysed models read of the project's imports.
-    pub import_reads: crate::imports::reads::ReadSet,
+    pub import_reads: crate::team_contracts::reads::ReadSet,
 }
 
 /// What one model's first pass produced: its diagnostics, its parents, and either its analysis
@@ -194,7 +194,7 @@ fn remembered(
     resolver: &deps::Resolver<'_>,
     known: &contract_shape::Known<'_>,
     model: &Model,
-    entry: std::sync::Arc<memo::Entry>,
+    entry: std::sync::Arc<memo::MemoEntry>,
     key: Option<memo::Key>,
     lineage: bool,
     mut diags: Vec<Diagnostic>,
@@ -239,18 +239,18 @@ pub enum Keep {
 }
 
 /// Compiles a project: diagnostics, the DAG, and what SQL analysis found per model.
-pub fn analyze(project: &Project, options: Options) -> Compiled {
+pub fn analyze(project: &Project, options: Options) -> Analysis {
     analyze_with(project, options, Keep::Everything)
 }
 
 /// [`analyze`], keeping as much of each model's analysis as `keep` says.
-pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled {
+pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Analysis {
     let mut diags = project.diagnostics.clone();
     let (resolver, imports) = tracing::debug_span!("relations indexed").in_scope(|| {
         let resolver = deps::Resolver::new(project);
         (
             resolver,
-            imported::Imports::new(project, keep == Keep::Everything),
+            team_models::Imports::new(project, keep == Keep::Everything),
         )
     });
     let known = contract_shape::Known::new(project, &imports);
@@ -294,7 +294,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
             )
         });
         check_unused_imports(project, &imports, &mut diags);
-        imports::check_waivers(project, &imports, &mut diags);
+        team_changes::check_waivers(project, &imports, &mut diags);
     }
     if imports.collect_reads && !project.imports.is_empty() {
         imports.add_unanalysed(project, &|name| models.contains_key(name));
@@ -302,7 +302,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
     diagnostics::sort(&mut diags, &project.sources);
     let reused = memo::take_reused();
     tracing::debug!(diagnostics = diags.len(), reused, "compiled");
-    Compiled {
+    Analysis {
         diagnostics: diags,
         graph,
         models,
@@ -314,7 +314,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Compiled
 /// analysis counts as reading it when its SQL names one of its relations.)
 fn check_unused_imports(
     project: &Project,
-    imports: &imported::Imports,
+    imports: &team_models::Imports,
     diags: &mut Vec<Diagnostic>,
 ) {
     let used = imports.used.lock().map(|u| u.clone()).unwrap_or_default();

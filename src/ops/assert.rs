@@ -10,12 +10,13 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 
 use super::semantic::{assertion_request, execute_all, namespace, target};
+use crate::catalog::Namespace;
 use crate::project::contracts::Assertion;
 use crate::project::{Project, Target};
 pub use crate::report::assert::{AssertReport, AssertionOutcome, Failure, Verdict};
 use crate::rows::{Rows, Statement};
 use crate::semantic::expect::{self, Mismatch};
-use crate::semantic::query::{self, Compiled, Namespace};
+use crate::semantic::query::{self, CompiledQuery};
 use crate::warehouse::Timeouts;
 
 type Claims = serde_json::Map<String, serde_json::Value>;
@@ -117,7 +118,7 @@ pub(super) fn run_all(
     timeouts: Timeouts,
 ) -> anyhow::Result<Vec<AssertionOutcome>> {
     let namespace = namespace(project, target);
-    let compiled: Vec<Result<Compiled, query::Refusal>> = assertions
+    let compiled: Vec<Result<CompiledQuery, query::Refusal>> = assertions
         .iter()
         .map(|a| compile_one(project, &namespace, a, principal))
         .collect();
@@ -219,9 +220,9 @@ fn tenant_checks(
                     for read in &c.scoped_reads {
                         statements.push(Statement {
                             sql: format!(
-                                "SELECT count(*) FROM {} AS \"s\" WHERE CAST(\"s\".\"{}\" AS VARCHAR) IS DISTINCT FROM $1",
+                                "SELECT count(*) FROM {} AS \"s\" WHERE CAST(\"s\".{} AS VARCHAR) IS DISTINCT FROM $1",
                                 read.from,
-                                read.column.replace('"', "\"\"")
+                                crate::ident::quoted(&read.column)
                             ),
                             params: vec![tenant.clone()],
                         });
@@ -328,7 +329,7 @@ fn tenant_checks(
     Ok(())
 }
 
-fn statement(c: &Compiled) -> Statement {
+fn statement(c: &CompiledQuery) -> Statement {
     Statement {
         sql: c.sql.clone(),
         params: c.params.clone(),
@@ -348,7 +349,7 @@ fn compile_one(
     namespace: &Namespace,
     a: &Assertion,
     principal: Option<&Claims>,
-) -> Result<Compiled, query::Refusal> {
+) -> Result<CompiledQuery, query::Refusal> {
     let q = a.query.as_ref().ok_or_else(|| query::Refusal {
         code: "unresolved",
         message: "the assertion has no [query]".into(),
@@ -482,7 +483,7 @@ impl Records {
     }
 }
 
-fn fingerprint(project: &Project, a: &Assertion, compiled: &Compiled) -> String {
+fn fingerprint(project: &Project, a: &Assertion, compiled: &CompiledQuery) -> String {
     let mut hash = sha2::Sha256::new();
     hash.update(compiled.sql.as_bytes());
     for p in &compiled.params {

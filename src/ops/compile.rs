@@ -14,18 +14,18 @@ pub struct CompileOptions {
 }
 
 /// A loaded project and everything the compile found in it.
-pub struct Compiled {
+pub struct CompiledProject {
     pub project: Project,
     pub diagnostics: Vec<Diagnostic>,
 }
 
-impl Compiled {
+impl CompiledProject {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
 }
 
-pub fn compile(root: &Path, options: &CompileOptions) -> anyhow::Result<Compiled> {
+pub fn compile(root: &Path, options: &CompileOptions) -> anyhow::Result<CompiledProject> {
     let project = Project::load_cached(root, options.use_cache)?;
     let (diagnostics, _) = compile_cached(
         &project,
@@ -34,7 +34,7 @@ pub fn compile(root: &Path, options: &CompileOptions) -> anyhow::Result<Compiled
         },
         options.use_cache,
     );
-    Ok(Compiled {
+    Ok(CompiledProject {
         project,
         diagnostics,
     })

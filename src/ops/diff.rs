@@ -1,7 +1,10 @@
-//! `sqb contract diff`: the report of where declarations and a target's relations disagree.
+//! `sqb contract diff`: the report of where declarations and a target's relations disagree,
+//! compared with a baseline report when one is given, and appended to a drift history once
+//! printed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use anyhow::Context;
 
@@ -9,12 +12,80 @@ use super::inspect::{inspect, InspectOptions, ReadTarget, Texts};
 use crate::contract::diff::{diff as diff_resource, Declared, Finding, FindingKind};
 use crate::contract::matching;
 use crate::diagnostics::JsonLocation;
+use crate::error::UserError;
 use crate::project::{Project, Resource};
+use crate::report::diff::baseline::Baseline;
 use crate::report::diff::{DiffReport, FindingReport, NamespaceInfo, ResourceReport};
 use crate::semantic::Uses;
 
+/// What `contract diff` does besides reading the target.
+pub struct DiffOptions {
+    pub inspect: InspectOptions,
+    /// A previous JSON report of the same target: each finding is marked new or known.
+    pub baseline: Option<PathBuf>,
+    /// A drift history the run is appended to, once the report is printed.
+    pub history: Option<HistoryOptions>,
+}
+
+pub struct HistoryOptions {
+    pub path: PathBuf,
+    /// How long to wait for another process that holds the file.
+    pub timeout: Duration,
+}
+
+/// The report, and the history run it was recorded as.
+pub struct DiffOutcome {
+    pub report: DiffReport,
+    pub recorded: Option<i64>,
+}
+
+/// Reads the target, compares every selected resource with its declaration and with the
+/// baseline, hands the report to `print`, and then appends it to the history: a history that
+/// cannot be written never loses the report (but fails the run). A baseline that cannot be used
+/// stops the run before the warehouse is read.
+pub fn run(
+    root: &Path,
+    options: &DiffOptions,
+    print: impl FnOnce(&DiffReport) -> anyhow::Result<()>,
+) -> anyhow::Result<DiffOutcome> {
+    let baseline = options
+        .baseline
+        .as_deref()
+        .map(|path| read_baseline(path, &options.inspect.from))
+        .transpose()?;
+    let mut report = diff(root, &options.inspect)?;
+    if let Some((path, b)) = &baseline {
+        report
+            .compare(b)
+            .map_err(|e| unusable(path, &e.to_string()))?;
+    }
+    print(&report)?;
+    let recorded = match &options.history {
+        Some(h) => Some(super::drift::record(&h.path, &report, root, h.timeout)?),
+        None => None,
+    };
+    Ok(DiffOutcome { report, recorded })
+}
+
+/// The baseline at `path`, refused unless it is a report of target `from`.
+fn read_baseline<'a>(path: &'a Path, from: &str) -> anyhow::Result<(&'a Path, Baseline)> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("could not read the baseline {}", path.display()))?;
+    let baseline = Baseline::parse(&bytes).map_err(|e| unusable(path, &e.to_string()))?;
+    baseline
+        .check_target(from)
+        .map_err(|e| unusable(path, &e.to_string()))?;
+    Ok((path, baseline))
+}
+
+fn unusable(path: &Path, why: &str) -> UserError {
+    UserError::new(format!("{} cannot be the baseline: {why}", path.display())).with_hint(
+        "pass a report this target wrote with `sqb contract diff --from TARGET --format json`",
+    )
+}
+
 /// Reads the target and compares every selected resource with its declaration.
-pub fn diff(root: &Path, options: &InspectOptions) -> anyhow::Result<DiffReport> {
+fn diff(root: &Path, options: &InspectOptions) -> anyhow::Result<DiffReport> {
     let (project, report) = inspect(root, options, Texts::Release, |inspected| {
         let compared = tracing::debug_span!("findings compared");
         Ok(compared.in_scope(|| report(&options.from, inspected)))
@@ -105,17 +176,4 @@ fn semantic_uses<'p>(
         .into_iter()
         .map(|u| JsonLocation::from_loc(&u.loc, &project.sources, Some(u.what)))
         .collect()
-}
-
-/// The project root relative to the working directory, so that GitHub annotations made from
-/// the repository root land on the right files.
-pub fn github_prefix(root: &Path) -> anyhow::Result<String> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
-    Ok(match root.strip_prefix(&cwd) {
-        Ok(rel) if rel.as_os_str().is_empty() => String::new(),
-        Ok(rel) => format!("{}/", crate::project::rel_path(Path::new(""), rel)),
-        Err(_) => String::new(),
-    })
 }

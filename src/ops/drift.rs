@@ -4,9 +4,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::drift::{FindingRecord, RunRecord};
 use crate::error::UserError;
 use crate::report::diff::DiffReport;
-use crate::report::drift::{self, DriftReport, FindingRecord, RunRecord};
+use crate::report::drift::{self, DriftReport};
 use crate::warehouse::history;
 
 /// Appends `report`'s run to the history at `path`; returns the run's id.
@@ -27,7 +28,7 @@ pub fn record(
                 relation: r.relation.clone(),
                 kind: f.kind.as_str().to_string(),
                 column: f.column.clone().or_else(|| f.physical_column.clone()),
-                severity: severity(f.severity).to_string(),
+                severity: f.severity.as_str().to_string(),
                 message: f.message.clone(),
             })
         })
@@ -49,14 +50,6 @@ pub fn record(
         findings,
     };
     Ok(history::append(path, &run, timeout)?)
-}
-
-fn severity(s: crate::diagnostics::Severity) -> &'static str {
-    match s {
-        crate::diagnostics::Severity::Error => "error",
-        crate::diagnostics::Severity::Warning => "warning",
-        crate::diagnostics::Severity::Info => "info",
-    }
 }
 
 /// The commit checked out at `root`, when it is in a git repository and git is installed.

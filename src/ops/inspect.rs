@@ -15,7 +15,7 @@ use crate::diagnostics::did_you_mean;
 use crate::error::UserError;
 use crate::project::{self, Project, Resource, Target};
 use crate::select::Selection;
-use crate::warehouse::session::{Connect, Names, Session};
+use crate::warehouse::session::{Names, Session};
 use crate::warehouse::{Timeouts, WarehouseError};
 
 /// `--select`, `--exclude` and `--select-file`.
@@ -109,7 +109,7 @@ pub fn inspect<T>(
 fn start_session(root: &Path, options: &InspectOptions) -> Option<Session> {
     let config = project::Config::load_alone(root)?;
     let target = config.targets.get(&options.from)?;
-    let connect = Connect::new(&config, root, options.timeouts).ok()?;
+    let connect = super::connection(&config, root, options.timeouts).ok()?;
     let read_ahead = options.selection.everything().then(|| {
         let root = root.to_path_buf();
         let names: Names = Box::new(move || project::model_stems(&root));
@@ -129,7 +129,7 @@ fn target_namespace(target: &Target) -> Namespace {
 }
 
 /// A compiled project, with the session reading meanwhile.
-struct Compiled {
+struct CompiledWhileReading {
     session: Result<Session, WarehouseError>,
     selection: anyhow::Result<Selection>,
     /// The selection was known before compiling, and its request sent then.
@@ -143,10 +143,10 @@ fn compile_while_reading(
     project: &Project,
     options: &InspectOptions,
     session: Option<Session>,
-) -> anyhow::Result<Compiled> {
+) -> anyhow::Result<CompiledWhileReading> {
     let mut session = match session {
         Some(s) => Ok(s),
-        None => Connect::new(&project.config, &project.root, options.timeouts)
+        None => super::connection(&project.config, &project.root, options.timeouts)
             .map(|c| Session::start(c, None)),
     };
     let selection = options.selection.load();
@@ -159,7 +159,7 @@ fn compile_while_reading(
     }
     let (diags, graph) = compile(project, options.use_cache)?;
     super::ensure_compiles(project, &diags)?;
-    Ok(Compiled {
+    Ok(CompiledWhileReading {
         session,
         selection,
         early: sent,
@@ -171,9 +171,9 @@ fn compile_while_reading(
 fn match_answer<'p>(
     project: &'p Project,
     options: &InspectOptions,
-    compiled: Compiled,
+    compiled: CompiledWhileReading,
 ) -> anyhow::Result<(&'p Target, Inspection<'p>)> {
-    let Compiled {
+    let CompiledWhileReading {
         session,
         selection,
         early,

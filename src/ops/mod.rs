@@ -6,24 +6,47 @@
 //! `publish` and `import` (a dbt project as a new sqb project) are offline; `inspect` is what `diff` and `generate` share: the warehouse session started before
 //! the project loads, the compile, the selection, and the catalog read matched to it.
 
+pub mod adopt;
 pub mod assert;
 pub mod compile;
 pub mod diff;
 pub mod drift;
 pub mod generate;
-pub mod import;
-pub mod imports;
 pub mod inspect;
 pub mod lineage;
 pub mod publish;
 pub mod query;
 pub mod root;
 pub mod semantic;
+pub mod team_contracts;
 pub mod verify;
+
+use std::path::Path;
 
 use crate::diagnostics::{render_errors, Diagnostic};
 use crate::error::UserError;
-use crate::project::Project;
+use crate::project::{Config, Project};
+use crate::warehouse::session::Connect;
+use crate::warehouse::{Timeouts, WarehouseError};
+
+/// The environment variable that overrides `connection.url`.
+pub const DATABASE_URL_ENV: &str = "SQB_DATABASE_URL";
+
+/// How to reach the warehouse of the project at `root`: its `[connection]`, with the URL from
+/// `SQB_DATABASE_URL` when that is set, and DuckDB's file relative to the root.
+pub fn connection(
+    config: &Config,
+    root: &Path,
+    timeouts: Timeouts,
+) -> Result<Connect, WarehouseError> {
+    let connection = &config.connection;
+    let url = std::env::var(DATABASE_URL_ENV)
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| connection.url.as_ref().map(|u| u.value.clone()));
+    let path = connection.path.as_ref().map_or("", |p| p.value.as_str());
+    Connect::new(connection.engine, url, root.join(path), timeouts)
+}
 
 /// A project with errors fails the command: its errors, rendered, explain why.
 fn ensure_compiles(project: &Project, diags: &[Diagnostic]) -> Result<(), UserError> {

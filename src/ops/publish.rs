@@ -14,13 +14,13 @@ use crate::contract::matching::Inspection;
 use crate::contract::plan::canonical_type;
 use crate::engine::Engine;
 use crate::error::UserError;
-use crate::imports::impact::{self, ConsumerImpact, ConsumersReport};
-use crate::imports::reads::ReadsFile;
-use crate::imports::snapshot::{
-    self, At, Published, PublishedColumn, PublishedModel, Relation, Snapshot,
-};
 use crate::ops::inspect::{inspect, InspectOptions, Texts};
 use crate::project::{Access, Column, Model, Project, Resource, Target};
+use crate::team_contracts::impact::{self, ConsumerImpact, ConsumersReport};
+use crate::team_contracts::reads::ReadsFile;
+use crate::team_contracts::snapshot::{
+    self, At, Published, PublishedColumn, PublishedModel, Relation, Snapshot,
+};
 
 pub struct PublishOptions {
     /// The target whose namespace the relations are named in; default: the default target.

@@ -10,7 +10,7 @@ use super::semantic::{execute_all, namespace, target};
 use crate::project::{Project, Target};
 pub use crate::report::query::{MetricOutcome, QueryOutcome};
 use crate::rows::{Cell, Rows, Statement};
-use crate::semantic::query::{self, Refusal, Request, ServedMetric};
+use crate::semantic::query::{self, QueryRequest, Refusal, ServedMetric};
 use crate::semantic::trust::{self, Tier, Trust};
 use crate::warehouse::Timeouts;
 
@@ -18,7 +18,7 @@ use crate::warehouse::Timeouts;
 pub struct QueryOptions {
     /// The target whose namespace is read; default: `default_target`.
     pub from: Option<String>,
-    pub request: Request,
+    pub request: QueryRequest,
     /// Print the statement; run nothing.
     pub sql_only: bool,
     /// Also run the assertions that ask for the query's metrics.

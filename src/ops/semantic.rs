@@ -1,10 +1,11 @@
 //! What `sqb query` and `sqb assert` share: the target and its namespace, an assertion's
 //! query as a request, and running statements on the target read-only.
 
+use crate::catalog::Namespace;
 use crate::project::{Project, Target};
 use crate::rows::{Rows, Statement};
-use crate::semantic::query::{Namespace, Request};
-use crate::warehouse::session::{self, Connect};
+use crate::semantic::query::QueryRequest;
+use crate::warehouse::session;
 use crate::warehouse::{Timeouts, WarehouseError};
 
 /// The target `--from` names, else the project's `default_target`.
@@ -51,7 +52,7 @@ pub(super) fn execute_all(
     statements: Vec<Statement>,
     timeouts: Timeouts,
 ) -> anyhow::Result<Vec<Result<Rows, WarehouseError>>> {
-    let connect = Connect::new(&project.config, &project.root, timeouts)?;
+    let connect = super::connection(&project.config, &project.root, timeouts)?;
     let database = target.database.as_ref().map(|d| d.value.clone());
     Ok(session::run(connect, database, statements)?)
 }
@@ -60,9 +61,9 @@ pub(super) fn execute_all(
 pub(super) fn assertion_request(
     q: &crate::project::contracts::SemanticQuery,
     principal: Option<&serde_json::Map<String, serde_json::Value>>,
-) -> Request {
+) -> QueryRequest {
     let texts = |v: &[crate::source::Spanned<String>]| v.iter().map(|s| s.value.clone()).collect();
-    Request {
+    QueryRequest {
         metrics: texts(&q.metrics),
         dimensions: texts(&q.dimensions),
         filters: texts(&q.filters),

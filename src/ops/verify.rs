@@ -8,11 +8,11 @@ use crate::catalog::{Namespace, PhysicalRelation, Request};
 use crate::contract::diff::{diff as diff_resource, Coverage, Declared};
 use crate::engine::Engine;
 use crate::ident::quote_ident;
-use crate::imports::snapshot::{PublishedModel, Snapshot};
 use crate::project::{Column, Import, Project};
 use crate::report::diff::{DiffReport, FindingReport, NamespaceInfo, ResourceReport};
 use crate::source::{Loc, Spanned};
-use crate::warehouse::session::{Connect, Session};
+use crate::team_contracts::snapshot::{PublishedModel, Snapshot};
+use crate::warehouse::session::Session;
 use crate::warehouse::Timeouts;
 
 pub struct VerifyOptions {
@@ -28,8 +28,8 @@ pub struct VerifyOptions {
 
 pub fn verify(root: &Path, options: &VerifyOptions) -> anyhow::Result<DiffReport> {
     let project = Project::load_cached(root, options.use_cache)?;
-    let imports = super::imports::select(&project, &options.names)?;
-    super::imports::refuse_unusable(&project)?;
+    let imports = super::team_contracts::select(&project, &options.names)?;
+    super::team_contracts::refuse_unusable(&project)?;
     let target = super::inspect::target(&project, &options.from)?;
     let models: Vec<(&Import, &Snapshot, &PublishedModel)> = imports
         .iter()
@@ -37,7 +37,7 @@ pub fn verify(root: &Path, options: &VerifyOptions) -> anyhow::Result<DiffReport
         .flat_map(|(i, s)| s.models.iter().map(move |m| (i, s, m)))
         .collect();
     let request = request(&models);
-    let connect = Connect::new(&project.config, &project.root, options.timeouts)?;
+    let connect = super::connection(&project.config, &project.root, options.timeouts)?;
     let answer = Session::start(connect, None).read(request)?;
     let engine = project.engine();
     let resources = models

@@ -29,7 +29,7 @@ pub(super) struct Sidecar<'a> {
     pub model: &'a str,
 }
 
-/// The cache file: the entries as read ([`Entry`]) or as written ([`EntryOut`]).
+/// The cache file: the entries as read ([`CachedParse`]) or as written ([`EntryOut`]).
 #[derive(Serialize, Deserialize)]
 struct Stored<'a, E> {
     build: &'a str,
@@ -37,7 +37,7 @@ struct Stored<'a, E> {
 }
 
 #[derive(Serialize, Deserialize)]
-struct Entry<'a> {
+struct CachedParse<'a> {
     path: &'a str,
     model: &'a str,
     digest: Digest,
@@ -46,7 +46,7 @@ struct Entry<'a> {
     parse: &'a [u8],
 }
 
-/// An entry as it is written: [`Entry`], with a parse made now encoded only as it is written,
+/// An entry as it is written: [`CachedParse`], with a parse made now encoded only as it is written,
 /// so that the parses are never held encoded all at once.
 #[derive(Serialize)]
 struct EntryOut<'a, P> {
@@ -63,7 +63,7 @@ enum ParseOut<'a, P> {
 }
 
 impl<P: Serialize> Serialize for ParseOut<'_, P> {
-    /// As [`Entry::parse`]: the parse's own postcard encoding, as bytes.
+    /// As [`CachedParse::parse`]: the parse's own postcard encoding, as bytes.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             ParseOut::Hit(bytes) => serializer.serialize_bytes(bytes),
@@ -93,7 +93,7 @@ where
     }
     let bytes = crate::cache_dir::read(root, file_name);
     let stored = bytes.as_deref().and_then(decode);
-    let index: HashMap<&str, &Entry<'_>> = stored
+    let index: HashMap<&str, &CachedParse<'_>> = stored
         .iter()
         .flat_map(|s| s.entries.iter())
         .map(|e| (e.path, e))
@@ -132,11 +132,11 @@ where
 }
 
 /// A cache file written by this build, or `None` (logged).
-fn decode(bytes: &[u8]) -> Option<Stored<'_, Entry<'_>>> {
+fn decode(bytes: &[u8]) -> Option<Stored<'_, CachedParse<'_>>> {
     crate::cache_dir::decode(
         bytes,
         "declarations cache",
-        |stored: &Stored<'_, Entry<'_>>| stored.build,
+        |stored: &Stored<'_, CachedParse<'_>>| stored.build,
     )
 }
 
@@ -147,7 +147,7 @@ fn store<P: Serialize>(
     root: &Path,
     sources: &SourceMap,
     sidecars: &[Sidecar<'_>],
-    index: &HashMap<&str, &Entry<'_>>,
+    index: &HashMap<&str, &CachedParse<'_>>,
     results: &[(P, bool)],
 ) {
     let entries: Vec<EntryOut<'_, P>> = sidecars

@@ -994,7 +994,7 @@ fn load_imports(loader: &mut Loader, decls: &[super::ImportDecl]) -> Vec<super::
             let dir = loader.root.join(&decl.path.value);
             let mut fingerprint = String::new();
             // The baseline is most often the snapshot itself: the same bytes are parsed once.
-            let mut last: Option<(String, crate::imports::snapshot::Snapshot)> = None;
+            let mut last: Option<(String, crate::team_contracts::snapshot::Snapshot)> = None;
             let mut read = |file: &Spanned<String>, role: &str| {
                 let path = dir.join(&file.value);
                 let shown = super::rel_path(&loader.root, &path);
@@ -1015,17 +1015,17 @@ fn load_imports(loader: &mut Loader, decls: &[super::ImportDecl]) -> Vec<super::
                         return None;
                     }
                 };
-                let digest = crate::imports::snapshot::digest(&bytes);
+                let digest = crate::team_contracts::snapshot::digest(&bytes);
                 fingerprint.push_str(&format!("{}:{digest};", bytes.len()));
                 if let Some((_, parsed)) = last.as_ref().filter(|(d, _)| *d == digest) {
                     return Some(parsed.clone());
                 }
-                match crate::imports::snapshot::parse(&bytes) {
+                match crate::team_contracts::snapshot::parse(&bytes) {
                     Ok(snapshot) => {
                         last = Some((digest, snapshot.clone()));
                         Some(snapshot)
                     }
-                    Err(crate::imports::snapshot::SnapshotError::TooNew { needed }) => {
+                    Err(crate::team_contracts::snapshot::SnapshotError::TooNew { needed }) => {
                         loader.diags.push(failed(
                             Code::ImportTooNew,
                             format!("{shown}, the {role} of import `{}`, needs snapshot reader version {needed}", decl.name),

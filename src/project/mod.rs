@@ -67,8 +67,8 @@ pub struct Contracts {
 #[derive(Debug)]
 pub struct Import {
     pub decl: ImportDecl,
-    pub snapshot: Option<crate::imports::snapshot::Snapshot>,
-    pub baseline: Option<crate::imports::snapshot::Snapshot>,
+    pub snapshot: Option<crate::team_contracts::snapshot::Snapshot>,
+    pub baseline: Option<crate::team_contracts::snapshot::Snapshot>,
     /// What was read (each file's bytes, or why it could not be), for the compile cache's key.
     pub fingerprint: String,
 }

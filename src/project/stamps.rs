@@ -78,11 +78,11 @@ struct Stored<'a> {
     /// When the run that stored these stamps began to take them, nanoseconds since the epoch.
     taken: i128,
     #[serde(borrow)]
-    entries: Vec<Entry<'a>>,
+    entries: Vec<StampedFile<'a>>,
 }
 
 #[derive(Serialize, Deserialize)]
-struct Entry<'a> {
+struct StampedFile<'a> {
     path: &'a str,
     stamp: Stamp,
     digest: Digest,
@@ -191,7 +191,7 @@ impl Stamps {
             entries: files
                 .iter()
                 .zip(stamped)
-                .map(|(file, (_, stamp))| Entry {
+                .map(|(file, (_, stamp))| StampedFile {
                     path: &file.rel_path,
                     stamp: *stamp,
                     digest: *file.digest(),

@@ -4,16 +4,16 @@
 //!
 //! Messages (notes, summaries, errors) are not output: the commands write them to stderr.
 
+pub mod adopt;
 pub mod assert;
 pub mod compile;
 pub mod diff;
 pub mod drift;
 pub mod generate;
-pub mod import;
-pub mod imports;
 pub mod lineage;
 pub mod query;
 pub mod sarif;
+pub mod team_contracts;
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -78,6 +78,12 @@ fn plain(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// "1 file", "2 files".
+/// Text for a Markdown table cell: `|` escaped, a line break made a space (either would end
+/// the cell or the row).
+pub fn markdown_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
 pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", plural(n, one, many))
 }

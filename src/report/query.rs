@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::assert::AssertionOutcome;
 use crate::rows::{Cell, Rows};
-use crate::semantic::query::{Compiled, Refusal, ServedMetric};
+use crate::semantic::query::{CompiledQuery, Refusal, ServedMetric};
 use crate::semantic::trust::Trust;
 
 /// A metric of the result: what it was served from, whether its rows are all final, its trust.
@@ -27,7 +27,7 @@ pub struct MetricOutcome {
 #[derive(Debug)]
 pub struct QueryOutcome {
     pub target: String,
-    pub compiled: Compiled,
+    pub compiled: CompiledQuery,
     /// `None` with `--sql`.
     pub rows: Option<Rows>,
     pub metrics: Vec<MetricOutcome>,

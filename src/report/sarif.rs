@@ -14,7 +14,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::contract::diff::FindingKind;
-use crate::diagnostics::{Code, Diagnostic, JsonLocation, Severity};
+use crate::diagnostics::{Code, Diagnostic, JsonLocation};
 use crate::project::Project;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -125,14 +125,6 @@ pub(crate) struct Region {
 pub(crate) struct LogicalLocation {
     pub(crate) fully_qualified_name: String,
     pub(crate) kind: &'static str,
-}
-
-pub(crate) fn level(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info => "note",
-    }
 }
 
 /// The `meaning` column of a docs table, by its first column (backticks dropped): `cells` is
@@ -277,7 +269,7 @@ pub fn emit_compile(
             SarifResult {
                 rule_id: d.code.as_str().to_string(),
                 rule_index: index[&d.code],
-                level: level(d.severity),
+                level: d.severity.word(),
                 message: Message { text },
                 locations: vec![location(prefix, &at, None)],
                 partial_fingerprints: BTreeMap::from([("sqbDiagnostic/v1", print)]),

@@ -253,7 +253,7 @@ fn write_named(f: &mut fmt::Formatter<'_>, name: &str) -> fmt::Result {
     if reads_back(crate::engine::Engine::Postgres) && reads_back(crate::engine::Engine::DuckDb) {
         f.write_str(name)
     } else {
-        write!(f, "\"{}\"", name.replace('"', "\"\""))
+        f.write_str(&crate::ident::quoted(name))
     }
 }
 

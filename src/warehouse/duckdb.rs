@@ -291,7 +291,7 @@ fn union_of(catalog: &str, schema: &str, views: &[&String]) -> String {
         .map(|view| {
             // Identifiers cannot be bind parameters here; they are quoted (quotes doubled).
             let name = [catalog, schema, view.as_str()]
-                .map(|part| format!("\"{}\"", part.replace('"', "\"\"")))
+                .map(crate::ident::quoted)
                 .join(".");
             format!("SELECT 1 FROM {name}")
         })

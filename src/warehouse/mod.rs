@@ -71,6 +71,9 @@ pub enum WarehouseError {
     DuckDbCatalog { wanted: String, actual: String },
     #[error("this sqb was built without {0} support")]
     Unsupported(&'static str),
+    /// sqb's own machinery (the session's thread, its async runtime) failed: not the warehouse.
+    #[error("{0}")]
+    Runtime(String),
 }
 
 impl WarehouseError {
@@ -85,7 +88,9 @@ impl WarehouseError {
             WarehouseError::NoDatabase { .. } => "check the target's `database` and the connection URL",
             WarehouseError::StatementTimeout { .. } => "raise --statement-timeout, or select fewer resources",
             WarehouseError::Permission(_) => "sqb reads only pg_catalog; ask for USAGE on the schema",
-            WarehouseError::Query(_) | WarehouseError::Failed(_) => return None,
+            WarehouseError::Query(_) | WarehouseError::Failed(_) | WarehouseError::Runtime(_) => {
+                return None
+            }
             WarehouseError::QueryTimeout { .. } => "raise --statement-timeout, or ask for fewer dimensions",
             WarehouseError::DuckDbMissing { .. } => "check `path` under [connection]; it is relative to the project root",
             WarehouseError::DuckDbLocked { .. } => "a process is writing to the file; retry when it has finished",

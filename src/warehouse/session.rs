@@ -6,7 +6,7 @@
 //! async runtime, DuckDB's blocking calls run directly on the thread.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc;
 
 #[cfg(feature = "duckdb")]
@@ -15,15 +15,12 @@ use super::postgres::PgIntrospector;
 use super::{Introspector, Timeouts, WarehouseError};
 use crate::catalog::{Answer, Namespace, PhysicalRelation, Request};
 use crate::engine::Engine;
-use crate::project::Config;
 use crate::rows::{Rows, Statement};
 
-/// The environment variable that overrides `connection.url`.
-pub const DATABASE_URL_ENV: &str = "SQB_DATABASE_URL";
-
-/// How to reach the project's warehouse: everything needed to connect, taken from the project's
-/// configuration (and `SQB_DATABASE_URL`), owned so that a session can start on its own thread
-/// before the rest of the project is loaded.
+/// How to reach the project's warehouse: everything needed to connect, a plain description the
+/// caller builds (`ops::connection` reads it from the project's configuration and
+/// `SQB_DATABASE_URL`), owned so that a session can start on its own thread before the rest of
+/// the project is loaded.
 #[derive(Debug, Clone)]
 pub struct Connect {
     engine: Engine,
@@ -36,24 +33,21 @@ pub struct Connect {
 }
 
 impl Connect {
-    pub fn new(config: &Config, root: &Path, timeouts: Timeouts) -> Result<Self, WarehouseError> {
-        let engine = config.connection.engine;
-        let url = std::env::var(DATABASE_URL_ENV)
-            .ok()
-            .filter(|u| !u.is_empty())
-            .or_else(|| config.connection.url.as_ref().map(|u| u.value.clone()));
+    /// `url` is Postgres's connection URL, `path` DuckDB's database file; Postgres without a
+    /// URL is refused.
+    pub fn new(
+        engine: Engine,
+        url: Option<String>,
+        path: PathBuf,
+        timeouts: Timeouts,
+    ) -> Result<Self, WarehouseError> {
         if engine == Engine::Postgres && url.is_none() {
             return Err(WarehouseError::NoUrl);
         }
-        let path = config
-            .connection
-            .path
-            .as_ref()
-            .map_or("", |p| p.value.as_str());
         Ok(Self {
             engine,
             url,
-            path: root.join(Path::new(path)),
+            path,
             timeouts,
         })
     }
@@ -108,7 +102,7 @@ impl Session {
             },
             Err(err) => {
                 let (tx, rx) = mpsc::channel();
-                let _ = tx.send(Err(WarehouseError::Query(format!(
+                let _ = tx.send(Err(WarehouseError::Runtime(format!(
                     "could not start the warehouse thread: {err}"
                 ))));
                 Self {
@@ -137,10 +131,11 @@ impl Session {
 
     /// Waits for the answer to the request [`Session::send`] sent.
     pub fn answer(mut self) -> Result<Answer, WarehouseError> {
-        let answer = self
-            .answers
-            .recv()
-            .unwrap_or_else(|_| Err(WarehouseError::Query("the warehouse thread stopped".into())));
+        let answer = self.answers.recv().unwrap_or_else(|_| {
+            Err(WarehouseError::Runtime(
+                "the warehouse thread stopped".into(),
+            ))
+        });
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -173,7 +168,7 @@ fn serve(
     {
         Ok(rt) => rt,
         Err(err) => {
-            return Some(Err(WarehouseError::Query(format!(
+            return Some(Err(WarehouseError::Runtime(format!(
                 "could not start the async runtime: {err}"
             ))))
         }
@@ -344,7 +339,7 @@ pub fn run(
                 .enable_all()
                 .build()
                 .map_err(|e| {
-                    WarehouseError::Query(format!("could not start the async runtime: {e}"))
+                    WarehouseError::Runtime(format!("could not start the async runtime: {e}"))
                 })?;
             runtime.block_on(async move {
                 let mut warehouse = Warehouse::open(&connect).await?;
@@ -361,10 +356,12 @@ pub fn run(
             })
         });
     match spawned {
-        Ok(thread) => thread
-            .join()
-            .unwrap_or_else(|_| Err(WarehouseError::Query("the warehouse thread stopped".into()))),
-        Err(e) => Err(WarehouseError::Query(format!(
+        Ok(thread) => thread.join().unwrap_or_else(|_| {
+            Err(WarehouseError::Runtime(
+                "the warehouse thread stopped".into(),
+            ))
+        }),
+        Err(e) => Err(WarehouseError::Runtime(format!(
             "could not start the warehouse thread: {e}"
         ))),
     }

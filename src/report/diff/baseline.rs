@@ -142,6 +142,18 @@ impl Baseline {
         serde_json::from_value(value).map_err(|e| BaselineError::NotAReport(e.to_string()))
     }
 
+    /// A baseline is a report of the same target as the diff (checked before the target is
+    /// read, so that an unusable baseline costs no warehouse read).
+    pub fn check_target(&self, current: &str) -> Result<(), BaselineError> {
+        match self.target == current {
+            true => Ok(()),
+            false => Err(BaselineError::OtherTarget {
+                baseline: self.target.clone(),
+                current: current.to_string(),
+            }),
+        }
+    }
+
     fn describe_namespace(&self) -> String {
         let n = &self.namespace;
         format!("{} {}.{}", n.engine, n.database, n.schema)
@@ -151,14 +163,9 @@ impl Baseline {
 impl DiffReport {
     /// Marks each finding new or known against `baseline`, and lists the baseline's findings
     /// that are gone from the resources this report checks (a resource outside this run's
-    /// selection resolves nothing).
+    /// selection resolves nothing). The baseline's target was checked when it was read
+    /// (`Baseline::check_target`); its namespace is checked here, now that the report's is known.
     pub fn compare(&mut self, baseline: &Baseline) -> Result<(), BaselineError> {
-        if baseline.target != self.target {
-            return Err(BaselineError::OtherTarget {
-                baseline: baseline.target.clone(),
-                current: self.target.clone(),
-            });
-        }
         let current = format!(
             "{} {}.{}",
             self.namespace.engine, self.namespace.database, self.namespace.schema

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use super::DiffReport;
-use crate::diagnostics::Severity;
+use crate::report::markdown_cell;
 
 pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
     write!(w, "## sqb contract diff: `{}`\n\n", report.target)?;
@@ -12,9 +12,9 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
     } else {
         "✅"
     };
-    writeln!(w, "{icon} {}", escape(&report.verdict()))?;
+    writeln!(w, "{icon} {}", markdown_cell(&report.verdict()))?;
     if let Some(summary) = report.baseline_summary() {
-        writeln!(w, "\n{}", escape(&summary))?;
+        writeln!(w, "\n{}", markdown_cell(&summary))?;
     }
     let compared = report.baseline.is_some();
     let (extra, rule) = match compared {
@@ -27,11 +27,7 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
             resource.resource_type, resource.resource_name, resource.relation, resource.file
         )?;
         for f in &resource.findings {
-            let severity = match f.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Info => "note",
-            };
+            let severity = f.severity.word();
             let mark = match (compared, f.is_new()) {
                 (false, _) => "",
                 (true, true) => " **new** |",
@@ -50,7 +46,7 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
     if let Some(c) = report.baseline.as_ref().filter(|c| c.resolved > 0) {
         writeln!(w, "\n### Resolved since the baseline\n")?;
         for f in &c.resolved_findings {
-            writeln!(w, "- {}", escape(&f.describe()))?;
+            writeln!(w, "- {}", markdown_cell(&f.describe()))?;
         }
     }
     Ok(())
@@ -61,8 +57,4 @@ fn code(text: Option<&str>) -> String {
         Some(t) => format!("`{}`", t.replace('|', "\\|").replace('`', "'")),
         None => "–".to_string(),
     }
-}
-
-fn escape(text: &str) -> String {
-    text.replace('|', "\\|")
 }

@@ -265,7 +265,7 @@ impl DiffReport {
 
 /// The output formats of `contract diff`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DiffFormat {
+pub enum DiffPrinter {
     Text,
     Json,
     Markdown,
@@ -282,13 +282,13 @@ pub enum DiffFormat {
 }
 
 /// Writes `report` in `format`.
-pub fn emit(report: &DiffReport, format: &DiffFormat, w: &mut dyn Write) -> io::Result<()> {
+pub fn emit(report: &DiffReport, format: &DiffPrinter, w: &mut dyn Write) -> io::Result<()> {
     match format {
-        DiffFormat::Text => text::emit(report, w),
-        DiffFormat::Json => report.emit_json(w),
-        DiffFormat::Markdown => markdown::emit(report, w),
-        DiffFormat::Junit => junit::emit(report, w),
-        DiffFormat::Github { prefix } => github::emit(report, prefix, w),
-        DiffFormat::Sarif { prefix } => sarif::emit(report, prefix, w),
+        DiffPrinter::Text => text::emit(report, w),
+        DiffPrinter::Json => report.emit_json(w),
+        DiffPrinter::Markdown => markdown::emit(report, w),
+        DiffPrinter::Junit => junit::emit(report, w),
+        DiffPrinter::Github { prefix } => github::emit(report, prefix, w),
+        DiffPrinter::Sarif { prefix } => sarif::emit(report, prefix, w),
     }
 }

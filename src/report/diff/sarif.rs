@@ -9,7 +9,7 @@ use super::DiffReport;
 use crate::contract::diff::FindingKind;
 use crate::diagnostics::JsonLocation;
 use crate::report::sarif::{
-    driver, kind_help, level, location, log, rule, AutomationDetails, Message, Run, SarifResult,
+    driver, kind_help, location, log, rule, AutomationDetails, Message, Run, SarifResult,
 };
 
 /// `sqb contract diff --format sarif`: a rule per finding kind, a result per error or warning
@@ -46,7 +46,7 @@ pub fn emit(report: &DiffReport, prefix: &str, w: &mut dyn Write) -> io::Result<
             results.push(SarifResult {
                 rule_id: f.kind.as_str().to_string(),
                 rule_index: kinds.iter().position(|k| *k == f.kind).unwrap_or(0),
-                level: level(f.severity),
+                level: f.severity.word(),
                 message: Message {
                     text: format!("{} {}: {}", r.resource_type, r.resource_name, f.message),
                 },

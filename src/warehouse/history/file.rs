@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use duckdb::{params, AccessMode, Config, Connection};
 
-use super::{DayCount, FindingRecord, HistoryError, RunRecord, Summary, Track, SCHEMA_VERSION};
+use super::{HistoryError, SCHEMA_VERSION};
+use crate::drift::{DayCount, FindingRecord, RunRecord, Summary, Track};
 
 const FORMAT: &str = "sqb.drift-history";
 

@@ -8,7 +8,8 @@
 //! Each run is one transaction. A file another process holds is retried until a timeout, so two
 //! runs at once both land.
 
-pub use crate::report::drift::{DayCount, FindingRecord, RunRecord, Summary, Track};
+#[cfg(not(feature = "duckdb"))]
+use crate::drift::{RunRecord, Summary};
 
 /// The schema this sqb writes and reads.
 pub const SCHEMA_VERSION: i64 = 1;

@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::folders::{DbtProject, FolderDefaults};
 use super::manifest::{self, Manifest, Node, SourceNode};
 use super::{
-    render, sql, types, Carried, ColumnOut, DbtError, Entry, Imported, ModelOut, Report, SourceOut,
-    MATERIALIZATIONS,
+    render, sql, types, Carried, ColumnOut, DbtError, Imported, ModelOut, NotCarried, Report,
+    SourceOut, MATERIALIZATIONS,
 };
 use crate::engine::Engine;
 use crate::ident::quote_ident;
@@ -41,7 +41,7 @@ pub(super) struct Importer<'m> {
     path_defaults: Vec<(String, &'m FolderDefaults)>,
     /// Schemas the models are built in, with how many models each.
     schemas: BTreeMap<String, usize>,
-    entries: Vec<Entry>,
+    entries: Vec<NotCarried>,
     audits: usize,
     /// `contracts/metrics/*.toml` from MetricFlow's metrics.
     metric_files: Vec<(String, String)>,
@@ -90,7 +90,7 @@ impl<'m> Importer<'m> {
         carried: Carried,
         what: String,
     ) {
-        self.entries.push(Entry {
+        self.entries.push(NotCarried {
             file: file.to_string(),
             node: node.to_string(),
             kind,
@@ -603,7 +603,7 @@ impl<'m> Importer<'m> {
             let rewritten = sql::rewrite(code, &relations, own);
             tracing::debug!(model = %node.unique_id, relations = rewritten.replaced, "renamed");
             if rewritten.kept {
-                entries.push(Entry {
+                entries.push(NotCarried {
                     file: node.original_file_path.clone(),
                     node: node.unique_id.clone(),
                     kind: "incremental branch",
@@ -620,7 +620,7 @@ impl<'m> Importer<'m> {
                     true => format!("it reads `{dep}`, which is disabled in dbt: the relation stays as the compiled SQL names it, an external relation for sqb"),
                     false => format!("it reads `{dep}`, which the manifest does not hold: the relation stays as the compiled SQL names it, an external relation for sqb"),
                 };
-                entries.push(Entry {
+                entries.push(NotCarried {
                     file: node.original_file_path.clone(),
                     node: node.unique_id.clone(),
                     kind: "dependency",
@@ -773,7 +773,7 @@ impl<'m> Importer<'m> {
                 "operation" => "dbt_project.yml".to_string(),
                 _ => node.original_file_path.clone(),
             };
-            entries.push(Entry {
+            entries.push(NotCarried {
                 file,
                 node: node.unique_id.clone(),
                 kind,
@@ -787,7 +787,7 @@ impl<'m> Importer<'m> {
                 "saved_queries" => ("saved query", "MetricFlow's saved queries are not carried over"),
                 _ => ("exposure", "sqb has no exposures; `access = \"public\"` and `sqb publish` are how other projects read models"),
             };
-            entries.push(Entry {
+            entries.push(NotCarried {
                 file: other.original_file_path.clone(),
                 node: id.clone(),
                 kind,
@@ -801,7 +801,7 @@ impl<'m> Importer<'m> {
                 .and_then(|n| n.get("original_file_path"))
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            entries.push(Entry {
+            entries.push(NotCarried {
                 file: file.to_string(),
                 node: id.clone(),
                 kind: "disabled",
@@ -816,7 +816,7 @@ impl<'m> Importer<'m> {
                 let schema = node.schema.clone().unwrap_or_default();
                 if schema != default {
                     let what = format!("dbt builds `{}` in the schema `{schema}`; a sqb target reads every model from one schema, so `contract diff --from {schema}` is the run that checks it", self.models[i].name);
-                    self.entries.push(Entry {
+                    self.entries.push(NotCarried {
                         file: node.original_file_path.clone(),
                         node: node.unique_id.clone(),
                         kind: "schema",

@@ -117,12 +117,12 @@ pub struct Report {
     pub models: usize,
     pub sources: usize,
     pub audits: usize,
-    pub not_carried_over: Vec<Entry>,
+    pub not_carried_over: Vec<NotCarried>,
 }
 
 /// One dbt resource (or part of one) that sqb does not carry over as dbt had it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Entry {
+pub struct NotCarried {
     /// The file that declares it, relative to the dbt project.
     pub file: String,
     /// dbt's unique id of the node.

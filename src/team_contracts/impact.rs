@@ -14,7 +14,7 @@ use crate::engine::Engine;
 
 /// One change from a baseline to a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Entry {
+pub struct ChangelogEntry {
     pub model: String,
     /// The column; none for a change of the whole model.
     pub column: Option<String>,
@@ -28,7 +28,7 @@ pub struct Entry {
     pub deprecation_date: Option<String>,
 }
 
-impl Entry {
+impl ChangelogEntry {
     /// `fct_orders.amount: narrowed from NUMERIC(10,2) to NUMERIC(10,4)`.
     pub fn describe(&self) -> String {
         let subject = match &self.column {
@@ -83,15 +83,17 @@ impl Entry {
 }
 
 /// Every change from `baseline` to `snapshot`, in the baseline's order, then what is new.
-pub fn changelog(baseline: &Snapshot, snapshot: &Snapshot, engine: Engine) -> Vec<Entry> {
+pub fn changelog(baseline: &Snapshot, snapshot: &Snapshot, engine: Engine) -> Vec<ChangelogEntry> {
     let entry =
-        |model: &str, column: Option<&str>, change, from: Option<&str>, to: Option<&str>| Entry {
-            model: model.to_string(),
-            column: column.map(str::to_string),
-            change,
-            from: from.map(str::to_string),
-            to: to.map(str::to_string),
-            deprecation_date: None,
+        |model: &str, column: Option<&str>, change, from: Option<&str>, to: Option<&str>| {
+            ChangelogEntry {
+                model: model.to_string(),
+                column: column.map(str::to_string),
+                change,
+                from: from.map(str::to_string),
+                to: to.map(str::to_string),
+                deprecation_date: None,
+            }
         };
     let mut out = Vec::new();
     for before in &baseline.models {
@@ -118,7 +120,7 @@ pub fn changelog(baseline: &Snapshot, snapshot: &Snapshot, engine: Engine) -> Ve
             if let Some(now) =
                 current.filter(|c| c.deprecated.is_some() && column.deprecated.is_none())
             {
-                out.push(Entry {
+                out.push(ChangelogEntry {
                     deprecation_date: now.deprecation_date.clone(),
                     ..entry(
                         &before.name,
@@ -173,7 +175,7 @@ impl Verdict {
 #[derive(Debug, Clone, Serialize)]
 pub struct Impact {
     #[serde(flatten)]
-    pub entry: Entry,
+    pub entry: ChangelogEntry,
     pub code: Option<&'static str>,
     pub verdict: Verdict,
     /// The consumer models it reaches (for a model removed, every one naming it).
@@ -183,7 +185,7 @@ pub struct Impact {
 /// Marks each change with its readers in `reads` on `today`; `waived` says whether a waiver
 /// holds for a code on a subject (`model.column`).
 pub fn assess(
-    entries: Vec<Entry>,
+    entries: Vec<ChangelogEntry>,
     reads: &ImportReads,
     today: &str,
     waived: &dyn Fn(Code, &str) -> bool,
@@ -302,7 +304,7 @@ pub struct ImportState {
     pub baseline: String,
     pub snapshot: String,
     /// Each change from the baseline to the snapshot (what an update accepts).
-    pub changes: Vec<Entry>,
+    pub changes: Vec<ChangelogEntry>,
     /// The baseline differs from the snapshot.
     pub behind: bool,
     /// A concrete pin that is not the snapshot's hash.

@@ -8,9 +8,9 @@ use sqlparser::ast::Ident;
 
 use super::sql::OutColumn;
 use crate::engine::Engine;
-use crate::imports::reads::{ReadSet, Reading};
-use crate::imports::snapshot::PublishedColumn;
 use crate::project::Project;
+use crate::team_contracts::reads::{ReadSet, Reading};
+use crate::team_contracts::snapshot::PublishedColumn;
 
 /// A model another project publishes, as the consumer reads it: the accepted baseline's columns
 /// in order, then those the current snapshot adds, each with what the snapshot says of it

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::importers::dbt::{Carried, Entry, Report};
+use crate::adopt::dbt::{Carried, NotCarried, Report};
 use crate::report::count;
 
 /// What the import wrote and found.
@@ -42,7 +42,7 @@ pub fn emit_text(outcome: &ImportOutcome, w: &mut dyn Write) -> io::Result<()> {
         "\nnot carried over, or only in part ({}):",
         r.not_carried_over.len()
     )?;
-    let mut by_file: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
+    let mut by_file: BTreeMap<&str, Vec<&NotCarried>> = BTreeMap::new();
     for entry in &r.not_carried_over {
         by_file.entry(&entry.file).or_default().push(entry);
     }

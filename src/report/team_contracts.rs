@@ -8,11 +8,12 @@ use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 
 use super::diff::github::{data, property};
-use crate::imports::impact::{
-    describe_reader, ConsumersReport, Entry, Impact, ImportDiff, ImportState, Verdict,
+use super::markdown_cell as cell;
+use crate::team_contracts::impact::{
+    describe_reader, ChangelogEntry, ConsumersReport, Impact, ImportDiff, ImportState, Verdict,
 };
-use crate::imports::reads::ReadsFile;
-use crate::imports::snapshot::Published;
+use crate::team_contracts::reads::ReadsFile;
+use crate::team_contracts::snapshot::Published;
 
 const BREAKS: Style = AnsiColor::Red.on_default().bold();
 const WARNS: Style = AnsiColor::Yellow.on_default().bold();
@@ -138,10 +139,6 @@ pub fn impacts_markdown(changes: &[Impact], w: &mut dyn Write) -> io::Result<()>
         )?;
     }
     writeln!(w)
-}
-
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
 }
 
 /// One annotation per change that breaks or warns, at the import's declaration; `prefix` is
@@ -523,7 +520,7 @@ struct UpdateImportJson<'a> {
     written: bool,
     /// A concrete pin that is not the snapshot's hash.
     stale_pin: Option<&'a str>,
-    changes: &'a [Entry],
+    changes: &'a [ChangelogEntry],
 }
 
 pub fn update_json(states: &[ImportState], mode: UpdateMode, w: &mut dyn Write) -> io::Result<()> {

@@ -13,14 +13,14 @@ use sqlparser::ast::{
 };
 use sqlparser::tokenizer::Span;
 
-use super::imported::{Imported, Imports};
 use super::sql::{same_column, OutColumn, Use};
+use super::team_models::{Imported, Imports};
 use crate::diagnostics::{Code, Diagnostic, Severity};
-use crate::imports::changes::{self, Change};
-use crate::imports::reads::{ReadSet, Reading};
-use crate::imports::snapshot::{PublishedColumn, PublishedModel};
 use crate::project::{Import, Model, Project};
 use crate::source::Loc;
+use crate::team_contracts::changes::{self, Change};
+use crate::team_contracts::reads::{ReadSet, Reading};
+use crate::team_contracts::snapshot::{PublishedColumn, PublishedModel};
 
 /// Checks what `model` reads of its imports against what changed in them.
 pub fn check(

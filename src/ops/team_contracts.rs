@@ -12,9 +12,9 @@ use anyhow::Context as _;
 use crate::compile::{analyze, Options};
 use crate::diagnostics::{did_you_mean, render_errors, Code};
 use crate::error::UserError;
-use crate::imports::impact::{self, ImportDiff, ImportState};
-use crate::imports::reads::{self, ReadsFile};
 use crate::project::{Import, Project};
+use crate::team_contracts::impact::{self, ImportDiff, ImportState};
+use crate::team_contracts::reads::{self, ReadsFile};
 
 pub struct UpdateOptions {
     /// The imports to update; empty: every one.

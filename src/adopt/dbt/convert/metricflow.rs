@@ -8,8 +8,8 @@ use serde_json::Value;
 use toml_edit::{InlineTable, Table};
 
 use super::{Importer, Target};
-use crate::importers::dbt::manifest::{Metric, SemanticModel};
-use crate::importers::dbt::{Carried, ColumnOut};
+use crate::adopt::dbt::manifest::{Metric, SemanticModel};
+use crate::adopt::dbt::{Carried, ColumnOut};
 
 /// MetricFlow's aggregations that sqb's measures have, and their sqb names.
 fn aggregation(agg: &str) -> Option<&'static str> {
@@ -39,7 +39,7 @@ fn column_name(expr: &str) -> Option<&str> {
 
 impl Importer<'_> {
     /// Carries every semantic model and metric over, or reports it.
-    pub(in crate::importers::dbt) fn carry_semantic_layer(&mut self) {
+    pub(in crate::adopt::dbt) fn carry_semantic_layer(&mut self) {
         let models = self.manifest.semantic_models.clone();
         let mut primary: Vec<(String, usize, String)> = Vec::new();
         for (_, sm) in &models {

@@ -4,7 +4,7 @@
 //! sqb cannot rank, is treated as narrowing: it fails closed.
 
 use crate::engine::Engine;
-use crate::imports::snapshot::PublishedColumn;
+use crate::team_contracts::snapshot::PublishedColumn;
 use crate::types::{self, DataType};
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! `sqb import dbt`: read a dbt project's manifest and `dbt_project.yml`, convert them
-//! ([`crate::importers::dbt`]), write the new project into an empty directory all at once, and
+//! ([`crate::adopt::dbt`]), write the new project into an empty directory all at once, and
 //! compile it.
 //!
 //! The tree is written into a hidden staging directory beside `--out` and renamed into place
@@ -8,11 +8,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::adopt::dbt;
 use crate::engine::Engine;
 use crate::error::UserError;
-use crate::importers::dbt;
 use crate::ops::compile::{compile, CompileOptions};
-use crate::report::import::ImportOutcome;
+use crate::report::adopt::ImportOutcome;
 
 pub struct ImportDbtOptions {
     /// The dbt project (the directory holding dbt_project.yml).

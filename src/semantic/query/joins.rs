@@ -1,0 +1,194 @@
+//! Join planning: each requested dimension reached from a leaf's relation over declared joins
+//! that match at most one row, the filters qualified to the relations they name.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+impl<'a, 'p> Compiler<'a, 'p> {
+    pub(super) fn dimension(
+        &self,
+        from: &'a Relation<'p>,
+        reference: &Spanned<String>,
+    ) -> Result<Reached<'a, 'p>, Refusal> {
+        resolve::dimension(self.relations, from, reference).map_err(|d| {
+            let code = match d.code {
+                crate::diagnostics::Code::QueryAmbiguous if d.message.contains("ways") => {
+                    "ambiguous_join_path"
+                }
+                crate::diagnostics::Code::QueryAmbiguous => "ambiguous",
+                crate::diagnostics::Code::QueryUnreachable => "unreachable",
+                _ => "unresolved",
+            };
+            Refusal::from_diagnostic(code, &d)
+        })
+    }
+
+    /// Joins along `path` from the leaf's relation (`s`), each once; the alias of its end.
+    pub(super) fn join_path(
+        &self,
+        from: &Relation<'p>,
+        path: &[&'p str],
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<String, Refusal> {
+        let mut at = from;
+        let mut at_alias = "s".to_string();
+        for (depth, alias) in path.iter().enumerate() {
+            let join = at
+                .semantic
+                .and_then(|s| s.joins.iter().find(|j| j.alias.value == *alias))
+                .ok_or_else(|| {
+                    Refusal::new(
+                        "unreachable",
+                        format!("{} declares no join `{alias}`", at.describe()),
+                    )
+                })?;
+            let relationship = join.relationship.as_ref().map_or("", |r| r.value.as_str());
+            if !matches!(relationship, "many_to_one" | "one_to_one") {
+                return Err(Refusal {
+                    code: "fanout_unsafe",
+                    message: format!("join `{alias}` of {} is {}: grouping by what it reaches would count a measure once per matching row", at.describe(), if relationship.is_empty() { "of unknown cardinality" } else { relationship }),
+                    hint: Some("group by a dimension reached over many_to_one or one_to_one joins, or declare the metric on the joined relation".into()),
+                });
+            }
+            let target = join
+                .to
+                .as_ref()
+                .and_then(|t| self.relations.get(&t.value))
+                .ok_or_else(|| {
+                    Refusal::new(
+                        "unreachable",
+                        format!("join `{alias}` leads to no model or source"),
+                    )
+                })?;
+            let key: Vec<&'p str> = path[..=depth].to_vec();
+            let name = format!("j_{}", key.join("_"));
+            if !joins.iter().any(|(k, _)| *k == key) {
+                let on: Vec<String> = join
+                    .on
+                    .iter()
+                    .map(|(local, remote)| {
+                        format!(
+                            "{} = {}",
+                            column_ref(&at_alias, &local.value),
+                            column_ref(&name, &remote.value)
+                        )
+                    })
+                    .collect();
+                joins.push((
+                    key,
+                    format!(
+                        "LEFT JOIN {} AS {} ON {}",
+                        self.source_sql(target)?,
+                        quote(&name),
+                        on.join(" AND ")
+                    ),
+                ));
+            }
+            at = target;
+            at_alias = name;
+        }
+        Ok(at_alias)
+    }
+
+    /// A predicate over the relation's columns, each qualified by the leaf's alias.
+    pub(super) fn qualified(
+        &self,
+        text: &Spanned<String>,
+        relation: &Relation<'p>,
+    ) -> Result<String, Refusal> {
+        let mut expr = predicate::parse(self.project, &text.value).map_err(|e| {
+            Refusal::new(
+                "invalid_filter",
+                format!("`{}` does not parse: {e}", text.value),
+            )
+        })?;
+        let mut unknown = None;
+        let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
+            if let Expr::Identifier(id) = e {
+                if relation.column(&id.value).is_none() {
+                    unknown = Some(id.value.clone());
+                    return std::ops::ControlFlow::Break(());
+                }
+                *e = Expr::CompoundIdentifier(vec![
+                    Ident::with_quote('"', "s"),
+                    Ident::with_quote('"', id.value.clone()),
+                ]);
+            }
+            std::ops::ControlFlow::Continue(())
+        });
+        // A predicate written for one relation, applied to another (a realization) that lacks
+        // a column, is refused rather than sent to fail (or match another column) there.
+        if let Some(name) = unknown {
+            return Err(Refusal::new(
+                "invalid_filter",
+                format!(
+                    "`{}` reads `{name}`, which {} does not declare",
+                    text.value,
+                    relation.describe()
+                ),
+            ));
+        }
+        Ok(expr.to_string())
+    }
+
+    /// A filter may name only what the principal may see unmasked: a denied dimension, or a
+    /// comparison with a masked column, would tell what the roles hide.
+    pub(super) fn filterable(&self, reached: &Reached<'a, 'p>, asked: &str) -> Result<(), Refusal> {
+        access::dimension_allowed(self.roles.as_deref(), reached, asked)?;
+        let column = &reached.dimension.column().value;
+        match access::mask_of(self.roles.as_deref(), reached.relation.name, column) {
+            None => Ok(()),
+            Some(strategy) => Err(Refusal {
+                code: "forbidden",
+                message: format!(
+                    "filter names `{asked}`, which the principal sees masked (`{strategy}` of `{}.{column}`): filtering on it would reveal what the mask hides",
+                    reached.relation.name
+                ),
+                hint: Some("filter on another dimension, or ask as a role that sees the column".into()),
+            }),
+        }
+    }
+
+    /// A query filter over dimensions: each reference replaced by the dimension's SQL.
+    pub(super) fn query_filter(
+        &self,
+        from: &'a Relation<'p>,
+        text: &Spanned<String>,
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<String, Refusal> {
+        let mut expr = predicate::parse(self.project, &text.value).map_err(|e| {
+            Refusal::new(
+                "invalid_filter",
+                format!("filter `{}` does not parse: {e}", text.value),
+            )
+        })?;
+        let mut failure = None;
+        let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
+            let parts: Vec<String> = match e {
+                Expr::Identifier(id) => vec![id.value.clone()],
+                Expr::CompoundIdentifier(p) => p.iter().map(|i| i.value.clone()).collect(),
+                _ => return std::ops::ControlFlow::Continue(()),
+            };
+            let reference = self.spanned(&parts.join("."));
+            let sql = self.dimension(from, &reference).and_then(|r| {
+                self.filterable(&r, &reference.value)?;
+                self.dimension_sql(from, &r, joins)
+            });
+            match sql.and_then(|s| {
+                predicate::parse(self.project, &s)
+                    .map_err(|e| Refusal::new("invalid_filter", e.to_string()))
+            }) {
+                Ok(replacement) => *e = Expr::Nested(Box::new(replacement)),
+                Err(refusal) => {
+                    failure = Some(refusal);
+                    return std::ops::ControlFlow::Break(());
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        });
+        match failure {
+            Some(refusal) => Err(refusal),
+            None => Ok(expr.to_string()),
+        }
+    }
+}

@@ -1,0 +1,415 @@
+//! The statement's text: each leaf aggregated on its own relation at the requested grain, the
+//! collapse of a leaf to fewer dimensions, the relations as they are read (masks, scoping), and
+//! the outer query that combines the leaves. Identifiers are always quoted; values are bound.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+impl<'a, 'p> Compiler<'a, 'p> {
+    /// A leaf's query: its dimensions, its aggregate, its filters and the query's.
+    pub(super) fn leaf_sql(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        dimensions: &[Spanned<String>],
+        filters: &[Spanned<String>],
+    ) -> Result<String, Refusal> {
+        let mut joins: Vec<(Vec<&'p str>, String)> = Vec::new();
+        let mut select = Vec::new();
+        for (i, reference) in dimensions.iter().enumerate() {
+            let reached = self.dimension(leaf.relation, reference)?;
+            let expr = self.dimension_sql(leaf.relation, &reached, &mut joins)?;
+            select.push(format!("{expr} AS \"d{i}\""));
+        }
+        let collapse = match leaf.collapse {
+            Some((dimension, _)) => {
+                Some(self.collapse_sql(leaf.relation, dimension, &mut joins)?)
+            }
+            None => None,
+        };
+        if let Some(t) = &collapse {
+            select.push(format!("{t} AS \"t\""));
+        }
+        select.push(format!("{} AS \"v\"", leaf.aggregate));
+        let mut predicates = Vec::new();
+        if let Some(after) = &leaf.after {
+            select.push("count(*) AS \"n\"".to_string());
+            predicates.push(after.clone());
+        }
+        for filter in &leaf.filters {
+            predicates.push(self.qualified(filter, leaf.relation)?);
+        }
+        for filter in filters {
+            predicates.push(self.query_filter(leaf.relation, filter, &mut joins)?);
+        }
+        let mut sql = format!(
+            "  SELECT {}\n  FROM {} AS \"s\"",
+            select.join(", "),
+            self.source_sql(leaf.relation)?
+        );
+        for (_, join) in &joins {
+            let _ = write!(sql, "\n  {join}");
+        }
+        if !predicates.is_empty() {
+            let _ = write!(
+                sql,
+                "\n  WHERE {}",
+                predicates
+                    .iter()
+                    .map(|p| format!("({p})"))
+                    .collect::<Vec<_>>()
+                    .join(" AND ")
+            );
+        }
+        let grouped = dimensions.len() + usize::from(collapse.is_some());
+        if grouped > 0 {
+            let groups: Vec<String> = (1..=grouped).map(|i| i.to_string()).collect();
+            let _ = write!(sql, "\n  GROUP BY {}", groups.join(", "));
+        }
+        Ok(match leaf.collapse {
+            Some((_, agg)) => collapsed(&sql, agg, dimensions.len()),
+            None => sql,
+        })
+    }
+
+    /// The collapse dimension's SQL: a dimension of the relation (at its granularity), or a
+    /// column of it.
+    pub(super) fn collapse_sql(
+        &self,
+        relation: &'a Relation<'p>,
+        name: &Spanned<String>,
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<String, Refusal> {
+        let own = relation
+            .semantic
+            .is_some_and(|s| s.dimensions.iter().any(|d| d.name.value == name.value));
+        if own {
+            let reached = self.dimension(relation, name)?;
+            return self.dimension_sql(relation, &reached, joins);
+        }
+        Ok(column_ref("s", &name.value))
+    }
+
+    /// The SQL of a reached dimension, adding the joins its path needs.
+    pub(super) fn dimension_sql(
+        &self,
+        from: &Relation<'p>,
+        reached: &Reached<'_, 'p>,
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<String, Refusal> {
+        let alias = self.join_path(from, &reached.path, joins)?;
+        let name = &reached.dimension.column().value;
+        let mut column = column_ref(&alias, name);
+        let zoned = reached
+            .relation
+            .column(name)
+            .and_then(|c| c.ty.as_deref())
+            .is_some_and(|t| matches!(t, DataType::Timestamp { tz: true, .. }));
+        // DuckDB truncates a TIMESTAMPTZ only with the ICU extension, which sqb neither bundles
+        // nor downloads: the instant is truncated as UTC wall time instead.
+        if zoned && self.engine == Engine::DuckDb {
+            column = format!("CAST({column} AS TIMESTAMP)");
+        }
+        // A time dimension is served at its declared granularity unless asked for a coarser one.
+        let declared = reached
+            .dimension
+            .granularity
+            .as_ref()
+            .map(|g| g.value.as_str());
+        Ok(match reached.granularity.or(declared) {
+            Some(grain) => format!("date_trunc('{grain}', {column})"),
+            None => column,
+        })
+    }
+
+    /// A relation as a FROM item: scoped to the principal's tenant before it is joined (so an
+    /// outer join keeps its unmatched rows), shared, or refused as undeclared.
+    pub(super) fn source_sql(&self, relation: &Relation<'p>) -> Result<String, Refusal> {
+        let table = self.relation_sql(relation);
+        let access::Scoping::Scoped { policy, .. } = &self.scoping else {
+            return Ok(table);
+        };
+        let scoped = policy
+            .scoped
+            .iter()
+            .find(|s| s.source.as_ref().is_some_and(|x| x.value == relation.name));
+        if let Some(column) = scoped.and_then(|s| s.column.as_ref()) {
+            let from = format!(
+                "(SELECT * FROM {table} WHERE CAST({} AS VARCHAR) = $1)",
+                quote(&column.value)
+            );
+            let mut reads = self.scoped_reads.borrow_mut();
+            if !reads.iter().any(|r| r.from == from) {
+                reads.push(ScopedRead {
+                    relation: relation.name.to_string(),
+                    from: from.clone(),
+                    column: column.value.clone(),
+                });
+            }
+            return Ok(from);
+        }
+        if policy.shared.iter().any(|s| s.value == relation.name) {
+            return Ok(table);
+        }
+        let message = format!(
+            "{} is neither scoped nor shared by the tenancy policy",
+            relation.describe()
+        );
+        if policy.warns_undeclared() {
+            self.warnings
+                .borrow_mut()
+                .push(format!("{message}: read unscoped"));
+            return Ok(table);
+        }
+        Err(Refusal {
+            code: "undeclared_source",
+            message,
+            hint: Some("classify it in contracts/policies/tenancy.toml (`scoped_sources` or `shared_sources`)".into()),
+        })
+    }
+
+    /// The mask each dimension output gets from the principal's roles, if any.
+    pub(super) fn masks(
+        &self,
+        from: &'a Relation<'p>,
+        dimensions: &[Spanned<String>],
+    ) -> Result<Vec<Option<String>>, Refusal> {
+        dimensions
+            .iter()
+            .map(|d| {
+                let reached = self.dimension(from, d)?;
+                Ok(access::mask_of(
+                    self.roles.as_deref(),
+                    reached.relation.name,
+                    &reached.dimension.column().value,
+                ))
+            })
+            .collect()
+    }
+
+    pub(super) fn relation_sql(&self, relation: &Relation<'p>) -> String {
+        let (database, schema, table) = match self
+            .project
+            .source_tables
+            .iter()
+            .find(|s| s.name.value == relation.name && relation.kind == "source")
+        {
+            Some(s) => (
+                s.database.as_ref().map(|d| d.value.clone()),
+                s.schema.as_ref().map_or(String::new(), |x| x.value.clone()),
+                s.relation_name().to_string(),
+            ),
+            None => {
+                let model = self.project.model(relation.name);
+                let table = model
+                    .map_or(relation.name, |m| m.relation_name())
+                    .to_string();
+                (
+                    self.namespace.database.clone(),
+                    self.namespace.schema.clone(),
+                    table,
+                )
+            }
+        };
+        let mut parts: Vec<String> = database.iter().map(|d| quote(d)).collect();
+        parts.push(quote(&schema));
+        parts.push(quote(&table));
+        parts.join(".")
+    }
+
+    /// The statement: the leaves as CTEs, their dimension rows joined, each metric's formula.
+    pub(super) fn outer_sql(
+        &self,
+        ctes: &[String],
+        formulas: &[Formula],
+        columns: &[String],
+        masks: &[Option<String>],
+        all: &[Leaf<'a, 'p>],
+        served: &[ServedMetric],
+    ) -> String {
+        let leaves = all.len();
+        let dims = masks.len();
+        let mut sql = format!("WITH {}", ctes.join(",\n"));
+        let value = |part: &Part| match *part {
+            Part::Leaf(i) => format!("{}.\"v\"", leaf_name(i)),
+            Part::Coalesced { settled, live, how } => finality::combined(
+                how,
+                &format!("{}.\"v\"", leaf_name(settled)),
+                &format!("{}.\"v\"", leaf_name(live)),
+            ),
+        };
+        let metric_sql = |f: &Formula| match f {
+            Formula::Value(part) => value(part),
+            Formula::Divide {
+                numerator,
+                denominator,
+                on_zero,
+                metric,
+            } => {
+                let (n, d) = (value(numerator), value(denominator));
+                let cast = match self.engine {
+                    Engine::Postgres => "numeric",
+                    Engine::DuckDb => "double",
+                };
+                match on_zero.as_str() {
+                    "zero" => {
+                        format!("CASE WHEN {d} = 0 THEN 0 ELSE CAST({n} AS {cast}) / {d} END")
+                    }
+                    // Postgres raises `division by zero` itself; DuckDB would give NULL.
+                    "error" => match self.engine {
+                        Engine::Postgres => format!("CAST({n} AS {cast}) / {d}"),
+                        Engine::DuckDb => format!(
+                            "CASE WHEN {d} = 0 THEN error({}) ELSE CAST({n} AS {cast}) / {d} END",
+                            literal(&format!(
+                                "division by zero: metric `{metric}` has a zero denominator"
+                            ))
+                        ),
+                    },
+                    _ => format!("CAST({n} AS {cast}) / NULLIF({d}, 0)"),
+                }
+            }
+        };
+        let mut select: Vec<String> = (0..dims)
+            .map(|i| {
+                let value = format!("\"k\".\"d{i}\"");
+                let shown = match masks[i].as_deref() {
+                    Some(strategy) => access::masked(self.engine, strategy, &value),
+                    None => value,
+                };
+                format!("{shown} AS {}", quote(&columns[i]))
+            })
+            .collect();
+        for (f, name) in formulas.iter().zip(&columns[dims..]) {
+            select.push(format!("{} AS {}", metric_sql(f), quote(name)));
+        }
+        for (f, m) in formulas.iter().zip(served) {
+            if let Some(flag) = &m.final_flag {
+                select.push(format!("{} AS {}", final_sql(f, all), quote(flag)));
+            }
+        }
+        if dims == 0 {
+            let from: Vec<String> = (0..leaves).map(leaf_name).collect();
+            let _ = write!(
+                sql,
+                "\nSELECT {}\nFROM {}",
+                select.join(", "),
+                from.join(" CROSS JOIN ")
+            );
+            return sql;
+        }
+        let keys: Vec<String> = (0..dims).map(|i| format!("\"d{i}\"")).collect();
+        let unions: Vec<String> = (0..leaves)
+            .map(|i| format!("SELECT {} FROM {}", keys.join(", "), leaf_name(i)))
+            .collect();
+        let _ = write!(
+            sql,
+            ",\n\"k\" AS (\n  {}\n)\nSELECT {}\nFROM \"k\"",
+            unions.join("\n  UNION\n  "),
+            select.join(", ")
+        );
+        for i in 0..leaves {
+            let on: Vec<String> = keys
+                .iter()
+                .map(|k| format!("\"k\".{k} IS NOT DISTINCT FROM {}.{k}", leaf_name(i)))
+                .collect();
+            let _ = write!(sql, "\nLEFT JOIN {} ON {}", leaf_name(i), on.join(" AND "));
+        }
+        let order: Vec<String> = (1..=dims).map(|i| i.to_string()).collect();
+        let _ = write!(sql, "\nORDER BY {}", order.join(", "));
+        sql
+    }
+}
+
+/// A metric's name, canonical definition and kind; a binding without one is not served.
+pub(super) fn canonical(
+    binding: &MetricBinding,
+) -> Result<(&str, &crate::project::metrics::Canonical, &str), Refusal> {
+    let name = binding.name().map_or("?", |n| n.value.as_str());
+    let c = binding.canonical.as_ref().ok_or_else(|| {
+        Refusal::new(
+            "unsupported_measure",
+            format!("metric `{name}` has no canonical definition"),
+        )
+    })?;
+    Ok((name, c, c.kind.as_ref().map_or("", |k| k.value.as_str())))
+}
+
+/// A semi-additive leaf: its per-time sums (`sql`, grouped by the dimensions and `t`)
+/// collapsed over time — the last or first point of each group, or the average, least or
+/// greatest of its points.
+pub(super) fn collapsed(sql: &str, agg: &str, dims: usize) -> String {
+    let keys: Vec<String> = (0..dims).map(|i| format!("\"d{i}\"")).collect();
+    let partition = match keys.is_empty() {
+        true => String::new(),
+        false => format!("PARTITION BY {} ", keys.join(", ")),
+    };
+    let mut out_keys = keys.clone();
+    out_keys.push("\"v\"".into());
+    match agg {
+        "last" | "first" => {
+            let order = if agg == "last" { "DESC" } else { "ASC" };
+            format!(
+                "  SELECT {} FROM (\n  SELECT *, row_number() OVER ({partition}ORDER BY \"t\" {order}) AS \"r\" FROM (\n{sql}\n  ) AS \"p\"\n  ) AS \"q\" WHERE \"r\" = 1",
+                out_keys.join(", ")
+            )
+        }
+        other => {
+            let group = match keys.is_empty() {
+                true => String::new(),
+                false => format!(" GROUP BY {}", keys.join(", ")),
+            };
+            let mut select = keys.clone();
+            select.push(format!("{other}(\"v\") AS \"v\""));
+            format!(
+                "  SELECT {} FROM (\n{sql}\n  ) AS \"p\"{group}",
+                select.join(", ")
+            )
+        }
+    }
+}
+
+/// Whether a group's value of a metric holds only final rows: no provisional leaf of it read
+/// a row there (a leaf reading only a provisional realization never is).
+pub(super) fn final_sql(formula: &Formula, leaves: &[Leaf<'_, '_>]) -> String {
+    let parts = match formula {
+        Formula::Value(p) => vec![*p],
+        Formula::Divide {
+            numerator,
+            denominator,
+            ..
+        } => vec![*numerator, *denominator],
+    };
+    let mut checks = Vec::new();
+    for part in parts {
+        let used = match part {
+            Part::Leaf(i) => vec![i],
+            Part::Coalesced { settled, live, .. } => vec![settled, live],
+        };
+        for i in used {
+            match (&leaves[i].after, leaves[i].provisional) {
+                (Some(_), _) => checks.push(format!("COALESCE({}.\"n\", 0) = 0", leaf_name(i))),
+                (None, true) => checks.push("false".to_string()),
+                (None, false) => {}
+            }
+        }
+    }
+    match checks.is_empty() {
+        true => "true".to_string(),
+        false => format!("({})", checks.join(" AND ")),
+    }
+}
+
+/// A SQL string literal.
+pub(super) fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+pub(super) fn leaf_name(i: usize) -> String {
+    format!("\"m{i}\"")
+}
+
+// An identifier, always double-quoted (a column may be named like a keyword).
+pub(super) use crate::ident::quoted as quote;
+
+pub(super) fn column_ref(alias: &str, column: &str) -> String {
+    format!("{}.{}", quote(alias), quote(column))
+}
