@@ -81,26 +81,17 @@ impl Loader {
 
     /// The project: what was loaded, with the files read and every diagnostic found.
     fn into_project(self, config: super::Config, parts: Parts) -> Project {
-        let Parts {
-            models,
-            schemas,
-            enums,
-            source_tables,
-            imports,
-            metrics,
-            contracts,
-        } = parts;
         Project {
             root: self.root,
             sources: self.sources,
             config,
-            models,
-            schemas,
-            enums,
-            source_tables,
-            imports,
-            metrics,
-            contracts,
+            models: parts.models,
+            schemas: parts.schemas,
+            enums: parts.enums,
+            source_tables: parts.source_tables,
+            imports: parts.imports,
+            metrics: parts.metrics,
+            contracts: parts.contracts,
             diagnostics: self.diags,
         }
     }
