@@ -2,11 +2,17 @@
 //! (`"db"."schema"."orders"`) becomes the name of the sqb model or source it is, so that sqb's
 //! DAG has the same edges as dbt's.
 //!
-//! A small lexer walks the text: string literals and comments are copied untouched, and at each
-//! dotted name the longest prefix that is a known relation is replaced. Everything else is kept
-//! byte for byte.
+//! The text is read by sqlparser's tokenizer in the project's dialect, the one sqb's analysis
+//! reads it in: string literals and comments are tokens of their own and never renamed, and at
+//! each dotted name (parts joined by dots with nothing between them) the longest prefix that is a
+//! known relation is replaced. Everything else is kept byte for byte.
 
 use std::collections::HashMap;
+use std::ops::Range;
+
+use sqlparser::tokenizer::{Location, Token, Tokenizer};
+
+use crate::engine::Engine;
 
 /// What a relation name in the compiled SQL is replaced with.
 pub struct Relations<'a> {
@@ -30,158 +36,126 @@ pub struct Rewritten {
     pub kept: bool,
 }
 
-/// `code` with every known relation but `except` replaced.
-pub fn rewrite(code: &str, relations: &Relations<'_>, except: Option<&str>) -> Rewritten {
-    let mut r = Rewriter {
-        code,
-        relations,
-        except,
-        out: String::with_capacity(code.len()),
-        copied: 0,
-        replaced: 0,
-        kept: false,
-    };
-    let bytes = code.as_bytes();
+/// `code` with every known relation but `except` replaced; the tokenizer's error when `code`
+/// is not SQL it can read (the text is then kept as it is, and compiling it says where).
+pub fn rewrite(
+    code: &str,
+    relations: &Relations<'_>,
+    except: Option<&str>,
+    engine: Engine,
+) -> Result<Rewritten, String> {
+    let dialect = engine.dialect();
+    let tokens = Tokenizer::new(dialect.as_ref(), code)
+        .tokenize_with_location()
+        .map_err(|e| e.to_string())?;
+    let mut offsets = Offsets::new(code);
+    let tokens: Vec<(Token, Range<usize>)> = tokens
+        .into_iter()
+        .map(|t| {
+            let start = offsets.at(t.span.start);
+            (t.token, start..offsets.at(t.span.end))
+        })
+        .collect();
+    let mut out = String::with_capacity(code.len());
+    let (mut copied, mut replaced, mut kept) = (0, 0, false);
     let mut i = 0;
-    while i < bytes.len() {
-        i = match bytes[i] {
-            b'\'' => skip_string(bytes, i),
-            b'-' if bytes.get(i + 1) == Some(&b'-') => skip_line(bytes, i),
-            b'/' if bytes.get(i + 1) == Some(&b'*') => skip_block(bytes, i),
-            b'"' if !follows_dot(bytes, i) => r.name_at(i),
-            c if is_ident_start(c) && i > 0 && is_ident_byte(bytes[i - 1]) => i + 1,
-            c if is_ident_start(c) && !follows_dot(bytes, i) => r.name_at(i),
-            _ => i + 1,
-        };
-    }
-    r.out.push_str(&code[r.copied..]);
-    Rewritten {
-        sql: r.out,
-        replaced: r.replaced,
-        kept: r.kept,
-    }
-}
-
-struct Rewriter<'c, 'r> {
-    code: &'c str,
-    relations: &'r Relations<'r>,
-    except: Option<&'c str>,
-    out: String,
-    /// How much of `code` is in `out`.
-    copied: usize,
-    replaced: usize,
-    kept: bool,
-}
-
-impl Rewriter<'_, '_> {
-    /// At the start of a dotted name: replaces its longest known prefix, and returns where to
-    /// go on (after the replaced prefix, or after the name's first part).
-    fn name_at(&mut self, start: usize) -> usize {
-        let bytes = self.code.as_bytes();
-        let mut ends = Vec::new();
-        let mut at = start;
-        while let Some(end) = part_end(bytes, at) {
-            ends.push(end);
-            if ends.len() == 4 || bytes.get(end) != Some(&b'.') {
+    while i < tokens.len() {
+        let parts = name_at(&tokens, i);
+        if parts.is_empty() {
+            i += 1;
+            continue;
+        }
+        let start = tokens[i].1.start;
+        let mut next = i + 1;
+        for &end_token in parts.iter().rev() {
+            let end = tokens[end_token].1.end;
+            let name = &code[start..end];
+            if Some(name) == except {
+                kept = true;
+                next = end_token + 1;
                 break;
             }
-            at = end + 1;
-        }
-        let Some(&first) = ends.first() else {
-            return start + 1;
-        };
-        for &end in ends.iter().rev() {
-            if bytes
-                .get(end)
-                .is_some_and(|&c| is_ident_byte(c) || c == b'"')
-            {
-                continue;
-            }
-            let name = &self.code[start..end];
-            if Some(name) == self.except {
-                self.kept = true;
-                return end;
-            }
-            if let Some(replacement) = self.relations.names.get(name) {
-                self.out.push_str(&self.code[self.copied..start]);
-                self.out.push_str(replacement);
-                self.copied = end;
-                self.replaced += 1;
-                return end;
+            if let Some(replacement) = relations.names.get(name) {
+                out.push_str(&code[copied..start]);
+                out.push_str(replacement);
+                copied = end;
+                replaced += 1;
+                next = end_token + 1;
+                break;
             }
         }
-        first
+        i = next;
     }
+    out.push_str(&code[copied..]);
+    Ok(Rewritten {
+        sql: out,
+        replaced,
+        kept,
+    })
 }
 
-/// The end of one identifier (quoted or bare) starting at `at`.
-fn part_end(bytes: &[u8], at: usize) -> Option<usize> {
-    match bytes.get(at)? {
-        b'"' => {
-            let mut i = at + 1;
-            while i < bytes.len() {
-                if bytes[i] == b'"' {
-                    if bytes.get(i + 1) == Some(&b'"') {
-                        i += 2;
-                        continue;
-                    }
-                    return Some(i + 1);
-                }
-                i += 1;
-            }
-            None
-        }
-        &c if is_ident_start(c) => {
-            let mut i = at + 1;
-            while i < bytes.len() && is_ident_byte(bytes[i]) {
-                i += 1;
-            }
-            Some(i)
-        }
-        _ => None,
+/// The parts of the dotted name that starts at token `i`, as the index of each part's token (at
+/// most four parts); none when no name starts there. A part after a dot belongs to the name
+/// before it (`x."db"."t"` is not the relation `"db"."t"`).
+fn name_at(tokens: &[(Token, Range<usize>)], i: usize) -> Vec<usize> {
+    let is_word = |k: usize| matches!(tokens.get(k), Some((Token::Word(_), _)));
+    let touches = |a: usize, b: usize| tokens[a].1.end == tokens[b].1.start;
+    let is_dot = |k: usize| matches!(tokens.get(k), Some((Token::Period, _)));
+    if !is_word(i) || (i > 0 && is_dot(i - 1) && touches(i - 1, i)) {
+        return Vec::new();
     }
-}
-
-/// A part after a dot belongs to the name before it (`x."db"."t"` is not the relation `"db"."t"`).
-fn follows_dot(bytes: &[u8], at: usize) -> bool {
-    at > 0 && bytes[at - 1] == b'.'
-}
-
-fn is_ident_start(c: u8) -> bool {
-    c.is_ascii_alphabetic() || c == b'_' || c >= 0x80
-}
-
-fn is_ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
-}
-
-fn skip_string(bytes: &[u8], at: usize) -> usize {
-    let mut i = at + 1;
-    while i < bytes.len() {
-        if bytes[i] == b'\'' {
-            if bytes.get(i + 1) == Some(&b'\'') {
-                i += 2;
-                continue;
-            }
-            return i + 1;
-        }
-        i += 1;
+    let mut parts = vec![i];
+    let mut at = i;
+    while parts.len() < 4
+        && is_dot(at + 1)
+        && is_word(at + 2)
+        && touches(at, at + 1)
+        && touches(at + 1, at + 2)
+    {
+        at += 2;
+        parts.push(at);
     }
-    bytes.len()
+    parts
 }
 
-fn skip_line(bytes: &[u8], at: usize) -> usize {
-    bytes[at..]
-        .iter()
-        .position(|&c| c == b'\n')
-        .map_or(bytes.len(), |p| at + p + 1)
+/// Byte offsets of the tokenizer's locations (lines from 1, columns from 1 in characters),
+/// asked for in order: each is found from the one before.
+struct Offsets<'a> {
+    code: &'a str,
+    line: u64,
+    column: u64,
+    byte: usize,
 }
 
-fn skip_block(bytes: &[u8], at: usize) -> usize {
-    bytes[at + 2..]
-        .windows(2)
-        .position(|w| w == b"*/")
-        .map_or(bytes.len(), |p| at + 2 + p + 2)
+impl<'a> Offsets<'a> {
+    fn new(code: &'a str) -> Self {
+        Self {
+            code,
+            line: 1,
+            column: 1,
+            byte: 0,
+        }
+    }
+
+    fn at(&mut self, location: Location) -> usize {
+        if (location.line, location.column) < (self.line, self.column) {
+            *self = Offsets::new(self.code);
+        }
+        let mut chars = self.code[self.byte..].chars();
+        while (self.line, self.column) < (location.line, location.column) {
+            let Some(c) = chars.next() else {
+                break;
+            };
+            self.byte += c.len_utf8();
+            if c == '\n' {
+                self.line += 1;
+                self.column = 1;
+            } else {
+                self.column += 1;
+            }
+        }
+        self.byte
+    }
 }
 
 #[cfg(test)]
@@ -194,7 +168,7 @@ mod tests {
             (r#""db"."raw"."orders""#, "raw.orders"),
             ("db.main.customers", "customers"),
         ]);
-        let r = rewrite(code, &relations, None);
+        let r = rewrite(code, &relations, None, Engine::DuckDb).unwrap();
         (r.sql, r.replaced)
     }
 
@@ -222,7 +196,13 @@ mod tests {
     fn the_excepted_relation_is_kept() {
         let relations = Relations::new([(r#""db"."main"."orders""#, "orders")]);
         let code = r#"select * from "db"."main"."orders""#;
-        let r = rewrite(code, &relations, Some(r#""db"."main"."orders""#));
+        let r = rewrite(
+            code,
+            &relations,
+            Some(r#""db"."main"."orders""#),
+            Engine::DuckDb,
+        )
+        .unwrap();
         assert_eq!(r.sql, code);
         assert!(r.kept && r.replaced == 0);
     }
@@ -231,5 +211,22 @@ mod tests {
     fn a_stray_quote_in_a_literal_does_not_hide_what_follows() {
         let (sql, _) = run(r#"select 'a"b' from "db"."main"."orders""#);
         assert_eq!(sql, r#"select 'a"b' from orders"#);
+    }
+
+    #[test]
+    fn multi_byte_text_and_dollar_quotes_keep_their_bytes() {
+        let (sql, used) =
+            run("select 'é ü', $$db.main.customers$$ as \"ñame\"\n  from db.main.customers -- ☃\n");
+        assert_eq!(
+            sql,
+            "select 'é ü', $$db.main.customers$$ as \"ñame\"\n  from customers -- ☃\n"
+        );
+        assert_eq!(used, 1);
+    }
+
+    #[test]
+    fn text_the_tokenizer_cannot_read_is_an_error() {
+        let relations = Relations::new([("db.main.customers", "customers")]);
+        assert!(rewrite("select 'unterminated", &relations, None, Engine::DuckDb).is_err());
     }
 }

@@ -44,7 +44,23 @@ impl<'m> Importer<'m> {
             // `{{ this }}`: dbt compiled the incremental branch (`is_incremental()` was true).
             // Renamed, the model would read itself (a cycle); kept, it reads its own table.
             let own = node.relation_name.as_deref();
-            let rewritten = sql::rewrite(code, &relations, own);
+            let rewritten = match sql::rewrite(code, &relations, own, self.engine) {
+                Ok(r) => r,
+                Err(error) => {
+                    entries.push(NotCarried {
+                        file: node.original_file_path.clone(),
+                        node: node.unique_id.clone(),
+                        kind: "unreadable SQL",
+                        carried: Carried::Partly,
+                        what: format!("sqb cannot read its compiled SQL ({error}): kept as dbt compiled it, with the relations it reads not renamed"),
+                    });
+                    sql::Rewritten {
+                        sql: code.to_string(),
+                        replaced: 0,
+                        kept: false,
+                    }
+                }
+            };
             tracing::debug!(model = %node.unique_id, relations = rewritten.replaced, "renamed");
             if rewritten.kept {
                 entries.push(NotCarried {
