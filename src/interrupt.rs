@@ -104,9 +104,12 @@ fn stop(signal: i32) -> ! {
             let _ = std::fs::remove_dir_all(path);
         }
     }
-    anstream::eprintln!(
-        "error: interrupted by {}; no report or file was left half-written",
-        name(signal)
+    crate::message::eprint(
+        crate::message::Level::Error,
+        &format!(
+            "interrupted by {}; no report or file was left half-written",
+            name(signal)
+        ),
     );
     let _ = std::io::Write::flush(&mut std::io::stderr());
     // `_exit`, not `exit`: other threads may be inside DuckDB's C++ code, whose static

@@ -26,6 +26,7 @@ pub mod ident;
 pub mod interrupt;
 pub mod logging;
 pub mod memory;
+pub mod message;
 pub mod ops;
 pub mod parallel;
 pub mod project;

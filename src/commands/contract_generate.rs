@@ -2,10 +2,11 @@
 //! make them in one transaction that recompiles the project or restores every file.
 
 use crate::cli::{GenerateArgs, GenerateFormat, GlobalArgs};
-use crate::commands::{inspect_options, note, project_root, stdout};
+use crate::commands::{inspect_options, note, project_root, say, stdout};
 use crate::contract::plan::Plan;
 use crate::edit::transaction::{FileChange, TxError};
 use crate::exit::ExitStatus;
+use crate::message::Level;
 use crate::ops::generate::{self, GenerateOptions, Generated, Written};
 use crate::report::generate::{created, emit_json, emit_preview, Run};
 use crate::report::{count, OutputError};
@@ -36,7 +37,7 @@ pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatu
             Ok(ExitStatus::Success)
         }
         Written::Interrupted(signal) => {
-            anstream::eprintln!("error: {}", TxError::Interrupted(signal));
+            crate::message::eprint(Level::Error, &TxError::Interrupted(signal).to_string());
             Ok(ExitStatus::Interrupted(signal))
         }
     }
@@ -58,7 +59,7 @@ fn show(
     }
     stdout(|w| emit_preview(changes, w))?;
     for skipped in &plan.skipped {
-        note(global, &format!("note: {}", skipped.describe()));
+        say(global, Level::Note, &skipped.describe());
     }
     let summary = format!(
         "{} in {} ({} new)",

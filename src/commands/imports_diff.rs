@@ -2,8 +2,9 @@
 
 use crate::cli::{ChangesFormat, GlobalArgs, ImportsDiffArgs};
 use crate::commands::github_prefix;
-use crate::commands::{note, project_root, stdout};
+use crate::commands::{project_root, say, stdout};
 use crate::exit::ExitStatus;
+use crate::message::Level;
 use crate::ops::team_contracts::diff;
 use crate::report::team_contracts as printer;
 
@@ -21,9 +22,10 @@ pub fn run(global: &GlobalArgs, args: &ImportsDiffArgs) -> anyhow::Result<ExitSt
         }
     }
     if diffs.iter().any(|d| d.breaks()) {
-        note(
+        say(
             global,
-            "hint: fix the models that break (or waive the findings), then `sqb imports update`",
+            Level::Hint,
+            "fix the models that break (or waive the findings), then `sqb imports update`",
         );
         return Ok(ExitStatus::Failure);
     }

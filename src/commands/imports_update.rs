@@ -1,8 +1,9 @@
 //! `sqb imports update`: each import's accepted changes, or with --check whether any is behind.
 
 use crate::cli::{GlobalArgs, ImportsUpdateArgs, TextOrJson};
-use crate::commands::{note, project_root, stdout};
+use crate::commands::{project_root, say, stdout};
 use crate::exit::ExitStatus;
+use crate::message::Level;
 use crate::ops::team_contracts::{update, UpdateOptions};
 use crate::report::team_contracts::{self as printer, UpdateMode};
 
@@ -28,9 +29,10 @@ pub fn run(global: &GlobalArgs, args: &ImportsUpdateArgs) -> anyhow::Result<Exit
         .iter()
         .any(|s| s.stale_pin.is_some() || (args.check && s.behind));
     if failing {
-        note(
+        say(
             global,
-            "hint: `sqb imports update` accepts the snapshots once the models handle them",
+            Level::Hint,
+            "`sqb imports update` accepts the snapshots once the models handle them",
         );
         return Ok(ExitStatus::Failure);
     }

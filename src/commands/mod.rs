@@ -20,7 +20,6 @@ pub mod query;
 use std::path::PathBuf;
 
 use anstream::eprintln;
-use anstyle::{AnsiColor, Style};
 use anyhow::Context as _;
 
 use crate::cli::{
@@ -29,8 +28,8 @@ use crate::cli::{
 };
 use crate::error::UserError;
 use crate::exit::ExitStatus;
+use crate::message::{self, Level};
 use crate::ops::inspect::{InspectOptions, SelectOptions};
-use crate::redact::redact;
 use crate::report::{Output, OutputError};
 use crate::warehouse::{Timeouts, WarehouseError};
 
@@ -84,21 +83,15 @@ pub fn stderr_color() -> bool {
     anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never
 }
 
-const ERROR: Style = AnsiColor::Red.on_default().bold();
-const HINT: Style = AnsiColor::Cyan.on_default().bold();
-
 /// Prints a failed command's diagnostics, error chain and hint to stderr.
 fn print_error(err: &anyhow::Error) {
     let user = err.chain().find_map(|e| e.downcast_ref::<UserError>());
     if let Some(diagnostics) = user.and_then(|u| u.diagnostics.as_deref()) {
         eprintln!("{diagnostics}\n");
     }
-    eprintln!("{ERROR}error{ERROR:#}: {}", redact(&err.to_string()));
+    message::eprint(Level::Error, &err.to_string());
     for cause in err.chain().skip(1) {
-        eprintln!(
-            "  {ERROR}caused by{ERROR:#}: {}",
-            redact(&cause.to_string())
-        );
+        message::eprint(Level::CausedBy, &cause.to_string());
     }
     let hint = user.and_then(|u| u.hint.clone()).or_else(|| {
         err.chain()
@@ -107,19 +100,15 @@ fn print_error(err: &anyhow::Error) {
             .map(String::from)
     });
     if let Some(hint) = hint {
-        eprintln!("{HINT}hint{HINT:#}: {}", redact(&hint));
+        message::eprint(Level::Hint, &hint);
     }
 }
 
 /// Prints a refused query's code, message and hint to stderr.
 fn print_refusal(refusal: &crate::semantic::query::Refusal) {
-    eprintln!(
-        "{ERROR}error[{}]{ERROR:#}: {}",
-        refusal.code,
-        redact(&refusal.message)
-    );
+    message::eprint_code(Level::Error, refusal.code, &refusal.message);
     if let Some(hint) = &refusal.hint {
-        eprintln!("{HINT}hint{HINT:#}: {}", redact(hint));
+        message::eprint(Level::Hint, hint);
     }
 }
 
@@ -127,6 +116,13 @@ fn print_refusal(refusal: &crate::semantic::query::Refusal) {
 pub fn note(global: &GlobalArgs, message: &str) {
     if !global.quiet {
         eprintln!("{message}");
+    }
+}
+
+/// Prints a labelled message (`warning: …`, `hint: …`) to stderr unless `--quiet`.
+pub fn say(global: &GlobalArgs, level: Level, text: &str) {
+    if !global.quiet {
+        message::eprint(level, text);
     }
 }
 
@@ -141,10 +137,13 @@ pub fn stdout(
 pub fn project_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
     let root = crate::ops::root::find(global.project_dir.as_deref())?;
     if let Some(recovered) = root.recovered {
-        eprintln!(
-            "{HINT}recovered{HINT:#}: an interrupted `sqb contract generate --write` was rolled back ({} restored, {} removed)",
-            crate::report::count(recovered.restored, "file", "files"),
-            crate::report::count(recovered.removed, "new file", "new files"),
+        message::eprint(
+            Level::Recovered,
+            &format!(
+                "an interrupted `sqb contract generate --write` was rolled back ({} restored, {} removed)",
+                crate::report::count(recovered.restored, "file", "files"),
+                crate::report::count(recovered.removed, "new file", "new files"),
+            ),
         );
     }
     Ok(root.path)

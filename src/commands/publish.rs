@@ -5,9 +5,10 @@ use anyhow::Context as _;
 
 use crate::cli::{ChangesFormat, GlobalArgs, PublishArgs};
 use crate::commands::github_prefix;
-use crate::commands::{note, project_root, stdout, timeouts};
+use crate::commands::{note, project_root, say, stdout, timeouts};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
+use crate::message::Level;
 use crate::ops::inspect::{InspectOptions, SelectOptions};
 use crate::ops::publish::{consumers, publish, PublishOptions};
 use crate::report::team_contracts as printer;
@@ -80,7 +81,7 @@ fn report_consumers(
     let impacts = &report.consumers;
     for c in impacts.iter().filter(|c| c.stale) {
         let short = c.read_against.get(..12).unwrap_or(&c.read_against);
-        note(global, &format!("note: `{}` computed its reads against snapshot {short}, not the previous one: what it reads since is not in them", c.consumer));
+        say(global, Level::Note, &format!("`{}` computed its reads against snapshot {short}, not the previous one: what it reads since is not in them", c.consumer));
     }
     if impacts.is_empty() {
         note(
@@ -98,7 +99,13 @@ fn report_consumers(
             1 => "1 consumer breaks".to_string(),
             n => format!("{n} consumers break"),
         };
-        note(global, &format!("hint: {who} on this change: tell their owners before it ships, or keep what they read"));
+        say(
+            global,
+            Level::Hint,
+            &format!(
+                "{who} on this change: tell their owners before it ships, or keep what they read"
+            ),
+        );
     }
     Ok(broken > 0)
 }

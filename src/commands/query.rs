@@ -3,9 +3,10 @@
 //! own exit status.
 
 use crate::cli::{GlobalArgs, PrincipalArgs, QueryArgs, QueryFormat};
-use crate::commands::{note, project_root, stdout, timeouts};
+use crate::commands::{note, project_root, say, stdout, timeouts};
 use crate::error::UserError;
 use crate::exit::ExitStatus;
+use crate::message::Level;
 use crate::ops::query::{query, QueryOptions, QueryOutcome};
 use crate::report::query::{self as printer, QueryFormat as Printed};
 use crate::semantic::query::{QueryRequest, Refusal};
@@ -89,7 +90,7 @@ pub fn refused(
 /// Each metric's trust and finality, and the warnings, on stderr.
 fn said(global: &GlobalArgs, outcome: &QueryOutcome) {
     for w in &outcome.warnings {
-        note(global, &format!("warning: {w}"));
+        say(global, Level::Warning, w);
     }
     for m in &outcome.metrics {
         let finality = match (m.is_final, &m.final_rows) {
