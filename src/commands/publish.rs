@@ -1,17 +1,15 @@
 //! `sqb publish`: the snapshot of the public models, to stdout, a file, or checked against one;
 //! with --consumers, what the change does to the consumers that vendor their reads.
 
-use anyhow::Context as _;
-
 use crate::cli::{ChangesFormat, GlobalArgs, PublishArgs};
 use crate::commands::github_prefix;
 use crate::commands::{note, project_root, say, stdout, timeouts};
-use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::message::Level;
 use crate::ops::inspect::{InspectOptions, SelectOptions};
-use crate::ops::publish::{consumers, publish, PublishOptions};
+use crate::ops::publish::{self as op, Consumers, DeliverOptions, Delivery, PublishOptions};
 use crate::report::team_contracts as printer;
+use crate::team_contracts::impact::ConsumersReport;
 use crate::team_contracts::snapshot::Published;
 
 pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus> {
@@ -29,13 +27,29 @@ pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus
         locate: args.consumers.is_some()
             && matches!(args.format, ChangesFormat::Github | ChangesFormat::Junit),
     };
-    let published = publish(&root, &options)?;
-    let broken = match &args.consumers {
-        Some(dir) => report_consumers(global, args, &root, &published, dir)?,
-        None => false,
+    let deliver = DeliverOptions {
+        check: args.check.clone(),
+        out: args.out.clone(),
+        consumers: args.consumers.clone(),
     };
-    let written = write(global, args, &published)?;
-    crate::memory::leave_to_exit(published);
+    let outcome = op::run(&root, &options, &deliver)?;
+    let published = &outcome.published;
+    let broken = match &outcome.consumers {
+        Consumers::NotAsked => false,
+        Consumers::NoPrevious(path) => {
+            note(
+                global,
+                &format!(
+                    "{} does not exist yet: no previous snapshot, no change to report",
+                    path.display()
+                ),
+            );
+            false
+        }
+        Consumers::Report(report) => report_consumers(global, args, &root, published, report)?,
+    };
+    let written = delivered(global, &outcome.delivery, published)?;
+    crate::memory::leave_to_exit(outcome.published);
     Ok(match (written, broken) {
         (ExitStatus::Success, true) => ExitStatus::Failure,
         (status, _) => status,
@@ -48,34 +62,16 @@ fn report_consumers(
     args: &PublishArgs,
     root: &std::path::Path,
     published: &Published,
-    dir: &std::path::Path,
+    report: &ConsumersReport,
 ) -> anyhow::Result<bool> {
-    let Some(before) = args.check.as_ref().or(args.out.as_ref()) else {
-        return Err(UserError::new(
-            "--consumers compares with the previous snapshot, and none is named",
-        )
-        .with_hint("pass it as --check FILE (or --out FILE, which it then replaces)")
-        .into());
-    };
-    if args.check.is_none() && !before.exists() {
-        note(
-            global,
-            &format!(
-                "{} does not exist yet: no previous snapshot, no change to report",
-                before.display()
-            ),
-        );
-        return Ok(false);
-    }
-    let report = consumers(before, &published.snapshot, dir)?;
     match args.format {
-        ChangesFormat::Text => stdout(|w| printer::consumers_text(&report, w))?,
-        ChangesFormat::Json => stdout(|w| printer::consumers_json(&report, w))?,
-        ChangesFormat::Markdown => stdout(|w| printer::consumers_markdown(&report, w))?,
-        ChangesFormat::Junit => stdout(|w| printer::consumers_junit(&report, published, w))?,
+        ChangesFormat::Text => stdout(|w| printer::consumers_text(report, w))?,
+        ChangesFormat::Json => stdout(|w| printer::consumers_json(report, w))?,
+        ChangesFormat::Markdown => stdout(|w| printer::consumers_markdown(report, w))?,
+        ChangesFormat::Junit => stdout(|w| printer::consumers_junit(report, published, w))?,
         ChangesFormat::Github => {
             let prefix = github_prefix(root)?;
-            stdout(|w| printer::consumers_github(&report, published, &prefix, w))?
+            stdout(|w| printer::consumers_github(report, published, &prefix, w))?
         }
     }
     let impacts = &report.consumers;
@@ -84,14 +80,16 @@ fn report_consumers(
         say(global, Level::Note, &format!("`{}` computed its reads against snapshot {short}, not the previous one: what it reads since is not in them", c.consumer));
     }
     if impacts.is_empty() {
-        note(
-            global,
-            &format!(
-                "no reads file in {} reads `{}`",
-                dir.display(),
-                published.snapshot.project
-            ),
-        );
+        if let Some(dir) = &args.consumers {
+            note(
+                global,
+                &format!(
+                    "no reads file in {} reads `{}`",
+                    dir.display(),
+                    published.snapshot.project
+                ),
+            );
+        }
     }
     let broken = impacts.iter().filter(|c| c.breaks()).count();
     if broken > 0 {
@@ -110,47 +108,43 @@ fn report_consumers(
     Ok(broken > 0)
 }
 
-/// Writes the snapshot (stdout, --out) or checks it (--check).
-fn write(
+/// Says what became of the snapshot (or prints it).
+fn delivered(
     global: &GlobalArgs,
-    args: &PublishArgs,
+    delivery: &Delivery,
     published: &Published,
 ) -> anyhow::Result<ExitStatus> {
-    let (snapshot, bytes) = (&published.snapshot, &published.bytes);
-    let models = crate::report::count(snapshot.models.len(), "model", "models");
-    if let Some(path) = &args.check {
-        let current =
-            std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
-        let same = &current == bytes;
-        crate::memory::leave_to_exit(current);
-        if same {
+    let models = crate::report::count(published.snapshot.models.len(), "model", "models");
+    Ok(match delivery {
+        Delivery::UpToDate(path) => {
             note(
                 global,
                 &format!("{} is up to date ({models})", path.display()),
             );
-            return Ok(ExitStatus::Success);
+            ExitStatus::Success
         }
-        eprintln!(
-            "{} is out of date: `sqb publish --out {}` writes the current snapshot",
-            path.display(),
-            path.display()
-        );
-        return Ok(ExitStatus::Failure);
-    }
-    match &args.out {
-        Some(path) => {
-            crate::atomic::write_atomic(path, bytes)
-                .with_context(|| format!("could not write {}", path.display()))?;
+        Delivery::OutOfDate(path) => {
+            anstream::eprintln!(
+                "{} is out of date: `sqb publish --out {}` writes the current snapshot",
+                path.display(),
+                path.display()
+            );
+            ExitStatus::Failure
+        }
+        Delivery::Written(path) => {
             note(
                 global,
                 &format!(
                     "published {models} to {} ({})",
                     path.display(),
-                    snapshot.content_hash
+                    published.snapshot.content_hash
                 ),
             );
+            ExitStatus::Success
         }
-        None => stdout(|w| w.write_all(bytes))?,
-    }
-    Ok(ExitStatus::Success)
+        Delivery::Stdout => {
+            stdout(|w| w.write_all(&published.bytes))?;
+            ExitStatus::Success
+        }
+    })
 }

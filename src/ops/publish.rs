@@ -37,6 +37,97 @@ pub struct PublishOptions {
     pub locate: bool,
 }
 
+/// Where the snapshot goes, and the consumers to report on.
+pub struct DeliverOptions {
+    /// Compare with this file instead of writing (`--check`): up to date or not.
+    pub check: Option<PathBuf>,
+    /// Write the snapshot here, atomically (`--out`); else it goes to stdout.
+    pub out: Option<PathBuf>,
+    /// A folder of consumers' reads files: what the change from the previous snapshot (the
+    /// `--check` or `--out` file) does to each.
+    pub consumers: Option<PathBuf>,
+}
+
+/// What `sqb publish` did with the snapshot.
+pub enum Delivery {
+    /// `--check`: the file holds these bytes.
+    UpToDate(PathBuf),
+    /// `--check`: the file differs.
+    OutOfDate(PathBuf),
+    /// `--out`: written.
+    Written(PathBuf),
+    /// Neither: the command prints the bytes.
+    Stdout,
+}
+
+/// What the change does to the consumers, when they were asked about.
+pub enum Consumers {
+    NotAsked,
+    /// `--out` names a file that does not exist yet: no previous snapshot, no change.
+    NoPrevious(PathBuf),
+    Report(ConsumersReport),
+}
+
+pub struct PublishOutcome {
+    pub published: Published,
+    pub consumers: Consumers,
+    pub delivery: Delivery,
+}
+
+/// Publishes the snapshot, reports on the consumers against the previous one, then checks or
+/// writes it (the consumers are read before `--out` replaces the previous snapshot).
+pub fn run(
+    root: &Path,
+    options: &PublishOptions,
+    deliver: &DeliverOptions,
+) -> anyhow::Result<PublishOutcome> {
+    let previous = deliver.check.as_ref().or(deliver.out.as_ref());
+    if deliver.consumers.is_some() && previous.is_none() {
+        return Err(UserError::new(
+            "--consumers compares with the previous snapshot, and none is named",
+        )
+        .with_hint("pass it as --check FILE (or --out FILE, which it then replaces)")
+        .into());
+    }
+    let published = publish(root, options)?;
+    let consumers = match (&deliver.consumers, previous) {
+        (Some(_), Some(before)) if deliver.check.is_none() && !before.exists() => {
+            Consumers::NoPrevious(before.clone())
+        }
+        (Some(dir), Some(before)) => {
+            Consumers::Report(self::consumers(before, &published.snapshot, dir)?)
+        }
+        _ => Consumers::NotAsked,
+    };
+    let delivery = deliver_bytes(&published.bytes, deliver)?;
+    Ok(PublishOutcome {
+        published,
+        consumers,
+        delivery,
+    })
+}
+
+fn deliver_bytes(bytes: &[u8], deliver: &DeliverOptions) -> anyhow::Result<Delivery> {
+    if let Some(path) = &deliver.check {
+        let current =
+            std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+        let same = current == bytes;
+        crate::memory::leave_to_exit(current);
+        return Ok(match same {
+            true => Delivery::UpToDate(path.clone()),
+            false => Delivery::OutOfDate(path.clone()),
+        });
+    }
+    match &deliver.out {
+        Some(path) => {
+            crate::atomic::write_atomic(path, bytes)
+                .with_context(|| format!("could not write {}", path.display()))?;
+            Ok(Delivery::Written(path.clone()))
+        }
+        None => Ok(Delivery::Stdout),
+    }
+}
+
 /// Each model's relation under the `--from` target, as columns with the catalog's types and
 /// nullability; `None` for a model the target does not hold.
 type Physical = HashMap<String, Option<Vec<OutColumn>>>;
@@ -45,7 +136,7 @@ type Physical = HashMap<String, Option<Vec<OutColumn>>>;
 /// changes from `before` (the previous snapshot, a file) to `after` and whom they reach. A
 /// file that is not a reads file is an error: a consumer silently left out is a check that
 /// did not run.
-pub fn consumers(before: &Path, after: &Snapshot, dir: &Path) -> anyhow::Result<ConsumersReport> {
+fn consumers(before: &Path, after: &Snapshot, dir: &Path) -> anyhow::Result<ConsumersReport> {
     let bytes = std::fs::read(before).with_context(|| {
         format!(
             "could not read {}, the snapshot to compare with",
@@ -120,7 +211,7 @@ fn engine_of(snapshot: &Snapshot) -> Engine {
         .unwrap_or(Engine::DuckDb)
 }
 
-pub fn publish(root: &Path, options: &PublishOptions) -> anyhow::Result<Published> {
+fn publish(root: &Path, options: &PublishOptions) -> anyhow::Result<Published> {
     let Some(from) = &options.from else {
         let project = Project::load_cached(root, options.use_cache)?;
         let published = build(root, &project, options, None);
