@@ -87,9 +87,9 @@ pub fn inspect<T>(
     texts: Texts,
     then: impl FnOnce(ReadTarget<'_>) -> anyhow::Result<T>,
 ) -> anyhow::Result<(Project, T)> {
-    let session = start_session(root, options);
-    let mut project = tracing::debug_span!("project loaded")
-        .in_scope(|| Project::load_cached(root, options.use_cache))?;
+    let project_file = Project::begin(root, options.use_cache);
+    let session = start_session(root, project_file.config(), options);
+    let mut project = tracing::debug_span!("project loaded").in_scope(|| project_file.finish())?;
     let compiled = compile_while_reading(&project, options, session)?;
     if texts == Texts::Release {
         let released = project.sources.release_texts();
@@ -106,10 +106,14 @@ pub fn inspect<T>(
 
 /// Starts the session before the project is loaded. `None` when the configuration cannot tell
 /// how to connect yet; loading the project then reports why, in order.
-fn start_session(root: &Path, options: &InspectOptions) -> Option<Session> {
-    let config = project::Config::load_alone(root)?;
+fn start_session(
+    root: &Path,
+    config: Option<&project::Config>,
+    options: &InspectOptions,
+) -> Option<Session> {
+    let config = config?;
     let target = config.targets.get(&options.from)?;
-    let connect = super::connection(&config, root, options.timeouts).ok()?;
+    let connect = super::connection(config, root, options.timeouts).ok()?;
     let read_ahead = options.selection.everything().then(|| {
         let root = root.to_path_buf();
         let names: Names = Box::new(move || project::model_stems(&root));
@@ -181,7 +185,8 @@ fn match_answer<'p>(
     } = compiled;
     let target = target(project, &options.from)?;
     let (resources, answer) = match early {
-        // The same resolution as before compiling, of the same project.
+        // The same resolution as before compiling, of the same project: done again because the
+        // resources borrow the project, whose texts are released in between (Texts::Release).
         true => (
             selection?.resolve(project, &Graph::default())?,
             read(|| session?.answer())?,

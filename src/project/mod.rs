@@ -21,7 +21,7 @@ mod stamps;
 
 pub use config::{Config, Connection, ContractMode, ImportDecl, Settings, Target};
 pub use discover::{find_root, model_stems, rel_path, LOCAL_FILE, PROJECT_FILE};
-pub use load::LoadError;
+pub use load::{LoadError, ProjectFile};
 pub use resource::{all_resources, Home, Resource};
 
 use std::collections::BTreeMap;

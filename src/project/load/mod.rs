@@ -74,7 +74,7 @@ impl Loader {
             sources: SourceMap::default(),
             diags: Vec::new(),
             use_cache,
-            stamps: Stamps::open(root, use_cache),
+            stamps: Stamps::open(root, false),
             stamped: Vec::new(),
         }
     }
@@ -165,13 +165,44 @@ impl Project {
     /// Loads the project rooted at `root`; with `use_cache`, sidecars whose bytes are unchanged
     /// since the last load are read from the declarations cache instead of parsed.
     pub fn load_cached(root: &Path, use_cache: bool) -> Result<Project, LoadError> {
+        Project::begin(root, use_cache).finish()
+    }
+
+    /// Reads the project file alone (`sqb.toml` and `sqb.local.toml`), for a caller that
+    /// starts work on it (connecting to the warehouse) before the rest is loaded by
+    /// [`ProjectFile::finish`]: each file is read once.
+    pub fn begin(root: &Path, use_cache: bool) -> ProjectFile {
         let mut loader = Loader::new(root, use_cache);
-        let config = load_config(&mut loader)?;
+        let config = load_config(&mut loader);
+        // The file stamps are read once the caller has started what it starts.
+        ProjectFile { loader, config }
+    }
+}
+
+/// The project file read, the rest of the project not yet: see [`Project::begin`].
+pub struct ProjectFile {
+    loader: Loader,
+    config: Result<super::Config, LoadError>,
+}
+
+impl ProjectFile {
+    /// The configuration, unless the project file could not be read or has errors (which
+    /// loading the whole project then reports).
+    pub fn config(&self) -> Option<&super::Config> {
+        let errors = self.loader.diags.iter().any(Diagnostic::is_error);
+        self.config.as_ref().ok().filter(|_| !errors)
+    }
+
+    /// Loads the rest of the project.
+    pub fn finish(self) -> Result<Project, LoadError> {
+        let ProjectFile { mut loader, config } = self;
+        let config = config?;
         if config.unparsed {
             // Everything else is read in the project's engine, which the project file names:
             // its syntax error is the one diagnostic.
             return Ok(loader.into_project(config, Parts::default()));
         }
+        loader.stamps = Stamps::open(&loader.root, loader.use_cache);
         let engine = config.connection.engine;
         let enums = load_enums(&mut loader);
         let schemas = load_schemas(&mut loader);
@@ -218,16 +249,6 @@ struct Parts {
     imports: Vec<super::Import>,
     metrics: Vec<MetricBinding>,
     contracts: Contracts,
-}
-
-impl super::Config {
-    /// Reads only `sqb.toml` (and `sqb.local.toml`): `None` when they cannot be read or have
-    /// errors, which loading the whole project then reports.
-    pub fn load_alone(root: &Path) -> Option<super::Config> {
-        let mut loader = Loader::new(root, false);
-        let config = load_config(&mut loader).ok()?;
-        (!loader.diags.iter().any(Diagnostic::is_error)).then_some(config)
-    }
 }
 
 fn load_config(loader: &mut Loader) -> Result<super::Config, LoadError> {
