@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use duckdb::{AccessMode, Config, Connection};
 
-use super::{Introspector, WarehouseError};
+use super::{Backend, Reply, Timeouts, WarehouseError};
 use crate::catalog::{Namespace, PhysicalRelation, RelationKind, RowBuffer};
 use crate::rows::{date_from_days, timestamp_from_micros, Cell, Column, Rows, Statement};
 
@@ -73,11 +73,68 @@ fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or(text).to_string()
 }
 
-impl Introspector for DuckDbIntrospector {
+impl Backend for DuckDbIntrospector {
     /// Blocks the calling thread: the session calls it on its own thread, where nothing else
     /// waits on the runtime.
-    async fn relations(
-        &mut self,
+    fn relations<'a>(
+        &'a mut self,
+        namespace: &'a Namespace,
+        names: &'a [String],
+    ) -> Reply<'a, Vec<PhysicalRelation>> {
+        Box::pin(std::future::ready(self.catalog_of(namespace, names)))
+    }
+
+    /// Blocks the calling thread, as `relations` does. The file is the one catalog a DuckDB
+    /// connection reads: a statement for another database is refused.
+    fn run<'a>(
+        &'a mut self,
+        database: Option<&'a str>,
+        statement: &'a Statement,
+        timeouts: Timeouts,
+    ) -> Reply<'a, Rows> {
+        let result = match database.filter(|db| *db != self.catalog) {
+            Some(db) => Err(WarehouseError::DuckDbCatalog {
+                wanted: db.to_string(),
+                actual: self.catalog.clone(),
+            }),
+            None => self.execute(statement, timeouts.statement),
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    fn default_database(&self) -> &str {
+        &self.catalog
+    }
+
+    /// A read-only database is not torn down here: freeing its catalog takes a while and
+    /// writes nothing. It is parked, left to the process's exit unless the command goes on to
+    /// work that needs the memory ([`free_parked`]).
+    fn close(self: Box<Self>) {
+        if let Ok(mut parked) = PARKED.lock() {
+            parked.push(*self);
+        }
+    }
+}
+
+/// The read-only DuckDB databases whose sessions ended. A static is never dropped: what stays
+/// here is left to the process's exit.
+static PARKED: std::sync::Mutex<Vec<DuckDbIntrospector>> = std::sync::Mutex::new(Vec::new());
+
+/// Tears the DuckDB databases of ended sessions down on a thread of their own
+/// ([`crate::memory::free_in_background`]).
+pub fn free_parked() {
+    if let Ok(mut parked) = PARKED.lock() {
+        let databases = std::mem::take(&mut *parked);
+        if !databases.is_empty() {
+            crate::memory::free_in_background(databases);
+        }
+    }
+}
+
+impl DuckDbIntrospector {
+    /// The relations of `namespace` among `names` (up to case), from the one file.
+    fn catalog_of(
+        &self,
         namespace: &Namespace,
         names: &[String],
     ) -> Result<Vec<PhysicalRelation>, WarehouseError> {
@@ -92,10 +149,6 @@ impl Introspector for DuckDbIntrospector {
         };
         let wanted: HashSet<String> = names.iter().map(|n| n.to_lowercase()).collect();
         read_schema(&self.conn, &catalog, &namespace.schema, &wanted)
-    }
-
-    fn default_database(&self) -> &str {
-        &self.catalog
     }
 }
 
@@ -338,7 +391,7 @@ fn add_unreadable(
 impl DuckDbIntrospector {
     /// Runs one statement on the read-only file, its parameters bound as text, interrupted
     /// when it outlasts `limit` (DuckDB has no statement timeout of its own).
-    pub fn run(&self, statement: &Statement, limit: Duration) -> Result<Rows, WarehouseError> {
+    fn execute(&self, statement: &Statement, limit: Duration) -> Result<Rows, WarehouseError> {
         let handle = self.conn.interrupt_handle();
         let (done, finished) = std::sync::mpsc::channel::<()>();
         let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

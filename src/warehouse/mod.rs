@@ -1,8 +1,9 @@
 //! Reading physical relations from the warehouse, read-only.
 //!
-//! One [`Introspector`] trait with a Postgres and a DuckDB implementation. Both answer with the
+//! One [`Backend`] trait with a Postgres and a DuckDB implementation. Both answer with the
 //! same [`PhysicalRelation`] shape, one catalog query per namespace whatever the number of
-//! relations; everything engine-specific about catalogs stays inside them.
+//! relations; everything engine-specific about catalogs, statements and connections stays
+//! inside them.
 
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
@@ -11,9 +12,11 @@ pub mod postgres;
 pub mod session;
 
 use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use crate::catalog::{Namespace, PhysicalRelation};
+use crate::rows::{Rows, Statement};
 
 /// Limits for talking to a server.
 #[derive(Debug, Clone, Copy)]
@@ -22,19 +25,37 @@ pub struct Timeouts {
     pub statement: Duration,
 }
 
-/// Reads relations from one warehouse.
-pub trait Introspector {
+/// What one engine does to read a warehouse: its catalog, its statements, its default
+/// database, its end. One implementation per engine (`postgres`, `duckdb`), chosen once when a
+/// session opens ([`session`]); nothing else in sqb matches on the engine to talk to a database.
+pub trait Backend {
     /// The relations among `names` that exist in `namespace`, in any order. A name matches a
-    /// relation exactly, or up to case (the caller decides what a case-only match means).
-    fn relations(
-        &mut self,
-        namespace: &Namespace,
-        names: &[String],
-    ) -> impl Future<Output = Result<Vec<PhysicalRelation>, WarehouseError>> + Send;
+    /// relation exactly, or up to case (the caller decides what a case-only match means). One
+    /// catalog query per namespace, whatever the number of relations.
+    fn relations<'a>(
+        &'a mut self,
+        namespace: &'a Namespace,
+        names: &'a [String],
+    ) -> Reply<'a, Vec<PhysicalRelation>>;
+
+    /// Runs one read-only statement in `database` (else the connection's own), its
+    /// parameters bound as text, under the statement timeout, and decodes every row.
+    fn run<'a>(
+        &'a mut self,
+        database: Option<&'a str>,
+        statement: &'a Statement,
+        timeouts: Timeouts,
+    ) -> Reply<'a, Rows>;
 
     /// The database a namespace without one resolves to.
     fn default_database(&self) -> &str;
+
+    /// Ends the session: the connection is dropped, unless the engine has a cheaper end.
+    fn close(self: Box<Self>) {}
 }
+
+/// A backend's answer, awaited on the session's own runtime.
+pub type Reply<'a, T> = Pin<Box<dyn Future<Output = Result<T, WarehouseError>> + 'a>>;
 
 /// Why the warehouse could not be read. Messages never contain a password.
 #[derive(Debug, thiserror::Error)]

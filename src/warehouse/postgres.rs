@@ -12,7 +12,7 @@ use futures_util::TryStreamExt;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
 use sqlx::{Column as _, Connection, Row, TypeInfo as _};
 
-use super::{Introspector, Timeouts, WarehouseError};
+use super::{Backend, Reply, Timeouts, WarehouseError};
 use crate::catalog::{
     shrink_last, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, UserType,
 };
@@ -204,8 +204,33 @@ fn relation_kind(relkind: &str) -> RelationKind {
     }
 }
 
-impl Introspector for PgIntrospector {
-    async fn relations(
+impl Backend for PgIntrospector {
+    fn relations<'a>(
+        &'a mut self,
+        namespace: &'a Namespace,
+        names: &'a [String],
+    ) -> Reply<'a, Vec<PhysicalRelation>> {
+        Box::pin(self.catalog(namespace, names))
+    }
+
+    fn run<'a>(
+        &'a mut self,
+        database: Option<&'a str>,
+        statement: &'a Statement,
+        _: Timeouts,
+    ) -> Reply<'a, Rows> {
+        Box::pin(self.execute(database, statement))
+    }
+
+    fn default_database(&self) -> &str {
+        &self.default_database
+    }
+}
+
+impl PgIntrospector {
+    /// One catalog query of `namespace`'s relations among `names`, in a transaction rolled
+    /// back.
+    async fn catalog(
         &mut self,
         namespace: &Namespace,
         names: &[String],
@@ -249,10 +274,6 @@ impl Introspector for PgIntrospector {
             Ok(Ok(relations)) => Ok(relations),
         }
     }
-
-    fn default_database(&self) -> &str {
-        &self.default_database
-    }
 }
 
 fn add_row(relations: &mut Vec<PhysicalRelation>, row: &PgRow) -> Result<(), sqlx::Error> {
@@ -292,7 +313,7 @@ fn add_row(relations: &mut Vec<PhysicalRelation>, row: &PgRow) -> Result<(), sql
 impl PgIntrospector {
     /// Runs one statement in a read-only transaction (the session's own, rolled back) under the
     /// statement timeout, its parameters bound as text, and decodes every row.
-    pub async fn run(
+    async fn execute(
         &mut self,
         database: Option<&str>,
         statement: &Statement,

@@ -12,7 +12,7 @@ use std::sync::mpsc;
 #[cfg(feature = "duckdb")]
 use super::duckdb::DuckDbIntrospector;
 use super::postgres::PgIntrospector;
-use super::{Introspector, Timeouts, WarehouseError};
+use super::{Backend, Timeouts, WarehouseError};
 use crate::catalog::{Answer, Namespace, PhysicalRelation, Request};
 use crate::engine::Engine;
 use crate::rows::{Rows, Statement};
@@ -174,7 +174,7 @@ fn serve(
         }
     };
     runtime.block_on(async move {
-        let mut warehouse = match Warehouse::open(&connect).await {
+        let mut warehouse = match open(&connect).await {
             Ok(w) => w,
             Err(err) => return Some(Err(err)),
         };
@@ -228,100 +228,30 @@ async fn answer(
     })
 }
 
-/// The project's one warehouse, either engine.
-enum Warehouse {
-    Postgres(Box<PgIntrospector>),
-    #[cfg(feature = "duckdb")]
-    DuckDb(DuckDbIntrospector),
+/// The project's one warehouse: the backend of its engine.
+type Warehouse = Box<dyn Backend>;
+
+/// Connects to the warehouse `connect` describes: the one place that chooses a backend by
+/// engine.
+async fn open(connect: &Connect) -> Result<Warehouse, WarehouseError> {
+    Ok(match connect.engine {
+        Engine::Postgres => {
+            let url = connect.url.as_deref().ok_or(WarehouseError::NoUrl)?;
+            Box::new(PgIntrospector::configure(url, connect.timeouts)?)
+        }
+        #[cfg(feature = "duckdb")]
+        Engine::DuckDb => Box::new(DuckDbIntrospector::open(&connect.path)?),
+        #[cfg(not(feature = "duckdb"))]
+        Engine::DuckDb => return Err(WarehouseError::Unsupported("DuckDB")),
+    })
 }
-
-impl Warehouse {
-    async fn open(connect: &Connect) -> Result<Self, WarehouseError> {
-        Ok(match connect.engine {
-            Engine::Postgres => {
-                let url = connect.url.as_deref().ok_or(WarehouseError::NoUrl)?;
-                Warehouse::Postgres(Box::new(PgIntrospector::configure(url, connect.timeouts)?))
-            }
-            #[cfg(feature = "duckdb")]
-            Engine::DuckDb => Warehouse::DuckDb(DuckDbIntrospector::open(&connect.path)?),
-            #[cfg(not(feature = "duckdb"))]
-            Engine::DuckDb => return Err(WarehouseError::Unsupported("DuckDB")),
-        })
-    }
-
-    async fn relations(
-        &mut self,
-        namespace: &Namespace,
-        names: &[String],
-    ) -> Result<Vec<PhysicalRelation>, WarehouseError> {
-        match self {
-            Warehouse::Postgres(w) => w.relations(namespace, names).await,
-            #[cfg(feature = "duckdb")]
-            Warehouse::DuckDb(w) => w.relations(namespace, names).await,
-        }
-    }
-
-    async fn run(
-        &mut self,
-        database: Option<&str>,
-        statement: &Statement,
-        #[cfg_attr(not(feature = "duckdb"), allow(unused_variables))] timeouts: Timeouts,
-    ) -> Result<Rows, WarehouseError> {
-        match self {
-            Warehouse::Postgres(w) => w.run(database, statement).await,
-            #[cfg(feature = "duckdb")]
-            Warehouse::DuckDb(w) => {
-                if let Some(db) = database.filter(|db| *db != w.default_database()) {
-                    return Err(WarehouseError::DuckDbCatalog {
-                        wanted: db.to_string(),
-                        actual: w.default_database().to_string(),
-                    });
-                }
-                w.run(statement, timeouts.statement)
-            }
-        }
-    }
-
-    fn default_database(&self) -> &str {
-        match self {
-            Warehouse::Postgres(w) => w.default_database(),
-            #[cfg(feature = "duckdb")]
-            Warehouse::DuckDb(w) => w.default_database(),
-        }
-    }
-
-    /// Ends the session. A read-only DuckDB database is not torn down here: freeing its
-    /// catalog takes a while and writes nothing. It is parked, left to the process's exit
-    /// unless the command goes on to work that needs the memory ([`free_parked`]).
-    fn close(self) {
-        match self {
-            Warehouse::Postgres(w) => drop(w),
-            #[cfg(feature = "duckdb")]
-            Warehouse::DuckDb(w) => {
-                if let Ok(mut parked) = PARKED.lock() {
-                    parked.push(w);
-                }
-            }
-        }
-    }
-}
-
-/// The read-only DuckDB databases whose sessions ended. A static is never dropped: what stays
-/// here is left to the process's exit.
-#[cfg(feature = "duckdb")]
-static PARKED: std::sync::Mutex<Vec<DuckDbIntrospector>> = std::sync::Mutex::new(Vec::new());
 
 /// Tears the DuckDB databases of ended sessions down on a thread of their own
 /// ([`crate::memory::free_in_background`]): for a command that goes on to reload and recompile
 /// the project, so that DuckDB's catalog is not held beside it. `wait_for_frees` joins it.
 pub fn free_parked() {
     #[cfg(feature = "duckdb")]
-    if let Ok(mut parked) = PARKED.lock() {
-        let databases = std::mem::take(&mut *parked);
-        if !databases.is_empty() {
-            crate::memory::free_in_background(databases);
-        }
-    }
+    super::duckdb::free_parked();
 }
 
 /// Runs `statements` one after another on one read-only connection (to `database`, else the
@@ -342,7 +272,7 @@ pub fn run(
                     WarehouseError::Runtime(format!("could not start the async runtime: {e}"))
                 })?;
             runtime.block_on(async move {
-                let mut warehouse = Warehouse::open(&connect).await?;
+                let mut warehouse = open(&connect).await?;
                 let mut results = Vec::with_capacity(statements.len());
                 for statement in &statements {
                     results.push(
