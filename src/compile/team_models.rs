@@ -105,10 +105,8 @@ impl Imports {
 
     /// [`Imports::find`], as the position in [`import_nodes`] order.
     pub fn position(&self, parts: &[Ident], engine: Engine) -> Option<usize> {
-        let same = |ident: &Ident, stored: &str| match (engine, ident.quote_style) {
-            (Engine::DuckDb, _) => ident.value.eq_ignore_ascii_case(stored),
-            (Engine::Postgres, None) => ident.value.to_lowercase() == stored,
-            (Engine::Postgres, Some(_)) => ident.value == stored,
+        let same = |ident: &Ident, stored: &str| {
+            engine.names_match(&ident.value, ident.quote_style.is_some(), stored)
         };
         let (database, schema, name) = match parts {
             [schema, name] => (None, schema, name),

@@ -135,7 +135,7 @@ fn match_namespace(
                     return (i, Some(j), None);
                 }
                 match folded().get(&name.to_lowercase()) {
-                    Some(&j) if engine == Engine::DuckDb => (i, Some(j), None),
+                    Some(&j) if engine.names_ignore_case() => (i, Some(j), None),
                     Some(&j) => (i, None, Some(relations[j].name.clone())),
                     None => (i, None, None),
                 }

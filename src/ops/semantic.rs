@@ -32,9 +32,9 @@ pub(super) fn target<'p>(
 /// Where the query's models are: the target's schema (and, on DuckDB, its catalog; a Postgres
 /// session connects to the target's database instead, which cannot be named in a query).
 pub(super) fn namespace(project: &Project, target: &Target) -> Namespace {
-    let database = match project.engine() {
-        crate::engine::Engine::DuckDb => target.database.as_ref().map(|d| d.value.clone()),
-        crate::engine::Engine::Postgres => None,
+    let database = match project.engine().queries_name_the_database() {
+        true => target.database.as_ref().map(|d| d.value.clone()),
+        false => None,
     };
     Namespace {
         database,

@@ -97,7 +97,8 @@ fn find<'a>(
     let list = &relations.iter().find(|(n, _)| *n == wanted)?.1;
     let name = &model.relation.name;
     list.iter().find(|r| &r.name == name).or_else(|| {
-        (engine == Engine::DuckDb)
+        engine
+            .names_ignore_case()
             .then(|| list.iter().find(|r| r.name.eq_ignore_ascii_case(name)))
             .flatten()
     })

@@ -196,10 +196,7 @@ pub(super) fn mask_of(roles: Option<&[Role]>, relation: &str, column: &str) -> O
 
 /// `value` as a mask shows it.
 pub(super) fn masked(engine: Engine, strategy: &str, value: &str) -> String {
-    let text = match engine {
-        Engine::Postgres => format!("CAST({value} AS text)"),
-        Engine::DuckDb => format!("CAST({value} AS VARCHAR)"),
-    };
+    let text = format!("CAST({value} AS {})", engine.text_type());
     match strategy {
         "hash" => format!("md5({text})"),
         "partial" => format!("(left({text}, 2) || '***')"),
