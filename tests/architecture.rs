@@ -691,41 +691,37 @@ fn pure_rooms_do_no_io() {
     assert_none(offenders);
 }
 
-#[test]
-fn base_modules_import_only_base_modules() {
+/// Each import by a module of a room of `kind` of a module whose room is not of the `allowed`
+/// kinds (the crate root is allowed).
+fn imports_outside(kind: Kind, allowed: &[Kind]) -> Vec<String> {
     let repo = repo();
     let mut offenders = Vec::new();
     for (module, named) in &repo.tree.imports {
-        if module == "crate" || kind_of(module) != Kind::Base {
+        if module == "crate" || kind_of(module) != kind {
             continue;
         }
         for (target, site) in named {
-            if target != "crate" && kind_of(target) != Kind::Base {
+            if target != "crate" && !allowed.contains(&kind_of(target)) {
                 offenders.push(format!("{module} imports {target}: {site}"));
             }
         }
     }
-    assert_none(offenders);
+    offenders
+}
+
+#[test]
+fn base_modules_import_only_base_modules() {
+    assert_none(imports_outside(Kind::Base, &[Kind::Base]));
 }
 
 /// The warehouse owns its inputs: it is handed plain descriptions (a connection, a catalog
 /// request, a statement, the drift history's records) from base modules, never a room's types.
 #[test]
 fn the_warehouse_imports_only_base_modules() {
-    let repo = repo();
-    let mut offenders = Vec::new();
-    for (module, named) in &repo.tree.imports {
-        if module == "crate" || kind_of(module) != Kind::Warehouse {
-            continue;
-        }
-        for (target, site) in named {
-            let kind = (target != "crate").then(|| kind_of(target));
-            if !matches!(kind, Some(Kind::Base | Kind::Warehouse)) {
-                offenders.push(format!("{module} imports {target}: {site}"));
-            }
-        }
-    }
-    assert_none(offenders);
+    assert_none(imports_outside(
+        Kind::Warehouse,
+        &[Kind::Base, Kind::Warehouse],
+    ));
 }
 
 /// The checks themselves, on a planted tree whose three rooms import each other in a circle

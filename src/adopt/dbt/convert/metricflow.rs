@@ -38,6 +38,11 @@ fn column_name(expr: &str) -> Option<&str> {
 }
 
 impl Importer<'_> {
+    /// A MetricFlow metric that is not bound, and why.
+    fn metric_not_carried(&mut self, file: &str, id: &str, what: String) {
+        self.entry(file, id, "metric", Carried::Not, what);
+    }
+
     /// Carries every semantic model and metric over, or reports it.
     pub(in crate::adopt::dbt) fn carry_semantic_layer(&mut self) {
         let models = self.manifest.semantic_models.clone();
@@ -246,18 +251,16 @@ impl Importer<'_> {
                 .iter()
                 .any(|k| filtered(params.get(*k)))
         {
-            self.entry(&file, id, "metric", Carried::Not, format!("`{}` has a filter, written in MetricFlow's Jinja rather than SQL: not bound; bind it by hand with a `population_filter`", metric.name));
+            self.metric_not_carried(&file, id, format!("`{}` has a filter, written in MetricFlow's Jinja rather than SQL: not bound; bind it by hand with a `population_filter`", metric.name));
             return;
         }
         let mut canonical = Table::new();
         match metric.kind.as_str() {
             "simple" => {
                 let Some(measure) = metric.type_params.get("measure").and_then(name_of) else {
-                    self.entry(
+                    self.metric_not_carried(
                         &file,
                         id,
-                        "metric",
-                        Carried::Not,
                         format!("`{}` names no measure", metric.name),
                     );
                     return;
@@ -266,7 +269,7 @@ impl Importer<'_> {
                     .iter()
                     .find(|(_, sm)| sm.measures.iter().any(|m| m.name == measure));
                 let Some(model) = owner.and_then(|(_, sm)| self.semantic_target(sm)) else {
-                    self.entry(&file, id, "metric", Carried::Not, format!("`{}` reads measure `{measure}`, which no imported semantic model declares", metric.name));
+                    self.metric_not_carried(&file, id, format!("`{}` reads measure `{measure}`, which no imported semantic model declares", metric.name));
                     return;
                 };
                 canonical.insert("kind", "single".into());
@@ -277,11 +280,9 @@ impl Importer<'_> {
                 let part = |key: &str| metric.type_params.get(key).and_then(name_of);
                 let (Some(numerator), Some(denominator)) = (part("numerator"), part("denominator"))
                 else {
-                    self.entry(
+                    self.metric_not_carried(
                         &file,
                         id,
-                        "metric",
-                        Carried::Not,
                         format!("`{}` is a ratio without both parts", metric.name),
                     );
                     return;
@@ -291,11 +292,9 @@ impl Importer<'_> {
                 canonical.insert("denominator", denominator.as_str().into());
             }
             other => {
-                self.entry(
+                self.metric_not_carried(
                     &file,
                     id,
-                    "metric",
-                    Carried::Not,
                     format!(
                         "`{}` is a `{other}` metric, which sqb's bindings do not express",
                         metric.name

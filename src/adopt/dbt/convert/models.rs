@@ -254,23 +254,11 @@ impl<'m> Importer<'m> {
                     "primary_key" => {
                         column.not_null = true;
                         let what = format!("column `{name}`: its primary_key constraint is kept as `nullable = false`; uniqueness is a `unique` audit in sqb, not a constraint");
-                        self.entry(
-                            &self.yaml_file(node),
-                            &node.unique_id,
-                            "constraint",
-                            Carried::Partly,
-                            what,
-                        );
+                        self.constraint_entry(node, Carried::Partly, what);
                     }
                     other => {
                         let what = format!("column `{name}`: the `{other}` constraint{} is not carried over (sqb declares no constraints)", expression(constraint));
-                        self.entry(
-                            &self.yaml_file(node),
-                            &node.unique_id,
-                            "constraint",
-                            Carried::Not,
-                            what,
-                        );
+                        self.constraint_entry(node, Carried::Not, what);
                     }
                 }
             }
@@ -286,14 +274,15 @@ impl<'m> Importer<'m> {
                 false => format!(" on ({})", constraint.columns.join(", ")),
             };
             let what = format!("the model's `{}` constraint{on}{} is not carried over (sqb declares no constraints)", constraint.kind, expression(constraint));
-            self.entry(
-                &self.yaml_file(node),
-                &node.unique_id,
-                "constraint",
-                Carried::Not,
-                what,
-            );
+            self.constraint_entry(node, Carried::Not, what);
         }
+    }
+
+    /// A constraint of `node` that is not carried over as dbt had it, listed at the YAML file
+    /// that declares it.
+    fn constraint_entry(&mut self, node: &Node, carried: Carried, what: String) {
+        let file = self.yaml_file(node);
+        self.entry(&file, &node.unique_id, "constraint", carried, what);
     }
 
     /// The YAML file that patches a node (its properties), else its own file.
