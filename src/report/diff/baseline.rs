@@ -96,27 +96,27 @@ pub enum BaselineError {
 #[derive(Debug, Deserialize)]
 pub struct Baseline {
     pub target: String,
-    namespace: Namespace,
-    resources: Vec<Resource>,
+    namespace: BaselineNamespace,
+    resources: Vec<BaselineResource>,
 }
 
 #[derive(Debug, Deserialize)]
-struct Namespace {
+struct BaselineNamespace {
     engine: String,
     database: String,
     schema: String,
 }
 
 #[derive(Debug, Deserialize)]
-struct Resource {
+struct BaselineResource {
     resource_type: String,
     resource_name: String,
     relation: String,
-    findings: Vec<Finding>,
+    findings: Vec<BaselineFinding>,
 }
 
 #[derive(Debug, Deserialize)]
-struct Finding {
+struct BaselineFinding {
     kind: String,
     column: Option<String>,
     #[serde(default)]
@@ -177,7 +177,7 @@ impl DiffReport {
             });
         }
         let n = &baseline.namespace;
-        let identity = |r: &Resource, f: &Finding| {
+        let identity = |r: &BaselineResource, f: &BaselineFinding| {
             fingerprint(&Identity {
                 engine: &n.engine,
                 database: &n.database,
