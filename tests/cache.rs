@@ -487,6 +487,24 @@ fn files_read(out: &Output) -> (usize, usize) {
     (field("files"), field("read"))
 }
 
+/// Writes every project file again with its own bytes (its time becomes now); the cache and
+/// the warehouse are left alone.
+fn rewrite_project_files(root: &Path) {
+    for entry in walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".sqb")
+    {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if entry.file_type().is_file()
+            && path.extension().is_some_and(|e| e == "sql" || e == "toml")
+        {
+            let bytes = std::fs::read(path).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+    }
+}
+
 /// Waits until every file written so far is old enough for a stamp to vouch for it (2 s): a
 /// file changed within a timestamp tick of being stamped could keep its stamp, so younger files
 /// are always read.
@@ -510,6 +528,9 @@ fn files_unchanged_since_they_were_stamped_are_not_read_and_say_the_same() {
     let (files, read) = files_read(&young);
     assert!(files > 20, "{}", stderr(&young));
     assert_eq!(read, files);
+    // Written again just before the next run, so that they are young for it however long the
+    // first run took (a run that starts 2 s after a file's time vouches for it next time).
+    rewrite_project_files(root);
     assert_eq!(files_read(&cached(root, &diff)).1, files);
     age_the_files();
     let stamped = cached(root, &diff);
