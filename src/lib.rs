@@ -20,6 +20,7 @@ pub mod diagnostics;
 pub mod drift;
 pub mod edit;
 pub mod engine;
+pub mod engine_rules;
 pub mod error;
 pub mod exit;
 pub mod ident;

@@ -15,7 +15,7 @@ use crate::compile::deps::{expand, Graph};
 
 use crate::diagnostics::did_you_mean;
 use crate::error::UserError;
-use crate::project::{all_resources, Project, Resource};
+use crate::project::{all_resources, resource_at, Project, Resource};
 
 #[derive(Debug)]
 enum Method {
@@ -226,6 +226,12 @@ impl Selection {
         project: &'p Project,
         graph: &Graph,
     ) -> Result<Vec<Resource<'p>>, UserError> {
+        Ok(self.resolve_indices(project, graph)?.resources(project))
+    }
+
+    /// The selection as positions in the project, which borrow nothing: kept across a change
+    /// to the project that leaves its resources where they are (its texts released, say).
+    pub fn resolve_indices(&self, project: &Project, graph: &Graph) -> Result<Selected, UserError> {
         let all = all_resources(project);
         let imported = crate::compile::import_nodes(project);
         let ctx = Context {
@@ -235,28 +241,37 @@ impl Selection {
             project,
             graph,
         };
-        let select = self
-            .select
-            .iter()
-            .map(|s| Selector::parse(s))
-            .collect::<Result<Vec<_>, _>>()?;
-        let exclude = self
-            .exclude
-            .iter()
-            .map(|s| Selector::parse(s))
-            .collect::<Result<Vec<_>, _>>()?;
+        let select = parse_all(&self.select)?;
+        let exclude = parse_all(&self.exclude)?;
         let selected = if select.is_empty() {
             vec![true; all.len()]
         } else {
             ctx.union(&select)?
         };
         let excluded = ctx.union(&exclude)?;
-        Ok(all
+        Ok(Selected(
+            (0..all.len())
+                .filter(|&i| selected[i] && !excluded[i])
+                .collect(),
+        ))
+    }
+}
+
+fn parse_all(selectors: &[String]) -> Result<Vec<Selector>, UserError> {
+    selectors.iter().map(|s| Selector::parse(s)).collect()
+}
+
+/// Selected resources by their position in [`all_resources`] order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selected(Vec<usize>);
+
+impl Selected {
+    /// The resources of `project`, the one the selection was resolved against.
+    pub fn resources<'p>(&self, project: &'p Project) -> Vec<Resource<'p>> {
+        self.0
             .iter()
-            .enumerate()
-            .filter(|(i, _)| selected[*i] && !excluded[*i])
-            .map(|(_, r)| *r)
-            .collect())
+            .filter_map(|&i| resource_at(project, i))
+            .collect()
     }
 }
 

@@ -34,6 +34,8 @@ type Graph = BTreeMap<String, BTreeMap<String, Site>>;
 struct Tree {
     imports: Graph,
     crates: BTreeMap<String, BTreeMap<String, Site>>,
+    /// The modules that name a variant of `Engine` (`Engine::DuckDb`), each with the first place.
+    engine_variants: BTreeMap<String, Site>,
 }
 
 /// The kinds of room docs/architecture.md's tables name, and what each may do.
@@ -146,6 +148,7 @@ fn tree(src: &Path) -> Tree {
     let mut tree = Tree {
         imports: Graph::new(),
         crates: BTreeMap::new(),
+        engine_variants: BTreeMap::new(),
     };
     let mut tests = Vec::new();
     for (module, (rel, file)) in &files {
@@ -164,6 +167,9 @@ fn tree(src: &Path) -> Tree {
         let imports = tree.imports.entry(module.clone()).or_default();
         let crates = tree.crates.entry(module.clone()).or_default();
         for (segments, site) in paths.found {
+            if names_an_engine(&segments) && !tree.engine_variants.contains_key(module) {
+                tree.engine_variants.insert(module.clone(), site.clone());
+            }
             let target = match segments.first().map(String::as_str) {
                 Some("crate") => resolve(&segments[1..], &modules),
                 Some("sqb") if module == "main" => resolve(&segments[1..], &modules),
@@ -177,6 +183,8 @@ fn tree(src: &Path) -> Tree {
                     let full: Vec<String> = scope.iter().chain(rest).cloned().collect();
                     resolve(&full, &modules).or_else(|| Some(module_name(&scope)))
                 }
+                // A child module declared here: never an import (and not the crate of its name).
+                Some(name) if modules.contains(&child(module, name)) => continue,
                 Some(name) => {
                     crates.entry(name.to_string()).or_insert(site);
                     continue;
@@ -196,10 +204,25 @@ fn tree(src: &Path) -> Tree {
     };
     tree.imports.retain(|m, _| !is_test(m));
     tree.crates.retain(|m, _| !is_test(m));
+    tree.engine_variants.retain(|m, _| !is_test(m));
     for named in tree.imports.values_mut() {
         named.retain(|m, _| !is_test(m));
     }
     tree
+}
+
+/// `Engine::Postgres`, `crate::engine::Engine::DuckDb`…
+fn names_an_engine(segments: &[String]) -> bool {
+    let n = segments.len();
+    n >= 2 && segments[n - 2] == "Engine" && ["Postgres", "DuckDb"].contains(&&*segments[n - 1])
+}
+
+/// The module `name` declared inside `module`.
+fn child(module: &str, name: &str) -> String {
+    match module {
+        "crate" => name.to_string(),
+        _ => format!("{module}::{name}"),
+    }
 }
 
 fn module_name(scope: &[String]) -> String {
@@ -660,6 +683,33 @@ fn only_the_warehouse_talks_to_a_database() {
             }
         }
     }
+    assert_none(offenders);
+}
+
+/// docs/architecture.md, "Adding an engine": the homes of what differs between engines, and the
+/// few other places that name an engine for reasons that are not an engine's rules. A new
+/// branch on the engine belongs in a home.
+#[test]
+fn only_the_engine_homes_branch_on_the_engine() {
+    let homes = ["engine", "engine_rules", "warehouse::session"];
+    let not_rules = [
+        "project::config",
+        "ops::publish",
+        "team_contracts::changes",
+        "commands::import_dbt",
+    ];
+    let offenders = repo()
+        .tree
+        .engine_variants
+        .iter()
+        .filter(|(module, _)| {
+            !homes
+                .iter()
+                .any(|h| *module == h || module.starts_with(&format!("{h}::")))
+                && !not_rules.contains(&module.as_str())
+        })
+        .map(|(module, site)| format!("{module} names an engine: {site}"))
+        .collect();
     assert_none(offenders);
 }
 

@@ -221,8 +221,8 @@ fn duckdb_quoted_keywords_are_the_bundled_ones() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(
-        sqb::compile::sql::names::DUCKDB_QUOTED_KEYWORDS,
+        sqb::engine_rules::DUCKDB_QUOTED_KEYWORDS,
         engine.as_slice(),
-        "update DUCKDB_QUOTED_KEYWORDS in src/compile/sql/names.rs"
+        "update DUCKDB_QUOTED_KEYWORDS in src/engine_rules/duckdb/names.rs"
     );
 }

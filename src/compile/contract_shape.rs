@@ -11,7 +11,6 @@ use super::sql::shape::infer;
 use super::sql::{same_column, Interface, Issue, OutColumn, Shape, Upstream, Use};
 use super::team_models::{Imported, Imports};
 use crate::diagnostics::{did_you_mean, Code, Diagnostic};
-use crate::engine::Engine;
 use crate::project::{Column, Model, Policy, Project, SourceTable};
 use crate::source::{Loc, Spanned};
 use crate::types::DataType;
@@ -428,8 +427,9 @@ fn compare(
         .at(column.name.loc.clone(), "declared here")
         .related(Loc::file_start(model.sql_file), "the model's SQL");
         diag = match did_you_mean(&column.name.value, names.iter().copied()) {
-            Some(close) if engine == Engine::Postgres && close.eq_ignore_ascii_case(&column.name.value) => diag.hint(format!(
-                "the SQL outputs `{close}`: Postgres folds unquoted names to lower case; quote the alias or rename the declaration"
+            Some(close) if engine.folds_unquoted_names() && close.eq_ignore_ascii_case(&column.name.value) => diag.hint(format!(
+                "the SQL outputs `{close}`: {} folds unquoted names to lower case; quote the alias or rename the declaration",
+                engine.title()
             )),
             Some(close) => diag.hint(format!("did you mean `{close}`? the SQL outputs: {}", names.join(", "))),
             None => diag.hint(format!("the SQL outputs: {}", names.join(", "))),

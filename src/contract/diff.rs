@@ -436,11 +436,11 @@ pub fn type_agrees(declared: &Declared<'_>, ty: &DataType, physical: &PhysicalCo
 fn parsed_physical(text: &str, engine: Engine) -> DataType {
     type Parsed = HashMap<String, DataType>;
     thread_local! {
-        /// Postgres's spellings, then DuckDB's.
-        static PARSED: std::cell::RefCell<[Parsed; 2]> = Default::default();
+        /// Each engine's spellings.
+        static PARSED: std::cell::RefCell<[Parsed; Engine::ALL.len()]> = Default::default();
     }
     PARSED.with_borrow_mut(|parsed| {
-        let parsed = &mut parsed[usize::from(engine == Engine::DuckDb)];
+        let parsed = &mut parsed[engine.index()];
         if let Some(ty) = parsed.get(text) {
             return ty.clone();
         }
@@ -472,7 +472,7 @@ fn agrees(
                 size: ps,
             },
         ) if contains_enum(declared, de) => {
-            (ds.is_none() || declared.engine == Engine::Postgres || ds == ps)
+            (ds.is_none() || !declared.engine.keeps_array_sizes() || ds == ps)
                 && agrees(declared, de, pe, members)
         }
         _ => types::equivalent(ty, physical, declared.engine),

@@ -13,8 +13,8 @@ use crate::compile::deps::Graph;
 use crate::contract::matching::{self, Inspection};
 use crate::diagnostics::did_you_mean;
 use crate::error::UserError;
-use crate::project::{self, Project, Resource, Target};
-use crate::select::Selection;
+use crate::project::{self, Project, Target};
+use crate::select::{Selected, Selection};
 use crate::warehouse::session::{Names, Session};
 use crate::warehouse::{Timeouts, WarehouseError};
 
@@ -136,8 +136,8 @@ fn target_namespace(target: &Target) -> Namespace {
 struct CompiledWhileReading {
     session: Result<Session, WarehouseError>,
     selection: anyhow::Result<Selection>,
-    /// The selection was known before compiling, and its request sent then.
-    early: bool,
+    /// The selection, when it was known before compiling and its request sent then.
+    early: Option<Selected>,
     graph: Graph,
 }
 
@@ -157,10 +157,13 @@ fn compile_while_reading(
     // Without graph operators the selection is known before compiling: the warehouse reads it
     // while the project compiles.
     let early = early_selection(project, &options.from, selection.as_ref().ok());
-    let sent = early.is_some();
-    if let (Ok(session), Some((_, request))) = (session.as_mut(), early) {
-        session.send(request);
-    }
+    let sent = match (session.as_mut(), early) {
+        (Ok(session), Some((selected, request))) => {
+            session.send(request);
+            Some(selected)
+        }
+        _ => None,
+    };
     let (diags, graph) = compile(project, options.use_cache)?;
     super::ensure_compiles(project, &diags)?;
     Ok(CompiledWhileReading {
@@ -171,7 +174,8 @@ fn compile_while_reading(
     })
 }
 
-/// Matches the session's answer to the selection (resolved now unless it was sent early).
+/// Matches the session's answer to the selection (resolved now unless it was sent early: then
+/// kept as positions, since the project's texts may have been released in between).
 fn match_answer<'p>(
     project: &'p Project,
     options: &InspectOptions,
@@ -185,13 +189,8 @@ fn match_answer<'p>(
     } = compiled;
     let target = target(project, &options.from)?;
     let (resources, answer) = match early {
-        // The same resolution as before compiling, of the same project: done again because the
-        // resources borrow the project, whose texts are released in between (Texts::Release).
-        true => (
-            selection?.resolve(project, &Graph::default())?,
-            read(|| session?.answer())?,
-        ),
-        false => {
+        Some(selected) => (selected.resources(project), read(|| session?.answer())?),
+        None => {
             let resources = selection?.resolve(project, &graph)?;
             let request = matching::request(&resources, target);
             (resources, read(|| session?.read(request))?)
@@ -229,16 +228,16 @@ fn compile(
 /// The selected resources and their request, when they can be known before the project
 /// compiles: the target exists, no selector uses a graph operator, and the selection resolves.
 /// Otherwise `None`, and the selection is resolved (and its errors reported) after compiling.
-fn early_selection<'p>(
-    project: &'p Project,
+fn early_selection(
+    project: &Project,
     from: &str,
     selection: Option<&Selection>,
-) -> Option<(Vec<Resource<'p>>, Request)> {
+) -> Option<(Selected, Request)> {
     let target = project.config.targets.get(from)?;
     let selection = selection.filter(|s| !s.needs_graph())?;
-    let resources = selection.resolve(project, &Graph::default()).ok()?;
-    let request = matching::request(&resources, target);
-    Some((resources, request))
+    let selected = selection.resolve_indices(project, &Graph::default()).ok()?;
+    let request = matching::request(&selected.resources(project), target);
+    Some((selected, request))
 }
 
 /// The target named by `--from`.

@@ -398,7 +398,7 @@ pub(super) fn finish(r: &mut Reader<'_>, raw: RawConfig) -> Config {
             Engine::DuckDb
         }
     };
-    if engine == Engine::DuckDb && raw.engine.is_some() && raw.path.is_none() {
+    if engine.in_process() && raw.engine.is_some() && raw.path.is_none() {
         let loc = raw.connection_loc.clone().unwrap_or(file_start);
         r.missing(
             loc,

@@ -22,7 +22,7 @@ mod stamps;
 pub use config::{Config, Connection, ContractMode, ImportDecl, Settings, Target};
 pub use discover::{find_root, model_stems, rel_path, LOCAL_FILE, PROJECT_FILE};
 pub use load::{LoadError, ProjectFile};
-pub use resource::{all_resources, Home, Resource};
+pub use resource::{all_resources, resource_at, Home, Resource};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -80,6 +80,17 @@ impl<'p> Resource<'p> {
     }
 }
 
+/// The resource at `index` in [`all_resources`] order, `None` past the end.
+pub fn resource_at(project: &Project, index: usize) -> Option<Resource<'_>> {
+    match project.models.get(index) {
+        Some(model) => Some(Resource::Model(model)),
+        None => project
+            .source_tables
+            .get(index - project.models.len())
+            .map(Resource::Source),
+    }
+}
+
 /// Every model and source of a project, models first, each in project order.
 pub fn all_resources(project: &Project) -> Vec<Resource<'_>> {
     project

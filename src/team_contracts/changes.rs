@@ -73,6 +73,7 @@ pub fn column(
 /// The same published type. Declared lengths count even where the engine ignores them (DuckDB
 /// stores every string as VARCHAR): the snapshot is a contract, not a catalog.
 fn same(a: &DataType, b: &DataType, _engine: Engine) -> bool {
+    // Postgres's normalization keeps every string kind and length apart.
     types::normalize(a, Engine::Postgres) == types::normalize(b, Engine::Postgres)
 }
 

@@ -14,16 +14,12 @@ const DEFAULT_TIME_PRECISION: u32 = 6;
 pub fn normalize(ty: &DataType, engine: Engine) -> DataType {
     use DataType::*;
     match ty {
-        Varchar(_) | Char(_) | Text if engine == Engine::DuckDb => Varchar(None),
+        Varchar(_) | Char(_) | Text if !engine.keeps_string_kinds() => Varchar(None),
         // NUMERIC(p) is NUMERIC(p,0) in SQL.
         Numeric(Some((p, None))) => Numeric(Some((*p, Some(0)))),
         Array { element, size } => Array {
             element: Box::new(normalize(element, engine)),
-            size: if engine == Engine::Postgres {
-                None
-            } else {
-                *size
-            },
+            size: size.filter(|_| engine.keeps_array_sizes()),
         },
         Struct(fields) => Struct(normalize_fields(fields, engine)),
         Union(fields) => Union(normalize_fields(fields, engine)),

@@ -167,7 +167,7 @@ pub fn is_builtin_named(name: &str, engine: Engine) -> bool {
     if KNOWN_OPAQUE_TYPES.contains(&name) {
         return true;
     }
-    if engine != Engine::Postgres {
+    if !engine.has_pg_catalog() {
         return false;
     }
     let name = name.strip_prefix("pg_catalog.").unwrap_or(name);
@@ -246,11 +246,11 @@ impl fmt::Display for DataType {
     }
 }
 
-/// A user-defined or opaque type name: as is where it reads back as itself on both engines,
+/// A user-defined or opaque type name: as is where it reads back as itself on every engine,
 /// else double-quoted (a quoted `"nchar"` is a user type, not `CHAR`).
 fn write_named(f: &mut fmt::Formatter<'_>, name: &str) -> fmt::Result {
     let reads_back = |engine| matches!(parse(name, engine), Ok(DataType::Named(n)) if n == name);
-    if reads_back(crate::engine::Engine::Postgres) && reads_back(crate::engine::Engine::DuckDb) {
+    if Engine::ALL.into_iter().all(reads_back) {
         f.write_str(name)
     } else {
         f.write_str(&crate::ident::quoted(name))

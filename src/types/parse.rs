@@ -375,10 +375,8 @@ impl Parser {
         Ok(match self.length()? {
             Some(p) if p <= 24 => DataType::Real,
             Some(_) => DataType::Double,
-            None => match self.engine {
-                Engine::Postgres => DataType::Double,
-                Engine::DuckDb => DataType::Real,
-            },
+            None if self.engine.bare_float_is_double() => DataType::Double,
+            None => DataType::Real,
         })
     }
 

@@ -41,7 +41,7 @@ impl Connect {
         path: PathBuf,
         timeouts: Timeouts,
     ) -> Result<Self, WarehouseError> {
-        if engine == Engine::Postgres && url.is_none() {
+        if !engine.in_process() && url.is_none() {
             return Err(WarehouseError::NoUrl);
         }
         Ok(Self {
@@ -145,9 +145,10 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        // Closing the request channel tells the thread to stop once it is connected.
+        // Closing the request channel tells the thread to stop once it is connected. The
+        // process must not end while an in-process engine's code runs on that thread.
         self.requests.take();
-        if self.engine == Engine::DuckDb {
+        if self.engine.in_process() {
             if let Some(thread) = self.thread.take() {
                 let _ = thread.join();
             }

@@ -196,11 +196,7 @@ pub fn import(input: &Input<'_>) -> Result<Imported, DbtError> {
 }
 
 fn engine_of(adapter: Option<&str>) -> Result<Engine, DbtError> {
-    match adapter {
-        Some("duckdb") => Ok(Engine::DuckDb),
-        Some("postgres") => Ok(Engine::Postgres),
-        other => Err(DbtError::UnsupportedAdapter(
-            other.unwrap_or("(none)").to_string(),
-        )),
-    }
+    adapter
+        .and_then(Engine::of_dbt_adapter)
+        .ok_or_else(|| DbtError::UnsupportedAdapter(adapter.unwrap_or("(none)").to_string()))
 }

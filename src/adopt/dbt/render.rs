@@ -9,6 +9,7 @@ use toml_edit::{DocumentMut, InlineTable, Item, Table};
 use super::folders::FolderDefaults;
 use super::{ColumnOut, ModelOut, SourceOut};
 use crate::engine::Engine;
+use crate::engine_rules;
 
 /// A JSON value as TOML; `None` for null (TOML has none), also inside tables and arrays.
 pub fn json_to_toml(value: &Value) -> Option<toml_edit::Value> {
@@ -105,21 +106,9 @@ pub fn sqb_toml(p: &ProjectOut<'_>) -> String {
     doc.insert("default_target", p.default_schema.as_str().into());
     let mut connection = Table::new();
     connection.insert("engine", p.engine.as_str().into());
-    let prefix = match p.engine {
-        Engine::DuckDb => {
-            connection.insert(
-                "path",
-                format!("{}.duckdb", p.database.unwrap_or(p.name)).into(),
-            );
-            "\n# Fill in the warehouse dbt builds; sqb only ever reads it. `path` is the DuckDB file\n# (the `path` of the profiles.yml output): relative paths are from this directory.\n"
-        }
-        Engine::Postgres => {
-            let db = p.database.unwrap_or(p.name);
-            connection.insert("url", format!("postgres://USER@localhost:5432/{db}").into());
-            "\n# Fill in the warehouse dbt builds; sqb only ever reads it. The password never goes\n# here: it comes from PGPASSWORD or ~/.pgpass, and SQB_DATABASE_URL overrides the URL.\n"
-        }
-    };
-    connection.decor_mut().set_prefix(prefix);
+    let entry = engine_rules::of(p.engine).dbt_connection(p.database.unwrap_or(p.name));
+    connection.insert(entry.key, entry.value.into());
+    connection.decor_mut().set_prefix(entry.comment);
     doc.insert("connection", Item::Table(connection));
     let mut targets = Table::new();
     targets.set_implicit(true);

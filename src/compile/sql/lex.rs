@@ -168,10 +168,7 @@ impl Lexer<'_> {
     /// `-- …` up to the line's end. PostgreSQL's ends at a carriage return too.
     fn comment(&mut self) -> Token {
         let start = self.pos + 2;
-        let stops: &[u8] = match self.engine {
-            Engine::Postgres => b"\n\r",
-            Engine::DuckDb => b"\n",
-        };
+        let stops = self.engine.comment_ends();
         let end = self.bytes[start..]
             .iter()
             .position(|b| stops.contains(b))

@@ -9,9 +9,7 @@ mod grouping;
 mod interface;
 mod lex;
 pub mod lineage;
-pub mod names;
 pub mod parse;
-mod rules;
 pub mod shape;
 mod typing;
 
@@ -148,18 +146,12 @@ impl Merged {
 /// The name an unquoted or quoted identifier gets in the catalog: Postgres folds unquoted names
 /// to lower case; DuckDB keeps them as written.
 pub fn stored_name(ident: &Ident, engine: Engine) -> String {
-    match (ident.quote_style, engine) {
-        (None, Engine::Postgres) => ident.value.to_lowercase(),
-        _ => ident.value.clone(),
-    }
+    engine.stored_name(&ident.value, ident.quote_style.is_some())
 }
 
 /// Whether two stored names are the same column on this engine (DuckDB compares case-insensitively).
 pub fn same_column(a: &str, b: &str, engine: Engine) -> bool {
-    match engine {
-        Engine::Postgres => a == b,
-        Engine::DuckDb => a.eq_ignore_ascii_case(b),
-    }
+    engine.same_name(a, b)
 }
 
 /// An upstream column: of a model, a source, or an external relation.

@@ -12,7 +12,7 @@ use sqlparser::ast::{
     TableAlias, TableFactor, TableWithJoins, WildcardAdditionalOptions,
 };
 
-use super::{grouping, interface, lineage, names, typing};
+use super::{grouping, interface, lineage, typing};
 use super::{
     same_column, stored_name, ColumnRef, Interface, Issue, Lineage, Merged, OutColumn, Rel, Shape,
     Upstream, Use,
@@ -328,7 +328,7 @@ impl Env<'_> {
                     });
                 }
                 SelectItem::UnnamedExpr(expr) => {
-                    let name = names::implicit_name(expr, self.engine)?;
+                    let name = crate::engine_rules::of(self.engine).implicit_name(expr)?;
                     let facts = scope.expr(expr);
                     columns.push(OutColumn {
                         name,

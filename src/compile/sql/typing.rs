@@ -6,8 +6,9 @@ use sqlparser::ast::{
     BinaryOperator, CastKind, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, Value,
 };
 
-use super::{grouping, rules, same_column, stored_name, Merged, OutColumn, Rel};
+use super::{grouping, same_column, stored_name, Merged, OutColumn, Rel};
 use crate::engine::Engine;
+use crate::engine_rules::{self, EngineRules};
 use crate::types::{self, DataType};
 
 /// What is proven of one expression.
@@ -91,6 +92,10 @@ const AGGREGATES: &[&str] = &[
 ];
 
 impl Scope<'_> {
+    fn rules(&self) -> &'static dyn EngineRules {
+        engine_rules::of(self.engine)
+    }
+
     pub fn expr(&self, expr: &Expr) -> Facts {
         if self
             .rolled
@@ -232,15 +237,7 @@ impl Scope<'_> {
         let literal = matches!(left, Expr::Value(_)) || matches!(right, Expr::Value(_));
         let both = l.ty.as_ref().zip(r.ty.as_ref());
         let arithmetic = |multiply: bool| {
-            both.and_then(|(a, b)| {
-                let exact_literal = self.engine == Engine::DuckDb
-                    && literal
-                    && !(rules::is_integer(a) && rules::is_integer(b));
-                match exact_literal {
-                    true => None,
-                    false => rules::arithmetic(a, b, multiply, self.engine),
-                }
-            })
+            both.and_then(|(a, b)| self.rules().arithmetic(a, b, multiply, literal))
         };
         match op {
             Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or => known(DataType::Boolean, nullable),
@@ -254,15 +251,15 @@ impl Scope<'_> {
             },
             // DuckDB gives NULL for a division by zero; Postgres an error.
             Divide => Facts {
-                ty: both.and_then(|(a, b)| rules::divide(a, b, self.engine)),
+                ty: both.and_then(|(a, b)| self.rules().divide(a, b)),
                 nullable: None,
             },
             Modulo => Facts {
-                ty: both.and_then(|(a, b)| rules::modulo(a, b)),
+                ty: both.and_then(|(a, b)| engine_rules::modulo(a, b)),
                 nullable: None,
             },
             StringConcat => Facts {
-                ty: Some(text(self.engine)),
+                ty: Some(self.rules().text()),
                 nullable,
             },
             _ => Facts::default(),
@@ -292,12 +289,12 @@ impl Scope<'_> {
             .filter(|(e, _)| !is_null(e) && !is_string_literal(e))
             .map(|(_, f)| f.ty.clone())
             .collect();
-        let ty = match rules::common(&others) {
-            Some(t) if t == text(self.engine) => Some(t),
+        let ty = match engine_rules::common(&others) {
+            Some(t) if t == self.rules().text() => Some(t),
             Some(_) if others.len() < typed.len() => None,
             Some(t) => Some(t),
             // Only string literals (and NULLs): text.
-            None if others.is_empty() && !typed.is_empty() => Some(text(self.engine)),
+            None if others.is_empty() && !typed.is_empty() => Some(self.rules().text()),
             None => None,
         };
         let nullable = facts
@@ -339,8 +336,9 @@ impl Scope<'_> {
             Some(FunctionArgExpr::Expr(e)) => rows.expr(e),
             _ => Facts::default(),
         };
-        let of = |rule: fn(&DataType, Engine) -> Option<DataType>| Facts {
-            ty: arg(0).ty.and_then(|t| rule(&t, self.engine)),
+        let rules = self.rules();
+        let of = |rule: fn(&dyn EngineRules, &DataType) -> Option<DataType>| Facts {
+            ty: arg(0).ty.and_then(|t| rule(rules, &t)),
             // An aggregate over no rows is NULL.
             nullable: None,
         };
@@ -355,21 +353,18 @@ impl Scope<'_> {
                 Some(false),
             ),
             ("current_date", 0) => known(DataType::Date, Some(false)),
-            ("sum", 1) => of(rules::sum),
+            ("sum", 1) => of(|r, t| r.sum(t)),
             (
                 "avg" | "stddev" | "stddev_samp" | "stddev_pop" | "variance" | "var_samp"
                 | "var_pop",
                 1,
-            ) => of(rules::mean),
-            ("min" | "max", 1) => of(rules::extreme),
+            ) => of(|r, t| r.mean(t)),
+            ("min" | "max", 1) => of(|r, t| r.extreme(t)),
             ("upper" | "lower" | "trim" | "ltrim" | "rtrim" | "initcap", 1) => Facts {
-                ty: Some(text(self.engine)),
+                ty: Some(self.rules().text()),
                 nullable: arg(0).nullable,
             },
-            ("length" | "char_length", 1) if self.engine == Engine::Postgres => {
-                known(DataType::Integer, arg(0).nullable)
-            }
-            ("length" | "char_length", 1) => known(DataType::BigInt, arg(0).nullable),
+            ("length" | "char_length", 1) => known(rules.length(), arg(0).nullable),
             ("coalesce", n) if n > 0 => {
                 let exprs: Vec<&Expr> = args
                     .iter()
@@ -387,32 +382,12 @@ impl Scope<'_> {
                         .then_some(false),
                 }
             }
-            ("date_trunc", 2) if self.engine == Engine::Postgres => match arg(1).ty {
-                Some(t @ DataType::Timestamp { .. }) => Facts {
-                    ty: Some(timestamp_tz(&t)),
-                    nullable: arg(1).nullable,
-                },
-                _ => Facts::default(),
+            ("date_trunc", 2) => match arg(1).ty.and_then(|t| rules.date_trunc(&t)) {
+                Some(ty) => known(ty, arg(1).nullable),
+                None => Facts::default(),
             },
             _ => Facts::default(),
         }
-    }
-}
-
-fn timestamp_tz(t: &DataType) -> DataType {
-    match t {
-        DataType::Timestamp { tz, .. } => DataType::Timestamp {
-            precision: None,
-            tz: *tz,
-        },
-        other => other.clone(),
-    }
-}
-
-fn text(engine: Engine) -> DataType {
-    match engine {
-        Engine::Postgres => DataType::Text,
-        Engine::DuckDb => DataType::Varchar(None),
     }
 }
 
@@ -426,11 +401,11 @@ fn literal(value: &Value, engine: Engine) -> Facts {
                 nullable: Some(false),
             },
         },
-        // DuckDB sizes a decimal literal from its digits; Postgres's is a plain NUMERIC.
-        Value::Number(n, _) if engine == Engine::Postgres && !n.contains(['e', 'E']) => {
-            known(DataType::Numeric(None), Some(false))
-        }
-        Value::SingleQuotedString(_) => known(text(engine), Some(false)),
+        Value::Number(n, _) if !n.contains(['e', 'E']) => Facts {
+            ty: engine_rules::of(engine).decimal_literal(),
+            nullable: Some(false),
+        },
+        Value::SingleQuotedString(_) => known(engine_rules::of(engine).text(), Some(false)),
         Value::Boolean(_) => known(DataType::Boolean, Some(false)),
         Value::Null => Facts {
             ty: None,

@@ -38,6 +38,7 @@ use super::relation::{Relation, Relations};
 use super::resolve::{self, Metrics, Reached};
 use crate::catalog::Namespace;
 use crate::engine::Engine;
+use crate::engine_rules;
 use crate::project::contracts::{AppliesTo, Guardrail};
 use crate::project::metrics::MetricBinding;
 use crate::project::Project;
@@ -519,12 +520,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
                     return Err(unsupported("has no `column` and `quantile`"));
                 };
                 let col = column_ref("s", &column.value);
-                match self.engine {
-                    Engine::Postgres => {
-                        format!("percentile_cont({}) WITHIN GROUP (ORDER BY {col})", q.value)
-                    }
-                    Engine::DuckDb => format!("quantile_cont({col}, {})", q.value),
-                }
+                engine_rules::of(self.engine).percentile(&col, &q.value.to_string())
             }
             other => {
                 return Err(unsupported(&format!(

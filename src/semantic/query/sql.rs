@@ -98,17 +98,13 @@ impl<'a, 'p> Compiler<'a, 'p> {
     ) -> Result<String, Refusal> {
         let alias = self.join_path(from, &reached.path, joins)?;
         let name = &reached.dimension.column().value;
-        let mut column = column_ref(&alias, name);
+        let column = column_ref(&alias, name);
         let zoned = reached
             .relation
             .column(name)
             .and_then(|c| c.ty.as_deref())
             .is_some_and(|t| matches!(t, DataType::Timestamp { tz: true, .. }));
-        // DuckDB truncates a TIMESTAMPTZ only with the ICU extension, which sqb neither bundles
-        // nor downloads: the instant is truncated as UTC wall time instead.
-        if zoned && self.engine == Engine::DuckDb {
-            column = format!("CAST({column} AS TIMESTAMP)");
-        }
+        let column = engine_rules::of(self.engine).truncatable(column, zoned);
         // A time dimension is served at its declared granularity unless asked for a coarser one.
         let declared = reached
             .dimension
@@ -246,24 +242,19 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 metric,
             } => {
                 let (n, d) = (value(numerator), value(denominator));
-                let cast = match self.engine {
-                    Engine::Postgres => "numeric",
-                    Engine::DuckDb => "double",
-                };
+                let rules = engine_rules::of(self.engine);
+                let cast = rules.quotient_type();
                 match on_zero.as_str() {
                     "zero" => {
                         format!("CASE WHEN {d} = 0 THEN 0 ELSE CAST({n} AS {cast}) / {d} END")
                     }
-                    // Postgres raises `division by zero` itself; DuckDB would give NULL.
-                    "error" => match self.engine {
-                        Engine::Postgres => format!("CAST({n} AS {cast}) / {d}"),
-                        Engine::DuckDb => format!(
-                            "CASE WHEN {d} = 0 THEN error({}) ELSE CAST({n} AS {cast}) / {d} END",
-                            literal(&format!(
-                                "division by zero: metric `{metric}` has a zero denominator"
-                            ))
-                        ),
-                    },
+                    "error" => rules.raise_on_zero(
+                        format!("CAST({n} AS {cast}) / {d}"),
+                        &d,
+                        &literal(&format!(
+                            "division by zero: metric `{metric}` has a zero denominator"
+                        )),
+                    ),
                     _ => format!("CAST({n} AS {cast}) / NULLIF({d}, 0)"),
                 }
             }

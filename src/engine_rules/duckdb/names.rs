@@ -1,123 +1,25 @@
-//! The name each engine gives an unaliased output expression, where sqb can tell it exactly.
-//!
-//! Postgres figures a name from the expression's kind (`FigureColname`): a column's own name, a
-//! function's name (`count`, `sum`), a cast's inner name or else its type's (`int8`), a CASE's
-//! ELSE branch's name or else `case`, and `?column?` for operators and literals. DuckDB names it
-//! by the expression's own text (`count_star()`, `sum(x)`, `(a + b)`), which is rendered here
-//! for the forms whose printing is known; anything else stays unnamed (shape unknown).
+//! The name DuckDB gives an unaliased output expression: a column's own name, and otherwise the
+//! expression's own text (`count_star()`, `sum(x)`, `(a + b)`), rendered here for the forms
+//! whose printing is known; anything else stays unnamed (shape unknown).
 
 use sqlparser::ast::{
     BinaryOperator, CastKind, DataType as SqlType, Expr, FunctionArg, FunctionArgExpr,
-    FunctionArguments, Ident, SelectItem, SetExpr, Value,
+    FunctionArguments, Ident, Value,
 };
 
-use super::stored_name;
 use crate::engine::Engine;
 use crate::types::{self, DataType};
 
-/// The name the engine gives `expr` as an unaliased output column, where it is known.
-pub(super) fn implicit_name(expr: &Expr, engine: Engine) -> Option<String> {
-    match engine {
-        Engine::Postgres => postgres(expr).map(|(name, _)| name),
-        Engine::DuckDb => duckdb_top(expr),
-    }
-}
-
-/// Postgres's name and its strength: 2 for a column's or function's name, 1 for `case` or a
-/// type's name, 0 for `?column?`.
-fn postgres(expr: &Expr) -> Option<(String, u8)> {
-    const UNNAMED: &str = "?column?";
-    Some(match expr {
-        Expr::Identifier(ident) => (stored_name(ident, Engine::Postgres), 2),
-        Expr::CompoundIdentifier(parts) => (stored_name(parts.last()?, Engine::Postgres), 2),
-        Expr::Nested(inner) => postgres(inner)?,
-        Expr::Function(f) => {
-            let last = f.name.0.last()?.as_ident()?;
-            (stored_name(last, Engine::Postgres), 2)
-        }
-        Expr::Case { else_result, .. } => match else_result.as_deref().map(postgres) {
-            Some(Some((name, 2))) => (name, 2),
-            Some(None) => return None,
-            _ => ("case".to_string(), 1),
-        },
-        Expr::Cast {
-            kind: CastKind::Cast | CastKind::DoubleColon,
-            expr,
-            data_type,
-            ..
-        } => match postgres(expr)? {
-            (name, 2) => (name, 2),
-            _ => (postgres_type_name(data_type)?, 1),
-        },
-        Expr::TypedString(ts) => (postgres_type_name(&ts.data_type)?, 1),
-        Expr::Exists { .. } => ("exists".to_string(), 2),
-        Expr::Subquery(query) => match query.body.as_ref() {
-            SetExpr::Select(select) => match select.projection.as_slice() {
-                [SelectItem::ExprWithAlias { alias, .. }] => {
-                    (stored_name(alias, Engine::Postgres), 2)
-                }
-                [SelectItem::UnnamedExpr(inner)] => postgres(inner)?,
-                _ => return None,
-            },
-            _ => return None,
-        },
-        Expr::Value(_)
-        | Expr::BinaryOp { .. }
-        | Expr::UnaryOp { .. }
-        | Expr::IsNull(_)
-        | Expr::IsNotNull(_)
-        | Expr::IsTrue(_)
-        | Expr::IsFalse(_)
-        | Expr::IsNotTrue(_)
-        | Expr::IsNotFalse(_)
-        | Expr::IsDistinctFrom(..)
-        | Expr::IsNotDistinctFrom(..)
-        | Expr::Between { .. }
-        | Expr::In { .. }
-        | Expr::Like { .. }
-        | Expr::ILike { .. } => (UNNAMED.to_string(), 0),
-        _ => return None,
-    })
-}
-
-/// The name Postgres gives a cast to `ty`: its catalog name (`int4`, `float8`, `timestamptz`).
-fn postgres_type_name(ty: &SqlType) -> Option<String> {
-    use DataType::*;
-    let parsed = types::parse(&ty.to_string(), Engine::Postgres).ok()?;
-    Some(
-        match parsed {
-            SmallInt => "int2",
-            Integer => "int4",
-            BigInt => "int8",
-            Numeric(_) => "numeric",
-            Real => "float4",
-            Double => "float8",
-            Text => "text",
-            Varchar(_) => "varchar",
-            Char(_) => "bpchar",
-            Boolean => "bool",
-            Date => "date",
-            Timestamp { tz: false, .. } => "timestamp",
-            Timestamp { tz: true, .. } => "timestamptz",
-            Time { tz: false, .. } => "time",
-            Time { tz: true, .. } => "timetz",
-            Interval => "interval",
-            Uuid => "uuid",
-            Json => "json",
-            Jsonb => "jsonb",
-            Bytes => "bytea",
-            _ => return None,
-        }
-        .to_string(),
-    )
+fn stored(ident: &Ident) -> String {
+    Engine::DuckDb.stored_name(&ident.value, ident.quote_style.is_some())
 }
 
 /// DuckDB names a column reference by the column (never its qualifier); other expressions by
 /// their text.
-fn duckdb_top(expr: &Expr) -> Option<String> {
+pub(super) fn duckdb_top(expr: &Expr) -> Option<String> {
     match expr {
-        Expr::Identifier(ident) => Some(stored_name(ident, Engine::DuckDb)),
-        Expr::CompoundIdentifier(parts) => Some(stored_name(parts.last()?, Engine::DuckDb)),
+        Expr::Identifier(ident) => Some(stored(ident)),
+        Expr::CompoundIdentifier(parts) => Some(stored(parts.last()?)),
         Expr::Nested(inner) => duckdb_top(inner),
         _ => duckdb(expr),
     }

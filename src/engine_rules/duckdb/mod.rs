@@ -1,0 +1,120 @@
+//! The bundled DuckDB's rules: its aggregates' and operators' result types, its names for
+//! unaliased columns, and its spellings in the semantic layer's statements.
+
+mod names;
+
+pub use names::DUCKDB_QUOTED_KEYWORDS;
+
+use sqlparser::ast::Expr;
+
+use super::{exact, integer_or_double, is_integer, is_numeric, numberish};
+use super::{DbtConnection, EngineRules};
+use crate::types::DataType;
+
+pub(super) struct DuckDb;
+
+impl EngineRules for DuckDb {
+    fn sum(&self, arg: &DataType) -> Option<DataType> {
+        use DataType::*;
+        Some(match arg {
+            t if is_integer(t) => HugeInt,
+            Numeric(Some((_, s))) => Numeric(Some((38, Some(s.unwrap_or(0))))),
+            Real | Double => Double,
+            _ => return None,
+        })
+    }
+
+    fn mean(&self, arg: &DataType) -> Option<DataType> {
+        match arg {
+            t if is_integer(t) || is_numeric(t) => Some(DataType::Double),
+            DataType::Real | DataType::Double => Some(DataType::Double),
+            _ => None,
+        }
+    }
+
+    fn extreme(&self, arg: &DataType) -> Option<DataType> {
+        Some(arg.clone())
+    }
+
+    /// Decimals sized from both sides' precision and scale; a literal mixed into anything but
+    /// integers is not modelled (DuckDB sizes it from its value).
+    fn arithmetic(
+        &self,
+        l: &DataType,
+        r: &DataType,
+        multiply: bool,
+        literal: bool,
+    ) -> Option<DataType> {
+        if literal && !(is_integer(l) && is_integer(r)) {
+            return None;
+        }
+        if let Some(t) = integer_or_double(l, r) {
+            return Some(t);
+        }
+        let ((p1, s1), (p2, s2)) = (exact(l)?, exact(r)?);
+        let (p, s) = match multiply {
+            true => (p1 + p2, s1 + s2),
+            false => {
+                let s = s1.max(s2);
+                ((p1 - s1).max(p2 - s2) + s + 1, s)
+            }
+        };
+        (p <= 38).then_some(DataType::Numeric(Some((p, Some(s)))))
+    }
+
+    /// Always a double; NULL for a zero divisor.
+    fn divide(&self, l: &DataType, r: &DataType) -> Option<DataType> {
+        (numberish(l) && numberish(r)).then_some(DataType::Double)
+    }
+
+    fn text(&self) -> DataType {
+        DataType::Varchar(None)
+    }
+
+    /// Sized from its digits: not modelled.
+    fn decimal_literal(&self) -> Option<DataType> {
+        None
+    }
+
+    fn length(&self) -> DataType {
+        DataType::BigInt
+    }
+
+    fn date_trunc(&self, _: &DataType) -> Option<DataType> {
+        None
+    }
+
+    fn implicit_name(&self, expr: &Expr) -> Option<String> {
+        names::duckdb_top(expr)
+    }
+
+    fn percentile(&self, column: &str, quantile: &str) -> String {
+        format!("quantile_cont({column}, {quantile})")
+    }
+
+    fn quotient_type(&self) -> &'static str {
+        "double"
+    }
+
+    /// A division by zero is NULL on DuckDB: the statement raises it with `error()`.
+    fn raise_on_zero(&self, quotient: String, denominator: &str, message: &str) -> String {
+        format!("CASE WHEN {denominator} = 0 THEN error({message}) ELSE {quotient} END")
+    }
+
+    /// DuckDB truncates a TIMESTAMPTZ only with the ICU extension, which sqb neither bundles
+    /// nor downloads: the instant is truncated as UTC wall time instead.
+    fn truncatable(&self, column: String, zoned: bool) -> String {
+        match zoned {
+            true => format!("CAST({column} AS TIMESTAMP)"),
+            false => column,
+        }
+    }
+
+    fn dbt_connection(&self, database: &str) -> DbtConnection {
+        DbtConnection {
+            key: "path",
+            value: format!("{database}.duckdb"),
+            comment: "\n# Fill in the warehouse dbt builds; sqb only ever reads it. `path` is the DuckDB file\n# (the `path` of the profiles.yml output): relative paths are from this directory.\n",
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Postgres's rules: its aggregates' and operators' result types, its names for unaliased
+//! columns, and its spellings in the semantic layer's statements.
+
+mod names;
+
+use sqlparser::ast::Expr;
+
+use super::{integer_or_double, is_integer, is_numeric, numberish, DbtConnection, EngineRules};
+use crate::types::DataType;
+
+pub(super) struct Postgres;
+
+impl EngineRules for Postgres {
+    fn sum(&self, arg: &DataType) -> Option<DataType> {
+        use DataType::*;
+        Some(match arg {
+            SmallInt | Integer => BigInt,
+            BigInt | Numeric(_) => Numeric(None),
+            Real => Real,
+            Double => Double,
+            _ => return None,
+        })
+    }
+
+    fn mean(&self, arg: &DataType) -> Option<DataType> {
+        match arg {
+            t if is_integer(t) || is_numeric(t) => Some(DataType::Numeric(None)),
+            DataType::Real | DataType::Double => Some(DataType::Double),
+            _ => None,
+        }
+    }
+
+    /// The argument's type without its modifiers (a length, a precision): an aggregate's
+    /// result has none.
+    fn extreme(&self, arg: &DataType) -> Option<DataType> {
+        use DataType::*;
+        match arg {
+            Numeric(_) => Some(Numeric(None)),
+            Varchar(_) => Some(Varchar(None)),
+            Timestamp { tz, .. } => Some(Timestamp {
+                precision: None,
+                tz: *tz,
+            }),
+            Time { tz, .. } => Some(Time {
+                precision: None,
+                tz: *tz,
+            }),
+            Char(_) | Array { .. } | Struct(_) | Named(_) => None,
+            t => Some(t.clone()),
+        }
+    }
+
+    fn arithmetic(&self, l: &DataType, r: &DataType, _: bool, _: bool) -> Option<DataType> {
+        integer_or_double(l, r)
+            .or_else(|| (numberish(l) && numberish(r)).then_some(DataType::Numeric(None)))
+    }
+
+    /// Integer division of integers; raises on a zero divisor.
+    fn divide(&self, l: &DataType, r: &DataType) -> Option<DataType> {
+        self.arithmetic(l, r, true, false)
+    }
+
+    fn text(&self) -> DataType {
+        DataType::Text
+    }
+
+    fn decimal_literal(&self) -> Option<DataType> {
+        Some(DataType::Numeric(None))
+    }
+
+    fn length(&self) -> DataType {
+        DataType::Integer
+    }
+
+    /// A timestamp's kind, its precision dropped.
+    fn date_trunc(&self, arg: &DataType) -> Option<DataType> {
+        match arg {
+            DataType::Timestamp { tz, .. } => Some(DataType::Timestamp {
+                precision: None,
+                tz: *tz,
+            }),
+            _ => None,
+        }
+    }
+
+    fn implicit_name(&self, expr: &Expr) -> Option<String> {
+        names::postgres(expr).map(|(name, _)| name)
+    }
+
+    fn percentile(&self, column: &str, quantile: &str) -> String {
+        format!("percentile_cont({quantile}) WITHIN GROUP (ORDER BY {column})")
+    }
+
+    fn quotient_type(&self) -> &'static str {
+        "numeric"
+    }
+
+    /// Postgres raises `division by zero` itself.
+    fn raise_on_zero(&self, quotient: String, _: &str, _: &str) -> String {
+        quotient
+    }
+
+    fn truncatable(&self, column: String, _: bool) -> String {
+        column
+    }
+
+    fn dbt_connection(&self, database: &str) -> DbtConnection {
+        DbtConnection {
+            key: "url",
+            value: format!("postgres://USER@localhost:5432/{database}"),
+            comment: "\n# Fill in the warehouse dbt builds; sqb only ever reads it. The password never goes\n# here: it comes from PGPASSWORD or ~/.pgpass, and SQB_DATABASE_URL overrides the URL.\n",
+        }
+    }
+}
