@@ -61,10 +61,9 @@ impl Importer<'_> {
         }
         for (id, sm) in &models {
             let Some(i) = self.semantic_target(sm) else {
-                self.entry(
-                    &sm.original_file_path,
+                self.semantic_entry(
                     id,
-                    "semantic model",
+                    sm,
                     Carried::Not,
                     format!(
                         "`{}` reads a resource the import does not write as a model",
@@ -93,6 +92,17 @@ impl Importer<'_> {
             })
     }
 
+    /// What became of part of the semantic model `sm` (`id` in the manifest).
+    fn semantic_entry(&mut self, id: &str, sm: &SemanticModel, carried: Carried, detail: String) {
+        self.entry(
+            &sm.original_file_path,
+            id,
+            "semantic model",
+            carried,
+            detail,
+        );
+    }
+
     /// The model's declared column `name`, declared (without a type) if the YAML did not.
     fn ensure_column(&mut self, model: usize, name: &str) {
         let columns = &mut self.models[model].columns;
@@ -107,10 +117,9 @@ impl Importer<'_> {
     fn measures(&mut self, id: &str, sm: &SemanticModel, model: usize) {
         for measure in &sm.measures {
             let Some(agg) = aggregation(&measure.agg) else {
-                self.entry(
-                    &sm.original_file_path,
+                self.semantic_entry(
                     id,
-                    "semantic model",
+                    sm,
                     Carried::Not,
                     format!(
                         "measure `{}`: the `{}` aggregation has no sqb measure",
@@ -148,7 +157,7 @@ impl Importer<'_> {
                 .as_ref()
                 .is_some_and(|v| !v.is_null())
             {
-                self.entry(&sm.original_file_path, id, "semantic model", Carried::Partly, format!("measure `{}` is non-additive over a dimension: carried as a plain measure; bind a `semi_additive` metric to collapse it", measure.name));
+                self.semantic_entry(id, sm, Carried::Partly, format!("measure `{}` is non-additive over a dimension: carried as a plain measure; bind a `semi_additive` metric to collapse it", measure.name));
             }
             self.models[model]
                 .semantic
@@ -163,7 +172,7 @@ impl Importer<'_> {
                 .as_deref()
                 .map_or(Some(dimension.name.as_str()), column_name);
             let Some(column) = column.map(str::to_string) else {
-                self.entry(&sm.original_file_path, id, "semantic model", Carried::Not, format!("dimension `{}` is an expression; a sqb dimension reads a column (compute it in the model)", dimension.name));
+                self.semantic_entry(id, sm, Carried::Not, format!("dimension `{}` is an expression; a sqb dimension reads a column (compute it in the model)", dimension.name));
                 continue;
             };
             let mut table = Table::new();
@@ -200,15 +209,14 @@ impl Importer<'_> {
                 .iter()
                 .find(|(name, i, _)| *name == entity.name && *i != model)
             else {
-                self.entry(&sm.original_file_path, id, "semantic model", Carried::Not, format!("foreign entity `{}` names no primary entity of another semantic model: no join", entity.name));
+                self.semantic_entry(id, sm, Carried::Not, format!("foreign entity `{}` names no primary entity of another semantic model: no join", entity.name));
                 continue;
             };
             let local = entity.expr.clone().unwrap_or_else(|| entity.name.clone());
             if column_name(&local).is_none() {
-                self.entry(
-                    &sm.original_file_path,
+                self.semantic_entry(
                     id,
-                    "semantic model",
+                    sm,
                     Carried::Not,
                     format!(
                         "foreign entity `{}` is an expression; a sqb join compares columns",
