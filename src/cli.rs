@@ -104,7 +104,7 @@ pub enum Command {
     /// usage), and one status per refusal code (docs/semantic-contracts.md): 10 unresolved, 11
     /// ambiguous, 12 ambiguous_join_path, 13 unreachable, 14 fanout_unsafe, 15
     /// unsupported_measure, 16 guardrail, 17 undeclared_source, 18 no_principal, 19 forbidden,
-    /// 20 invalid_filter, 21 zero_denominator.
+    /// 20 invalid_filter, 21 zero_denominator, 22 invalid_claims.
     Query(QueryArgs),
 
     /// Run the assertions (known-good queries with expected answers) through the query

@@ -267,29 +267,47 @@ pub fn render_text(d: &Diagnostic, sources: &SourceMap) -> String {
         Severity::Warning => Level::WARNING,
         Severity::Info => Level::INFO,
     };
-    let title = level.primary_title(d.message.as_str()).id(d.code.as_str());
-    let mut labels: Vec<(&Label, AnnotationKind)> = Vec::new();
-    labels.extend(d.primary.iter().map(|l| (l, AnnotationKind::Primary)));
-    labels.extend(d.related.iter().map(|l| (l, AnnotationKind::Context)));
+    use crate::redact::redact;
+    // The texts are redacted before rendering, so that the snippet keeps its columns.
+    let message = redact(&d.message);
+    let title = level.primary_title(message.as_str()).id(d.code.as_str());
+    let mut labels: Vec<(&Label, String, AnnotationKind)> = Vec::new();
+    labels.extend(
+        d.primary
+            .iter()
+            .map(|l| (l, redact(&l.text), AnnotationKind::Primary)),
+    );
+    labels.extend(
+        d.related
+            .iter()
+            .map(|l| (l, redact(&l.text), AnnotationKind::Context)),
+    );
     // One snippet per file, in order of first mention.
     let mut files: Vec<crate::source::FileId> = Vec::new();
-    for (label, _) in &labels {
+    for (label, _, _) in &labels {
         if !files.contains(&label.loc.file) {
             files.push(label.loc.file);
         }
     }
+    // What a snippet shows of a secret is masked byte for byte, so the spans still hold.
+    let texts: Vec<_> = files
+        .iter()
+        .map(|&file| crate::redact::mask_source(sources.get(file).text()))
+        .collect();
     let mut elements: Vec<Snippet<'_, annotate_snippets::Annotation<'_>>> = Vec::new();
-    for file in files {
+    for (&file, text) in files.iter().zip(&texts) {
         let source = sources.get(file);
-        let mut snippet = Snippet::source(source.text()).path(source.rel_path.as_str());
-        for (label, kind) in labels.iter().filter(|(l, _)| l.loc.file == file) {
-            let span = clamp_span(&label.loc.span(), source.text());
-            snippet = snippet.annotation((*kind).span(span).label(label.text.as_str()));
+        let text = text.as_ref();
+        let mut snippet = Snippet::source(text).path(source.rel_path.as_str());
+        for (label, text_of, kind) in labels.iter().filter(|(l, _, _)| l.loc.file == file) {
+            let span = clamp_span(&label.loc.span(), text);
+            snippet = snippet.annotation((*kind).span(span).label(text_of.as_str()));
         }
         elements.push(snippet);
     }
     let mut report: Vec<Group<'_>> = vec![title.elements(elements)];
-    if let Some(hint) = &d.hint {
+    let hint = d.hint.as_deref().map(redact);
+    if let Some(hint) = &hint {
         report.push(Group::with_title(
             Level::HELP.with_name("hint").secondary_title(hint.as_str()),
         ));
@@ -344,15 +362,16 @@ impl JsonLocation {
 }
 
 pub fn to_json(d: &Diagnostic, sources: &SourceMap) -> JsonDiagnostic {
-    let location = |l: &Label| JsonLocation::from_loc(&l.loc, sources, Some(l.text.clone()));
+    let location =
+        |l: &Label| JsonLocation::from_loc(&l.loc, sources, Some(crate::redact::redact(&l.text)));
     JsonDiagnostic {
         code: d.code.as_str(),
         name: d.code.name(),
         severity: d.severity,
-        message: d.message.clone(),
+        message: crate::redact::redact(&d.message),
         location: d.primary.as_ref().map(location),
         related: d.related.iter().map(location).collect(),
-        hint: d.hint.clone(),
+        hint: d.hint.as_deref().map(crate::redact::redact),
     }
 }
 

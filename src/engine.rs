@@ -45,6 +45,8 @@ struct Facts {
     dbt_adapter: &'static str,
     /// The database runs inside sqb's process (a file it opens), not behind a URL.
     in_process: bool,
+    /// The schemes of the URLs it is reached at.
+    url_schemes: &'static [&'static str],
     /// The sqlparser dialect its SQL is read in.
     parser: fn() -> Box<dyn sqlparser::dialect::Dialect>,
 }
@@ -62,6 +64,7 @@ const POSTGRES: Facts = Facts {
     pg_catalog: true,
     dbt_adapter: "postgres",
     in_process: false,
+    url_schemes: &["postgres", "postgresql"],
     parser: || Box::new(dialect::Fast::new(PostgreSqlDialect {})),
 };
 
@@ -78,6 +81,7 @@ const DUCKDB: Facts = Facts {
     pg_catalog: false,
     dbt_adapter: "duckdb",
     in_process: true,
+    url_schemes: &[],
     parser: || Box::new(dialect::Fast::new(DuckDbDialect {})),
 };
 
@@ -199,6 +203,28 @@ impl Engine {
     /// reached at a URL (Postgres).
     pub fn in_process(self) -> bool {
         self.facts().in_process
+    }
+
+    /// Whether `url` is one this engine is reached at: its scheme is the engine's
+    /// (`postgres://`, `postgresql://`), whatever follows.
+    pub fn takes_url(self, url: &str) -> bool {
+        url.split_once("://").is_some_and(|(scheme, _)| {
+            self.facts()
+                .url_schemes
+                .iter()
+                .any(|s| s.eq_ignore_ascii_case(scheme))
+        })
+    }
+
+    /// The URL schemes it is reached at, as a user writes them: `postgres://`.
+    pub fn url_forms(self) -> String {
+        let forms: Vec<String> = self
+            .facts()
+            .url_schemes
+            .iter()
+            .map(|s| format!("`{s}://`"))
+            .collect();
+        forms.join(" or ")
     }
 
     /// The sqlparser dialect its SQL is read in (sqlparser's, with the shortcuts of

@@ -13,6 +13,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     sqb::memory::no_huge_pages();
     sqb::memory::return_freed_memory();
+    sqb::redact::register_environment();
     let cli = Cli::parse();
     sqb::commands::set_color(cli.global.color);
     sqb::logging::init(cli.global.verbose, sqb::commands::stderr_color());

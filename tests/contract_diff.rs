@@ -353,6 +353,27 @@ fn selector_errors_are_clear() {
 const SECRET: &str = "Sup3r-Secret-pw";
 
 #[test]
+fn a_url_of_another_engine_is_refused_before_anything_connects() {
+    let tmp = tempfile::tempdir().unwrap();
+    shop_copy_on_postgres(tmp.path());
+    // Port 9 would refuse a connection; the refusal must come before one is tried.
+    for url in [
+        format!("mysql://ana:{SECRET}@127.0.0.1:9/shop"),
+        format!("host=127.0.0.1 port=9 password={SECRET}"),
+    ] {
+        let out = diff(tmp.path(), Some(&url), &["--from", "dev"]);
+        assert_eq!(out.status.code(), Some(2));
+        let text = transcript(&out, tmp.path());
+        assert!(!text.contains(SECRET), "{text}");
+        assert!(
+            text.contains("SQB_DATABASE_URL is not a Postgres URL: it must start with `postgres://` or `postgresql://`"),
+            "{text}"
+        );
+        assert!(!text.contains("could not connect"), "{text}");
+    }
+}
+
+#[test]
 fn wrong_password_is_a_clear_error_without_the_password() {
     let Some(admin) = postgres_url() else { return };
     let tmp = tempfile::tempdir().unwrap();

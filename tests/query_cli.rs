@@ -621,3 +621,116 @@ fn a_masked_column_is_masked_under_every_alias_a_self_join_reaches_it_by() {
     pg_exec(&db.url, &warehouse);
     assert_eq!(emails_by_role(pg.path(), Some(&db.url)), duck);
 }
+
+#[test]
+fn a_malformed_claim_is_refused_and_never_taken_for_a_missing_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    shop_on_duckdb(tmp.path());
+    let status = |claims: &str| {
+        let args = [
+            "query", "--from", "prod", "-m", "revenue", "--claims", claims,
+        ];
+        sqb_in(tmp.path(), None, &args).status.code()
+    };
+    for claims in [
+        r#"{"customer_id": [1, 2]}"#,
+        r#"{"customer_id": null}"#,
+        r#"{"customer_id": {"id": 1}}"#,
+        r#"{"customer_id": "abc"}"#,
+        r#"{"customer_id": 2.5}"#,
+        r#"{"customer_id": "1 "}"#,
+        r#"{"customer_id": 99999999999}"#,
+        r#"{"customer_id": 1, "roles": [1]}"#,
+        r#"{"customer_id": 1, "roles": 5}"#,
+        r#"{"customer_id": 1, "roles": null}"#,
+    ] {
+        assert_eq!(status(claims), Some(22), "{claims}");
+    }
+    assert_eq!(status(r#"{"customer_id": "1"}"#), Some(0));
+    assert_eq!(
+        status(r#"{"customer_id": 1, "roles": ["customer"]}"#),
+        Some(0)
+    );
+    assert_eq!(status(r#"{"customer_id": -2147483648}"#), Some(0));
+
+    // Where a missing claim is served unscoped, a malformed one is still refused.
+    let tenancy = tmp.path().join("contracts/policies/tenancy.toml");
+    let text = std::fs::read_to_string(&tenancy).unwrap();
+    std::fs::write(
+        &tenancy,
+        text.replace(
+            "on_missing_principal = \"deny\"",
+            "on_missing_principal = \"allow_unscoped\"",
+        ),
+    )
+    .unwrap();
+    assert_eq!(status(r#"{"customer_id": null}"#), Some(22));
+    assert_eq!(status(r#"{"customer_id": [1, 2]}"#), Some(22));
+    assert_eq!(status("{}"), Some(0));
+    insta::assert_snapshot!(transcripts(
+        tmp.path(),
+        None,
+        &[&[
+            "query",
+            "--from",
+            "prod",
+            "-m",
+            "revenue",
+            "--claims",
+            r#"{"customer_id": [1, 2]}"#
+        ]]
+    ));
+}
+
+#[test]
+fn the_tenant_filter_is_served_by_an_index_on_the_tenant_column() {
+    let Some(db) = TestDb::create("query_tenant_index") else {
+        return;
+    };
+    pg_exec(&db.url, &shop_migrations());
+    pg_exec(
+        &db.url,
+        &format!(
+            "CREATE INDEX fct_orders_tenant ON analytics.fct_orders (customer_id);
+             ANALYZE analytics.fct_orders;
+             ALTER DATABASE \"{}\" SET enable_seqscan = off;",
+            db.name
+        ),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    shop(tmp.path());
+    let args = [
+        "query",
+        "-m",
+        "revenue",
+        "--claims",
+        r#"{"customer_id": 1}"#,
+        "--sql",
+        "--from",
+        "prod",
+    ];
+    let out = sqb_in(tmp.path(), None, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        transcript(&out, tmp.path())
+    );
+    // The statement as sqb sends it, with its text parameter written in: the cast of `$1` to
+    // the column's type is a constant, so the comparison is one an index serves.
+    let statement: String = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("--"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let statement = statement
+        .trim_end()
+        .trim_end_matches(';')
+        .replace("$1", "'1'");
+    let plan = pg_strings(&db.url, &format!("EXPLAIN {statement}")).join("\n");
+    assert!(
+        plan.contains("fct_orders_tenant"),
+        "no index in the plan:\n{plan}"
+    );
+}

@@ -362,7 +362,7 @@ fn a_tenant_sees_its_rows_only_and_an_outer_join_keeps_the_unmatched_ones() {
     let compiled = compile(&project, &namespace(), &one).unwrap();
     assert_eq!(compiled.params, ["1"]);
     assert!(
-        !compiled.sql.contains("= 1") && compiled.sql.contains("= $1"),
+        !compiled.sql.contains("= 1") && compiled.sql.contains("= CAST($1 AS INTEGER)"),
         "{}",
         compiled.sql
     );

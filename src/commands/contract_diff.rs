@@ -26,10 +26,7 @@ pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
             timeout: std::time::Duration::from_secs(args.history_timeout),
         }),
     };
-    let output = match &args.output {
-        Some(path) => Output::File(path),
-        None => Output::Stdout,
-    };
+    let output = Output::of(args.output.as_deref());
     let outcome = diff(&root, &options, |report| {
         let written = tracing::debug_span!("report written")
             .in_scope(|| report::write(output, |w| emit(report, &format, w)));

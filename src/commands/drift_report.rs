@@ -13,10 +13,7 @@ pub fn run(_global: &GlobalArgs, args: &DriftReportArgs) -> anyhow::Result<ExitS
         timeout: std::time::Duration::from_secs(args.history_timeout),
     };
     let drift = report(&args.history, &options)?;
-    let output = match &args.output {
-        Some(path) => Output::File(path),
-        None => Output::Stdout,
-    };
+    let output = Output::of(args.output.as_deref());
     report::write(output, |w| match args.format {
         DriftFormat::Text => printer::emit_text(&drift, w),
         DriftFormat::Json => printer::emit_json(&drift, w),

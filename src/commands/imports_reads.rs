@@ -11,19 +11,16 @@ use crate::report::{team_contracts as printer, Output};
 pub fn run(global: &GlobalArgs, args: &ImportsReadsArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
     let file = reads(&root)?;
-    let output = match &args.out {
-        Some(path) => Output::File(path),
-        None => Output::Stdout,
-    };
+    let output = Output::of(args.out.as_deref());
     crate::report::write(output, |w| match args.format {
         TextOrJson::Text => printer::reads_text(&file, w),
         TextOrJson::Json => w.write_all(file.to_json().as_bytes()),
     })
-    .with_context(|| match &args.out {
+    .with_context(|| match output.file() {
         Some(path) => format!("could not write {}", path.display()),
         None => "could not write the reads".to_string(),
     })?;
-    if let Some(path) = &args.out {
+    if let Some(path) = output.file() {
         note(
             global,
             &format!(

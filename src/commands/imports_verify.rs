@@ -17,10 +17,7 @@ pub fn run(global: &GlobalArgs, args: &ImportsVerifyArgs) -> anyhow::Result<Exit
     };
     let report = verify(&root, &options)?;
     let format = diff_format(args.format, &root)?;
-    let output = match &args.output {
-        Some(path) => Output::File(path),
-        None => Output::Stdout,
-    };
+    let output = Output::of(args.output.as_deref());
     report::write(output, |w| emit(&report, &format, w))?;
     Ok(match report.has_differences() {
         true => ExitStatus::Failure,

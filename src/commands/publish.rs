@@ -29,7 +29,7 @@ pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus
     };
     let deliver = DeliverOptions {
         check: args.check.clone(),
-        out: args.out.clone(),
+        out: args.out.clone().filter(|p| p.as_os_str() != "-"),
         consumers: args.consumers.clone(),
     };
     let outcome = op::run(&root, &options, &deliver)?;

@@ -62,6 +62,7 @@ const REFUSAL_CODES: &[(&str, u8)] = &[
     ("forbidden", 19),
     ("invalid_filter", 20),
     ("zero_denominator", 21),
+    ("invalid_claims", 22),
 ];
 
 /// The exit status of a refusal's code (2, a failure, for a code the table lacks).

@@ -60,10 +60,34 @@ pub trait EngineRules: Sync {
     /// A time column (`zoned`: with a time zone) as `date_trunc` can take it.
     fn truncatable(&self, column: String, zoned: bool) -> String;
 
+    /// The pure scalar functions a filter may call (`semantic::filter`), by their bare names:
+    /// none reads a relation, a file, the network, the catalog or a setting, or waits.
+    fn filter_functions(&self) -> &'static [&'static str];
+
     /// The `[connection]` entry `import dbt` writes for a warehouse named `database`, and the
     /// comment above it.
     fn dbt_connection(&self, database: &str) -> DbtConnection;
 }
+
+/// The pure scalar functions both engines have, under the same names and meaning.
+const COMMON_FILTER_FUNCTIONS: [&str; 16] = [
+    "abs",
+    "ceil",
+    "char_length",
+    "coalesce",
+    "date_part",
+    "date_trunc",
+    "floor",
+    "greatest",
+    "least",
+    "length",
+    "lower",
+    "ltrim",
+    "nullif",
+    "round",
+    "rtrim",
+    "upper",
+];
 
 /// One `[connection]` key and value, and what the user should fill in.
 pub struct DbtConnection {

@@ -40,12 +40,29 @@ pub fn connection(
     timeouts: Timeouts,
 ) -> Result<Connect, WarehouseError> {
     let connection = &config.connection;
-    let url = std::env::var(DATABASE_URL_ENV)
+    let engine = connection.engine;
+    let (url, source_name) = match std::env::var(DATABASE_URL_ENV)
         .ok()
         .filter(|u| !u.is_empty())
-        .or_else(|| connection.url.as_ref().map(|u| u.value.clone()));
+    {
+        Some(url) => (Some(url), DATABASE_URL_ENV),
+        None => (
+            connection.url.as_ref().map(|u| u.value.clone()),
+            "`url` under [connection]",
+        ),
+    };
+    if url
+        .as_deref()
+        .is_some_and(|u| !engine.in_process() && !engine.takes_url(u))
+    {
+        return Err(WarehouseError::WrongScheme {
+            source_name,
+            engine: engine.title(),
+            forms: engine.url_forms(),
+        });
+    }
     let path = connection.path.as_ref().map_or("", |p| p.value.as_str());
-    Connect::new(connection.engine, url, root.join(path), timeouts)
+    Connect::new(engine, url, root.join(path), timeouts)
 }
 
 /// A project with errors fails the command: its errors, rendered, explain why.

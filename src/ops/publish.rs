@@ -120,8 +120,7 @@ fn deliver_bytes(bytes: &[u8], deliver: &DeliverOptions) -> anyhow::Result<Deliv
     }
     match &deliver.out {
         Some(path) => {
-            crate::atomic::write_atomic(path, bytes)
-                .with_context(|| format!("could not write {}", path.display()))?;
+            crate::report::write_file(path, bytes)?;
             Ok(Delivery::Written(path.clone()))
         }
         None => Ok(Delivery::Stdout),

@@ -10,6 +10,7 @@ use toml_edit::TableLike;
 use super::columns::read_model_props;
 use super::reader::Reader;
 use super::ModelProps;
+use crate::diagnostics::{Code, Diagnostic};
 use crate::engine::Engine;
 use crate::source::{FileId, Loc, Spanned};
 
@@ -406,6 +407,18 @@ pub(super) fn finish(r: &mut Reader<'_>, raw: RawConfig) -> Config {
             "[connection]",
             "a DuckDB connection names its database file: `path = \"warehouse.duckdb\"`",
         );
+    }
+    if let Some(url) = raw.url.as_ref().filter(|_| !engine.in_process()) {
+        if !engine.takes_url(&url.value) {
+            r.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("`url` is not a {} URL", engine.title()),
+                )
+                .at(url.loc.clone(), format!("expected a URL starting with {}", engine.url_forms()))
+                .hint("write postgres://USER@HOST:5432/DATABASE; the password belongs in PGPASSWORD, ~/.pgpass or SQB_DATABASE_URL"),
+            );
+        }
     }
     for target in raw.targets.values() {
         if target.schema.is_none() {

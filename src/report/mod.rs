@@ -24,8 +24,26 @@ use crate::atomic::WriteError;
 #[derive(Debug, Clone, Copy)]
 pub enum Output<'a> {
     Stdout,
-    /// Written atomically, without colour.
+    /// Written without colour, by [`write_file`]'s rules.
     File(&'a Path),
+}
+
+impl<'a> Output<'a> {
+    /// `--output PATH`: `-` is standard output, as in every Unix tool; no flag is stdout too.
+    pub fn of(path: Option<&'a Path>) -> Self {
+        match path {
+            Some(path) if path.as_os_str() != "-" => Output::File(path),
+            _ => Output::Stdout,
+        }
+    }
+
+    /// The file written to, if not stdout.
+    pub fn file(self) -> Option<&'a Path> {
+        match self {
+            Output::File(path) => Some(path),
+            Output::Stdout => None,
+        }
+    }
 }
 
 /// Why output could not be written.
@@ -53,7 +71,7 @@ pub fn write(
     let mut rendered = Vec::new();
     emit(&mut rendered).map_err(OutputError::Render)?;
     match output {
-        Output::File(path) => Ok(crate::atomic::write_atomic(path, &plain(&rendered))?),
+        Output::File(path) => Ok(write_file(path, &plain(&rendered))?),
         Output::Stdout => {
             let colored =
                 anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
@@ -70,6 +88,61 @@ pub fn write(
                 })
         }
     }
+}
+
+/// Writes a command's output file: a regular file (or a new one) is replaced atomically; a FIFO
+/// or a character device (`/dev/null`, a terminal) is opened and written in place, never
+/// renamed over; a symbolic link, a directory, a block device or a socket is refused. A write
+/// that fails (a full disk or device) is an error naming the path and the cause.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    use std::os::unix::fs::FileTypeExt;
+    let refuse = |what: String| WriteError {
+        path: path.to_path_buf(),
+        source: io::Error::new(io::ErrorKind::InvalidInput, what),
+    };
+    let kind = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return crate::atomic::write_atomic(path, bytes)
+        }
+        Err(e) => {
+            return Err(WriteError {
+                path: path.to_path_buf(),
+                source: e,
+            })
+        }
+        Ok(meta) => meta.file_type(),
+    };
+    if kind.is_file() {
+        crate::atomic::write_atomic(path, bytes)
+    } else if kind.is_fifo() || kind.is_char_device() {
+        write_in_place(path, bytes)
+    } else if kind.is_symlink() {
+        let to = std::fs::read_link(path).map_or(String::new(), |t| format!(" to {}", t.display()));
+        Err(refuse(format!(
+            "it is a symbolic link{to}, and sqb does not write through links: name the file itself"
+        )))
+    } else if kind.is_dir() {
+        Err(refuse("it is a directory".to_string()))
+    } else {
+        Err(refuse(
+            "it is neither a regular file nor a FIFO or character device".to_string(),
+        ))
+    }
+}
+
+/// Writes to a FIFO or a device as it is: opened without creating or truncating anything.
+fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let failed = |source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(failed)?;
+    file.write_all(bytes)
+        .and_then(|()| file.flush())
+        .map_err(failed)
 }
 
 /// `bytes` without ANSI styles.

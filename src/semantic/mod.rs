@@ -9,6 +9,7 @@
 
 mod assertions;
 pub mod expect;
+pub mod filter;
 mod guardrails;
 mod metrics;
 mod policies;

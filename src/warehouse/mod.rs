@@ -64,6 +64,13 @@ pub enum WarehouseError {
     NoUrl,
     #[error("invalid Postgres connection URL: {0}")]
     BadUrl(String),
+    /// A URL whose scheme is not the engine's: refused before anything connects.
+    #[error("{source_name} is not a {engine} URL: it must start with {forms}")]
+    WrongScheme {
+        source_name: &'static str,
+        engine: &'static str,
+        forms: String,
+    },
     #[error("could not connect to {server}: {reason}")]
     Connect { server: String, reason: String },
     #[error("timed out after {seconds}s connecting to {server}")]
@@ -102,7 +109,7 @@ impl WarehouseError {
     pub fn hint(&self) -> Option<&'static str> {
         Some(match self {
             WarehouseError::NoUrl => "add `url = \"postgres://user@host:5432/db\"` under [connection], or export SQB_DATABASE_URL",
-            WarehouseError::BadUrl(_) => "the URL looks like postgres://user:password@host:5432/database",
+            WarehouseError::BadUrl(_) | WarehouseError::WrongScheme { .. } => "the URL looks like postgres://user@host:5432/database (the password in PGPASSWORD or ~/.pgpass)",
             WarehouseError::Connect { .. } => "check that the server is running and reachable, and the host and port in the URL",
             WarehouseError::ConnectTimeout { .. } => "check the host and network, or raise --connect-timeout",
             WarehouseError::Auth { .. } => "check the user and password (in the URL, PGPASSWORD or ~/.pgpass)",

@@ -16,7 +16,7 @@ use super::{Backend, Reply, Timeouts, WarehouseError};
 use crate::catalog::{
     shrink_last, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, UserType,
 };
-use crate::redact::{redact, register};
+use crate::redact::{redact, register, register_url};
 use crate::rows::{Cell, Column, Rows, Statement};
 
 /// All columns of the wanted relations of one schema. `$1`: schema; `$2`: relation names (matched
@@ -95,14 +95,7 @@ impl PgIntrospector {
 }
 
 fn register_secrets(url: &str) {
-    if let Ok(parsed) = url::Url::parse(url) {
-        if let Some(password) = parsed.password() {
-            register(password);
-            if let Ok(decoded) = percent_encoding::percent_decode_str(password).decode_utf8() {
-                register(&decoded);
-            }
-        }
-    }
+    register_url(url);
     if let Ok(password) = std::env::var("PGPASSWORD") {
         register(&password);
     }

@@ -110,6 +110,10 @@ impl EngineRules for DuckDb {
         }
     }
 
+    fn filter_functions(&self) -> &'static [&'static str] {
+        &super::COMMON_FILTER_FUNCTIONS
+    }
+
     fn dbt_connection(&self, database: &str) -> DbtConnection {
         DbtConnection {
             key: "path",

@@ -104,6 +104,10 @@ impl EngineRules for Postgres {
         column
     }
 
+    fn filter_functions(&self) -> &'static [&'static str] {
+        &super::COMMON_FILTER_FUNCTIONS
+    }
+
     fn dbt_connection(&self, database: &str) -> DbtConnection {
         DbtConnection {
             key: "url",

@@ -11,6 +11,7 @@ use crate::project::policies::{Allow, Role, Tenancy};
 use crate::project::Project;
 use crate::semantic::effective_role;
 use crate::semantic::resolve::Reached;
+use crate::types::DataType;
 
 type Claims = Map<String, Value>;
 
@@ -43,12 +44,20 @@ pub(super) fn roles(
     };
     let claim = policy.claim.as_ref().map_or("roles", |c| c.value.as_str());
     let mut names: Vec<String> = match principal.and_then(|p| p.get(claim)) {
+        None => Vec::new(),
         Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(items)) => items
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => items
             .iter()
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect(),
-        _ => Vec::new(),
+        // A malformed claim is never a missing one: no default role stands in for it.
+        Some(other) => {
+            let found = match other {
+                Value::Array(_) => "a list holding other than strings",
+                other => shape(other),
+            };
+            return Err(malformed(claim, found, "a role's name or a list of them"));
+        }
     };
     if names.is_empty() {
         names.extend(policy.default_role.as_ref().map(|d| d.value.clone()));
@@ -92,9 +101,11 @@ pub(super) fn scoping<'p>(
     }
     let claim = policy.claim.as_ref().map_or("", |c| c.value.as_str());
     let tenant = match principal.and_then(|p| p.get(claim)) {
+        None => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(v @ (Value::Number(_) | Value::Bool(_))) => Some(v.to_string()),
-        _ => None,
+        // A malformed claim is never a missing one: it never falls to `on_missing_principal`.
+        Some(other) => return Err(malformed(claim, shape(other), "one tenant's value")),
     };
     match tenant {
         Some(tenant) => Ok(Scoping::Scoped { policy, tenant }),
@@ -114,6 +125,87 @@ pub(super) fn scoping<'p>(
             hint: Some("ask as a principal with the tenant claim".into()),
         }),
     }
+}
+
+/// A claim that is present but not of the shape its policy reads.
+fn malformed(claim: &str, found: &str, expected: &str) -> Refusal {
+    Refusal {
+        code: "invalid_claims",
+        message: format!("the claim `{claim}` is {found}; the policy reads {expected} from it"),
+        hint: Some("send the claim with the right shape, or leave it out".into()),
+    }
+}
+
+/// What a JSON value is, in a message.
+fn shape(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// How a scoped relation's tenant column meets the claim, bound as `$1` (text): cast to the
+/// column's declared type, so that an index or a partition on the column serves the filter;
+/// or, where sqb cannot check that the claim converts exactly, the column as text. `None`: the
+/// claim does not convert to the column's type (an `invalid_claims` refusal).
+pub(super) fn tenant_predicate(
+    column: &str,
+    ty: Option<&DataType>,
+    tenant: &str,
+    engine: Engine,
+) -> Option<String> {
+    use DataType::*;
+    let integer = |bits: u32| {
+        tenant.parse::<i128>().is_ok_and(|v| {
+            let limit = 1u128 << (bits - 1);
+            bits == 128 || v.unsigned_abs() < limit || (v < 0 && v.unsigned_abs() == limit)
+        })
+    };
+    let cast = |to: &str, converts: bool| converts.then(|| format!("{column} = CAST($1 AS {to})"));
+    match ty {
+        Some(TinyInt) => cast("TINYINT", integer(8)),
+        Some(SmallInt) => cast("SMALLINT", integer(16)),
+        Some(Integer) => cast("INTEGER", integer(32)),
+        Some(BigInt) => cast("BIGINT", integer(64)),
+        Some(HugeInt) => cast("HUGEINT", integer(128)),
+        // Without its precision: a cast to NUMERIC(p, s) would round the claim onto another
+        // tenant's value.
+        Some(Numeric(_)) => cast("NUMERIC", is_decimal(tenant)),
+        // Without a length, which would truncate the claim onto another tenant's value.
+        Some(Text | Varchar(_)) => cast("VARCHAR", true),
+        Some(Boolean) => cast("BOOLEAN", matches!(tenant, "true" | "false")),
+        Some(Uuid) => cast("UUID", is_uuid(tenant)),
+        Some(Date) => cast(
+            "DATE",
+            chrono::NaiveDate::parse_from_str(tenant, "%Y-%m-%d").is_ok(),
+        ),
+        _ => Some(format!("CAST({column} AS {}) = $1", engine.text_type())),
+    }
+}
+
+/// `0b8e5c4e-6a3f-4c8a-9f1e-2d3c4b5a6978`: a UUID in its standard form.
+fn is_uuid(text: &str) -> bool {
+    let groups: Vec<&str> = text.split('-').collect();
+    groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups
+            .iter()
+            .all(|g| g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// `-12`, `3.50`: an exact decimal, as both engines read one.
+fn is_decimal(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, "0"));
+    !whole.is_empty()
+        && !fraction.is_empty()
+        && whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
 }
 
 /// Whether an allow/deny pair lets `names` through: deny always wins; no `allow` means all.

@@ -149,6 +149,16 @@ impl<'a, 'p> Compiler<'a, 'p> {
         }
     }
 
+    /// A filter parsed, and held to the filter language (`semantic::filter`).
+    pub(super) fn in_filter_language(&self, text: &Spanned<String>) -> Result<Expr, Refusal> {
+        filter::parse(&text.value, self.engine).map_err(|refused| {
+            Refusal::new(
+                "invalid_filter",
+                format!("filter `{}`: {refused}", text.value),
+            )
+        })
+    }
+
     /// A query filter over dimensions: each reference replaced by the dimension's SQL.
     pub(super) fn query_filter(
         &self,
@@ -156,12 +166,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         text: &Spanned<String>,
         joins: &mut Vec<(Vec<&'p str>, String)>,
     ) -> Result<String, Refusal> {
-        let mut expr = predicate::parse(self.project, &text.value).map_err(|e| {
-            Refusal::new(
-                "invalid_filter",
-                format!("filter `{}` does not parse: {e}", text.value),
-            )
-        })?;
+        let mut expr = self.in_filter_language(text)?;
         let mut failure = None;
         let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
             let parts: Vec<String> = match e {

@@ -42,6 +42,7 @@ use crate::engine_rules;
 use crate::project::contracts::{AppliesTo, Guardrail};
 use crate::project::metrics::MetricBinding;
 use crate::project::Project;
+use crate::semantic::filter;
 use crate::source::{Loc, Spanned};
 use crate::types::DataType;
 

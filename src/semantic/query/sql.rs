@@ -36,6 +36,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             predicates.push(after.clone());
         }
         for filter in &leaf.filters {
+            self.in_filter_language(filter)?;
             predicates.push(self.qualified(filter, leaf.relation)?);
         }
         for filter in filters {
@@ -121,7 +122,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
     /// outer join keeps its unmatched rows), shared, or refused as undeclared.
     pub(super) fn source_sql(&self, relation: &Relation<'p>) -> Result<String, Refusal> {
         let table = self.relation_sql(relation);
-        let access::Scoping::Scoped { policy, .. } = &self.scoping else {
+        let access::Scoping::Scoped { policy, tenant } = &self.scoping else {
             return Ok(table);
         };
         let scoped = policy
@@ -129,10 +130,21 @@ impl<'a, 'p> Compiler<'a, 'p> {
             .iter()
             .find(|s| s.source.as_ref().is_some_and(|x| x.value == relation.name));
         if let Some(column) = scoped.and_then(|s| s.column.as_ref()) {
-            let from = format!(
-                "(SELECT * FROM {table} WHERE CAST({} AS VARCHAR) = $1)",
-                quote(&column.value)
-            );
+            let ty = relation.column(&column.value).and_then(|c| c.ty.as_deref());
+            let predicate =
+                access::tenant_predicate(&quote(&column.value), ty, tenant, self.engine)
+                    .ok_or_else(|| {
+                        Refusal::new(
+                            "invalid_claims",
+                            format!(
+                                "the tenant claim does not convert to the type of {}.{} ({})",
+                                relation.name,
+                                column.value,
+                                ty.map_or(String::new(), ToString::to_string)
+                            ),
+                        )
+                    })?;
+            let from = format!("(SELECT * FROM {table} WHERE {predicate})");
             let mut reads = self.scoped_reads.borrow_mut();
             if !reads.iter().any(|r| r.from == from) {
                 reads.push(ScopedRead {
