@@ -599,6 +599,25 @@ fn a_masked_column_is_masked_under_every_alias_a_self_join_reaches_it_by() {
     let refused = filtered(r#"{"roles": ["support"]}"#);
     assert_eq!(refused.status.code(), Some(19));
     insta::assert_snapshot!(transcript(&refused, tmp.path()));
+    // Nor through a function, a concatenation or a cast around it.
+    for filter in [
+        "lower(customer.referrer.email) = 'ada@example.com'",
+        "coalesce(customer.referrer.email, '') LIKE 'a%'",
+        "customer.referrer.email || '' = 'ada@example.com'",
+        "CAST(customer.referrer.email AS VARCHAR) = 'ada@example.com'",
+    ] {
+        let args = [
+            "query",
+            "-m",
+            "orders",
+            "--filter",
+            filter,
+            "--claims",
+            r#"{"roles": ["support"]}"#,
+        ];
+        let out = sqb_in(tmp.path(), None, &args);
+        assert_eq!(out.status.code(), Some(19), "{filter}");
+    }
     let owner = filtered(r#"{"roles": ["owner"]}"#);
     assert_eq!(
         owner.status.code(),

@@ -61,6 +61,10 @@ fn subqueries_functions_and_placeholders_are_refused_where_they_start() {
         ("status like lower('A%')", "one string literal"),
         ("status in (lower('a'))", "other than literals"),
         ("case when true then 1 end = 1", "this expression"),
+        ("glob('/etc/*') is not null", "glob"),
+        ("read_csv('/etc/passwd') is not null", "read_csv"),
+        ("query('select 1') is not null", "query"),
+        ("status = (select secret from raw.secrets)", "a subquery"),
     ];
     for (text, says) in cases {
         let refusal = refused(text);
