@@ -120,7 +120,7 @@ fn resolve_query<'p>(
         .all(|d| d.severity != crate::diagnostics::Severity::Error);
     for filter in &query.filters {
         let what = format!("a filter of {what}");
-        let snippet = Snippet { text: filter, what: &what, example: "write one boolean SQL expression over the query's dimensions, such as \"status = 'completed'\"" };
+        let snippet = Snippet { text: filter, what: &what, example: "write one boolean SQL expression over the query's dimensions, such as \"status = 'completed'\"", filter: true };
         let mut lookup = |parts: &[String], text: &Spanned<String>, diags: &mut Vec<Diagnostic>| {
             let reference = Spanned::new(parts.join("."), text.loc.clone());
             let mut column = None;

@@ -65,7 +65,7 @@ pub fn parse(text: &str, engine: Engine) -> Result<Expr, Refused> {
             _ => continue,
         };
         return Err(Refused {
-            part: token.token.to_string(),
+            part: token.token.to_string().trim_end().to_string(),
             why: format!("{why} is not allowed in a filter"),
             line: token.span.start.line,
             column: token.span.start.column,

@@ -182,7 +182,7 @@ fn guardrail_checks(
     if let Some(filter) = &g.filter {
         let what = format!("the filter of {what}");
         for r in &governed {
-            let snippet = Snippet { text: filter, what: &what, example: "write one boolean SQL expression over the governed relation's columns, such as \"is_test = false\"" };
+            let snippet = Snippet { text: filter, what: &what, example: "write one boolean SQL expression over the governed relation's columns, such as \"is_test = false\"", filter: true };
             predicate::check(
                 project,
                 &snippet,
@@ -308,7 +308,7 @@ fn finality_checks(
         };
         if let Some(watermark) = &realization.watermark {
             let what = format!("the watermark of {}", source.describe());
-            let snippet = Snippet { text: watermark, what: &what, example: "write the SQL expression of the time up to which it is complete, such as \"settled_at\"" };
+            let snippet = Snippet { text: watermark, what: &what, example: "write the SQL expression of the time up to which it is complete, such as \"settled_at\"", filter: false };
             let expr = predicate::check(
                 project,
                 &snippet,

@@ -355,6 +355,7 @@ pub(super) fn predicate(
         text,
         what,
         example: "write one boolean SQL expression over the source's columns, such as \"status <> 'cancelled'\"",
+        filter: true,
     };
     predicate::check(
         project,

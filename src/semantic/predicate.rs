@@ -54,6 +54,8 @@ pub struct Snippet<'a> {
     pub what: &'a str,
     /// How to write one, for a parse error's hint.
     pub example: &'a str,
+    /// A filter: held to the filter language ([`super::filter`]) as well.
+    pub filter: bool,
 }
 
 /// Checks one snippet; returns its expression when it parses.
@@ -82,6 +84,22 @@ pub fn check(
             return None;
         }
     };
+    if snippet.filter {
+        if let Err(refused) = super::filter::parse(&text.value, project.engine()) {
+            diags.push(
+                Diagnostic::error(
+                    Code::PredicateInvalid,
+                    format!(
+                        "{} says more than the filter language allows",
+                        snippet.what
+                    ),
+                )
+                .at(text.loc.clone(), refused.to_string())
+                .hint("a filter compares columns with literals, through the pure functions and operators of docs/security.md#filters"),
+            );
+            return None;
+        }
+    }
     let mut columns: Vec<(Vec<String>, Option<&Column>)> = Vec::new();
     for parts in column_refs(&expr) {
         if columns.iter().any(|(p, _)| *p == parts) {

@@ -75,6 +75,7 @@ impl<'p> Check<'_, 'p> {
                     text: expr,
                     what: &what,
                     example: "write one SQL expression over the relation's columns, such as \"amount - discount\"",
+                    filter: false,
                 };
                 let mut lookup = super::predicate::on_relation(self.relation, &what);
                 super::predicate::check(self.project, &snippet, &mut lookup, diags);
