@@ -50,8 +50,9 @@ pub trait EngineRules: Sync {
     /// The name the engine gives `expr` as an unaliased output column, where it is known.
     fn implicit_name(&self, expr: &Expr) -> Option<String>;
 
-    /// The continuous percentile `quantile` (a number's text) of `column` (an expression).
-    fn percentile(&self, column: &str, quantile: &str) -> String;
+    /// The percentile `quantile` (a number's text) of `column` (an expression): interpolated
+    /// between the two nearest values, or (`discrete`) the first value at or past it.
+    fn percentile(&self, column: &str, quantile: &str, discrete: bool) -> String;
     /// The type a numerator is cast to for an exact ratio.
     fn quotient_type(&self) -> &'static str;
     /// `quotient`, failing the statement with `message` (a string literal) where `denominator`

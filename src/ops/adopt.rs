@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::adopt::dbt;
 use crate::engine::Engine;
 use crate::error::UserError;
-use crate::ops::compile::{compile, CompileOptions};
+use crate::ops::compile::{compile, CompileOptions, CompiledProject};
 use crate::report::adopt::ImportOutcome;
 
 pub struct ImportDbtOptions {
@@ -49,30 +49,33 @@ pub fn import_dbt(options: &ImportDbtOptions) -> anyhow::Result<ImportOutcome> {
     })?;
     let yml = read(&project_yml)
         .map_err(|e| anyhow::anyhow!("could not read {}: {e}", project_yml.display()))?;
-    let imported = dbt::import(&dbt::Input {
-        manifest: &manifest,
-        dbt_project_yml: &yml,
-        engine: options.engine,
-    })
-    .map_err(|e| {
-        let path = match e {
-            dbt::DbtError::ProjectYml { .. } => &project_yml,
-            _ => &manifest_path,
-        };
-        let mut user = UserError::new(format!("{}: {e}", path.display()));
-        if let Some(hint) = e.hint() {
-            user = user.with_hint(hint);
+    let parent = parent_of(&options.out);
+    let mut excluded = Vec::new();
+    let mut tries = 0;
+    let (imported, staged, compiled) = loop {
+        let imported = dbt::import(&dbt::Input {
+            manifest: &manifest,
+            dbt_project_yml: &yml,
+            engine: options.engine,
+            excluded: &excluded,
+        })
+        .map_err(|e| refusal(e, &manifest_path, &project_yml))?;
+        let staged = stage(&parent, &imported.files)?;
+        let compiled = compile(
+            &staged.dir,
+            &CompileOptions {
+                sql_analysis: true,
+                use_cache: false,
+            },
+        )?;
+        tries += 1;
+        let more = rejected_items(&compiled, &imported.files);
+        if more.is_empty() || tries == MAX_TRIES {
+            break (imported, staged, compiled);
         }
-        anyhow::Error::new(user)
-    })?;
-    write_tree(&options.out, &imported.files)?;
-    let compiled = compile(
-        &options.out,
-        &CompileOptions {
-            sql_analysis: true,
-            use_cache: false,
-        },
-    )?;
+        excluded.extend(more);
+    };
+    place(staged, &options.out, &parent)?;
     let counts = crate::diagnostics::count(&compiled.diagnostics);
     Ok(ImportOutcome {
         report: imported.report,
@@ -81,6 +84,40 @@ pub fn import_dbt(options: &ImportDbtOptions) -> anyhow::Result<ImportOutcome> {
         errors: counts.errors,
         warnings: counts.warnings,
     })
+}
+
+/// How many times the import is redone, each time without what the compile rejected.
+const MAX_TRIES: usize = 8;
+
+fn refusal(e: dbt::DbtError, manifest: &Path, project_yml: &Path) -> anyhow::Error {
+    let path = match e {
+        dbt::DbtError::ProjectYml { .. } => project_yml,
+        _ => manifest,
+    };
+    let mut user = UserError::new(format!("{}: {e}", path.display()));
+    if let Some(hint) = e.hint() {
+        user = user.with_hint(hint);
+    }
+    anyhow::Error::new(user)
+}
+
+/// The semantic items the compile of the staged project rejects: the import is redone
+/// without them, and reports them with what the compile said.
+fn rejected_items(compiled: &CompiledProject, files: &[(String, String)]) -> Vec<dbt::Excluded> {
+    let rejections: Vec<dbt::Rejection<'_>> = compiled
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .filter_map(|d| {
+            let loc = &d.primary.as_ref()?.loc;
+            Some(dbt::Rejection {
+                file: &compiled.project.sources.get(loc.file).rel_path,
+                offset: loc.span().start,
+                said: format!("{} {}", d.code.as_str(), d.message),
+            })
+        })
+        .collect();
+    dbt::exclusions(files, &rejections)
 }
 
 fn read(path: &Path) -> std::io::Result<String> {
@@ -121,19 +158,30 @@ fn check_out(options: &ImportDbtOptions) -> anyhow::Result<()> {
     }
 }
 
-/// Writes every file under a staging directory beside `out`, then puts it in `out`'s place.
-fn write_tree(out: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
-    let parent = match out.parent() {
+/// The directory `out` is created in.
+fn parent_of(out: &Path) -> PathBuf {
+    match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent)
+    }
+}
+
+/// A staged tree: removed when dropped (or on Ctrl-C) unless [`place`]d.
+struct Staged {
+    dir: PathBuf,
+    temp: Option<tempfile::TempDir>,
+    _guard: crate::interrupt::TempGuard,
+}
+
+/// Writes every file under a new staging directory in `parent`.
+fn stage(parent: &Path, files: &[(String, String)]) -> anyhow::Result<Staged> {
+    std::fs::create_dir_all(parent)
         .map_err(|e| anyhow::anyhow!("could not create {}: {e}", parent.display()))?;
-    let (staging, _guard) = crate::interrupt::create_tracked(
+    let (staging, guard) = crate::interrupt::create_tracked(
         || {
             tempfile::Builder::new()
                 .prefix(".sqb-import-")
-                .tempdir_in(&parent)
+                .tempdir_in(parent)
         },
         |dir| dir.path(),
     )
@@ -147,17 +195,29 @@ fn write_tree(out: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
         std::fs::write(&path, text)
             .map_err(|e| anyhow::anyhow!("could not write {}: {e}", path.display()))?;
     }
+    Ok(Staged {
+        dir: staging.path().to_path_buf(),
+        temp: Some(staging),
+        _guard: guard,
+    })
+}
+
+/// Puts the staged tree in `out`'s place.
+fn place(mut staged: Staged, out: &Path, parent: &Path) -> anyhow::Result<()> {
     crate::interrupt::fault("import-written");
     let aside = match out.exists() {
-        true => Some(move_aside(out, &parent)?),
+        true => Some(move_aside(out, parent)?),
         false => None,
     };
-    let staged = staging.keep();
-    if let Err(e) = std::fs::rename(&staged, out) {
+    let staged_dir = match staged.temp.take() {
+        Some(temp) => temp.keep(),
+        None => staged.dir.clone(),
+    };
+    if let Err(e) = std::fs::rename(&staged_dir, out) {
         if let Some(aside) = &aside {
             let _ = std::fs::rename(aside, out);
         }
-        let _ = std::fs::remove_dir_all(&staged);
+        let _ = std::fs::remove_dir_all(&staged_dir);
         return Err(anyhow::anyhow!(
             "could not move the new project to {}: {e}",
             out.display()
@@ -167,7 +227,7 @@ fn write_tree(out: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
         std::fs::remove_dir_all(&aside)
             .map_err(|e| anyhow::anyhow!("could not remove {}: {e}", aside.display()))?;
     }
-    crate::atomic::sync_dir(&parent);
+    crate::atomic::sync_dir(parent);
     Ok(())
 }
 

@@ -54,6 +54,14 @@ pub fn kind_fields(kind: &str) -> &'static [&'static str] {
     }
 }
 
+/// The fields a kind may have beyond those it requires and [`COMMON`].
+pub fn kind_options(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "percentile" => &["discrete"],
+        _ => &[],
+    }
+}
+
 /// A metric binding.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct MetricBinding {
@@ -95,6 +103,8 @@ pub struct Canonical {
     pub distinct_on: Option<Spanned<String>>,
     pub column: Option<Spanned<String>>,
     pub quantile: Option<Spanned<f64>>,
+    /// A percentile that is one of the column's values (`percentile_disc`), not interpolated.
+    pub discrete: Option<Spanned<bool>>,
     pub native_grain: Option<NameList>,
     pub population_filter: Option<Spanned<String>>,
     pub on_zero_denominator: Option<Spanned<String>>,
@@ -200,6 +210,7 @@ fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical 
                 all.extend(
                     kind_fields(k)
                         .iter()
+                        .chain(kind_options(k))
                         .filter(|f| !all.contains(f))
                         .collect::<Vec<_>>(),
                 );
@@ -223,6 +234,7 @@ fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical 
         population_filter: r.string(t, "population_filter"),
         on_zero_denominator: r.choice(t, "on_zero_denominator", ON_ZERO),
         quantile,
+        discrete: r.boolean(t, "discrete"),
         kind,
         loc,
     }
@@ -231,11 +243,14 @@ fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical 
 /// Every field the kind requires is there, and none foreign to it.
 fn check_kind_fields(r: &mut Reader<'_>, t: &dyn TableLike, kind: &Spanned<String>, loc: &Loc) {
     let fields = kind_fields(&kind.value);
+    let options = kind_options(&kind.value);
     for (key, _) in t.iter() {
-        if COMMON.contains(&key) || fields.contains(&key) {
+        if COMMON.contains(&key) || fields.contains(&key) || options.contains(&key) {
             continue;
         }
-        let known = KINDS.iter().any(|k| kind_fields(k).contains(&key));
+        let known = KINDS
+            .iter()
+            .any(|k| kind_fields(k).contains(&key) || kind_options(k).contains(&key));
         let diag = match known {
             true => Diagnostic::error(
                 Code::MetricKindField,

@@ -216,6 +216,9 @@ pub struct SemanticModel {
     pub dimensions: Vec<SemanticDimension>,
     #[serde(default)]
     pub measures: Vec<SemanticMeasure>,
+    /// `defaults.agg_time_dimension` and the like.
+    #[serde(default)]
+    pub defaults: Option<Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -246,6 +249,11 @@ pub struct SemanticMeasure {
     pub expr: Option<Value>,
     #[serde(default)]
     pub non_additive_dimension: Option<Value>,
+    /// `percentile`, `use_discrete_percentile`, `use_approximate_percentile`.
+    #[serde(default)]
+    pub agg_params: Option<Value>,
+    #[serde(default)]
+    pub agg_time_dimension: Option<String>,
 }
 
 /// A MetricFlow metric.

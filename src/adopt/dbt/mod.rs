@@ -98,6 +98,18 @@ pub struct Input<'a> {
     pub dbt_project_yml: &'a str,
     /// The engine of the sqb project; default: from the manifest's adapter.
     pub engine: Option<Engine>,
+    /// Semantic items to leave out, and why (what `sqb compile` said of them).
+    pub excluded: &'a [Excluded],
+}
+
+/// A semantic item the import leaves out: `[section.name]` of the sidecar `file`, or the
+/// metric `name` (section `metric`) of `contracts/metrics/<name>.toml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excluded {
+    pub file: String,
+    pub section: String,
+    pub name: String,
+    pub why: String,
 }
 
 /// The new project: its files (relative paths, `/`-separated, sorted) and the report.
@@ -185,7 +197,7 @@ pub fn import(input: &Input<'_>) -> Result<Imported, DbtError> {
         Some(engine) => engine,
         None => engine_of(manifest.adapter_type.as_deref())?,
     };
-    let mut importer = Importer::new(&manifest, &project, engine);
+    let mut importer = Importer::new(&manifest, &project, engine, input.excluded);
     importer.plan_models()?;
     importer.plan_sources()?;
     importer.rewrite_sql();
@@ -199,4 +211,110 @@ fn engine_of(adapter: Option<&str>) -> Result<Engine, DbtError> {
     adapter
         .and_then(Engine::of_dbt_adapter)
         .ok_or_else(|| DbtError::UnsupportedAdapter(adapter.unwrap_or("(none)").to_string()))
+}
+
+/// An error `sqb compile` found in an imported project: the file (relative), the byte offset
+/// it points at, and what it says.
+pub struct Rejection<'a> {
+    pub file: &'a str,
+    pub offset: usize,
+    pub said: String,
+}
+
+/// The semantic items of `files` (an import's output) that `rejections` point into: a metric
+/// binding, or a `[measures|dimensions|joins.NAME]` table of a sidecar. A rejection elsewhere
+/// (a model's SQL or columns) names no item: it is the importer's bug, and stays an error.
+pub fn exclusions(files: &[(String, String)], rejections: &[Rejection<'_>]) -> Vec<Excluded> {
+    let mut out: Vec<Excluded> = Vec::new();
+    for r in rejections {
+        let Some((_, text)) = files.iter().find(|(path, _)| path == r.file) else {
+            continue;
+        };
+        let item = match r.file.strip_prefix("contracts/metrics/") {
+            Some(name) => name
+                .strip_suffix(".toml")
+                .map(|n| ("metric".to_string(), n.to_string())),
+            None if r.file.starts_with("models/") => semantic_table_at(text, r.offset),
+            None => None,
+        };
+        let Some((section, name)) = item else {
+            continue;
+        };
+        if !out
+            .iter()
+            .any(|e| e.file == r.file && e.section == section && e.name == name)
+        {
+            out.push(Excluded {
+                file: r.file.to_string(),
+                section,
+                name,
+                why: format!("`sqb compile` rejects it: {}", r.said),
+            });
+        }
+    }
+    out
+}
+
+/// The `[measures|dimensions|joins.NAME]` table of a sidecar's text that holds `offset`.
+fn semantic_table_at(text: &str, offset: usize) -> Option<(String, String)> {
+    let offset = offset.min(text.len());
+    let line_end = text[offset..].find('\n').map_or(text.len(), |n| offset + n);
+    let before = text.get(..line_end)?;
+    let header = before
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('['))?;
+    let doc: toml_edit::DocumentMut = format!("{}\n", header.trim()).parse().ok()?;
+    let (section, inner) = doc.iter().next()?;
+    if !["measures", "dimensions", "joins"].contains(&section) {
+        return None;
+    }
+    let (name, _) = inner.as_table()?.iter().next()?;
+    Some((section.to_string(), name.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rejection_names_the_semantic_table_it_points_into() {
+        let sidecar = "[[columns]]\nname = \"a\"\n\n[measures.total]\nagg = \"sum\"\ncolumn = \"a\"\n\n[joins.\"x.y\"]\nto = \"m\"\n";
+        let files = vec![
+            ("models/m.toml".to_string(), sidecar.to_string()),
+            (
+                "contracts/metrics/r.toml".to_string(),
+                "metric = \"r\"\n".to_string(),
+            ),
+        ];
+        let at = |file: &'static str, needle: &str| Rejection {
+            file,
+            offset: files
+                .iter()
+                .find(|(p, _)| p == file)
+                .unwrap()
+                .1
+                .find(needle)
+                .unwrap(),
+            said: "E0 x".into(),
+        };
+        let found = exclusions(
+            &files,
+            &[
+                at("models/m.toml", "sum"),
+                at("models/m.toml", "total"),
+                at("models/m.toml", "to ="),
+                at("models/m.toml", "name"),
+                at("contracts/metrics/r.toml", "r"),
+            ],
+        );
+        let items: Vec<_> = found
+            .iter()
+            .map(|e| (e.section.as_str(), e.name.as_str()))
+            .collect();
+        assert_eq!(
+            items,
+            [("measures", "total"), ("joins", "x.y"), ("metric", "r")]
+        );
+    }
 }

@@ -88,8 +88,9 @@ impl EngineRules for DuckDb {
         names::duckdb_top(expr)
     }
 
-    fn percentile(&self, column: &str, quantile: &str) -> String {
-        format!("quantile_cont({column}, {quantile})")
+    fn percentile(&self, column: &str, quantile: &str, discrete: bool) -> String {
+        let f = if discrete { "disc" } else { "cont" };
+        format!("quantile_{f}({column}, {quantile})")
     }
 
     fn quotient_type(&self) -> &'static str {

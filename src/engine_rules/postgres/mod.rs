@@ -87,8 +87,9 @@ impl EngineRules for Postgres {
         names::postgres(expr).map(|(name, _)| name)
     }
 
-    fn percentile(&self, column: &str, quantile: &str) -> String {
-        format!("percentile_cont({quantile}) WITHIN GROUP (ORDER BY {column})")
+    fn percentile(&self, column: &str, quantile: &str, discrete: bool) -> String {
+        let f = if discrete { "disc" } else { "cont" };
+        format!("percentile_{f}({quantile}) WITHIN GROUP (ORDER BY {column})")
     }
 
     fn quotient_type(&self) -> &'static str {

@@ -521,7 +521,8 @@ impl<'a, 'p> Compiler<'a, 'p> {
                     return Err(unsupported("has no `column` and `quantile`"));
                 };
                 let col = column_ref("s", &column.value);
-                engine_rules::of(self.engine).percentile(&col, &q.value.to_string())
+                let discrete = c.discrete.as_ref().is_some_and(|d| d.value);
+                engine_rules::of(self.engine).percentile(&col, &q.value.to_string(), discrete)
             }
             other => {
                 return Err(unsupported(&format!(

@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::folders::{DbtProject, FolderDefaults};
 use super::manifest::{self, Manifest, Node, SourceNode};
 use super::{
-    render, sql, types, Carried, ColumnOut, DbtError, Imported, ModelOut, NotCarried, Report,
-    SourceOut, MATERIALIZATIONS,
+    render, sql, types, Carried, ColumnOut, DbtError, Excluded, Imported, ModelOut, NotCarried,
+    Report, SourceOut, MATERIALIZATIONS,
 };
 use crate::engine::Engine;
 use crate::ident::quote_ident;
@@ -52,10 +52,17 @@ pub(super) struct Importer<'m> {
     audits: usize,
     /// `contracts/metrics/*.toml` from MetricFlow's metrics.
     metric_files: Vec<(String, String)>,
+    /// Semantic items to leave out.
+    excluded: &'m [Excluded],
 }
 
 impl<'m> Importer<'m> {
-    pub(super) fn new(manifest: &'m Manifest, project: &'m DbtProject, engine: Engine) -> Self {
+    pub(super) fn new(
+        manifest: &'m Manifest,
+        project: &'m DbtProject,
+        engine: Engine,
+        excluded: &'m [Excluded],
+    ) -> Self {
         let name = manifest
             .project_name
             .clone()
@@ -86,7 +93,16 @@ impl<'m> Importer<'m> {
             entries: Vec::new(),
             audits: 0,
             metric_files: Vec::new(),
+            excluded,
         }
+    }
+
+    /// Why the semantic item `[section.name]` of `file` is left out, if it is.
+    pub(super) fn excluded(&self, file: &str, section: &str, name: &str) -> Option<String> {
+        self.excluded
+            .iter()
+            .find(|e| e.file == file && e.section == section && e.name == name)
+            .map(|e| e.why.clone())
     }
 
     pub(super) fn entry(

@@ -1,0 +1,348 @@
+//! MetricFlow's where filters (`{{ Dimension('order_id__is_food_order') }} = true`) as sqb
+//! population filters over the source's own columns. A reference becomes the column (or the
+//! expression) its dimension or entity reads, a `TimeDimension` at a coarser grain is
+//! truncated to it, and the result must pass sqb's filter language. What cannot be translated
+//! exactly (a dimension of another semantic model, reached over a join; a `Metric` in a
+//! filter; a method sqb does not know) is refused with the reason.
+
+use serde_json::Value;
+
+use crate::adopt::dbt::manifest::{SemanticMeasure, SemanticModel};
+use crate::engine::Engine;
+
+use super::column_name;
+
+/// The semantic model a filter is read against: the one whose measure the metric aggregates.
+pub(super) struct Scope<'a> {
+    pub sm: &'a SemanticModel,
+    pub measure: &'a SemanticMeasure,
+}
+
+/// A translated filter: one predicate per MetricFlow where filter, and the plain columns the
+/// references read.
+pub(super) struct Translated {
+    pub predicates: Vec<String>,
+    pub columns: Vec<String>,
+}
+
+/// The predicates AND-ed, each in parentheses when there are several.
+pub(super) fn conjunction(predicates: &[String]) -> Option<String> {
+    match predicates {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => Some(
+            many.iter()
+                .map(|p| format!("({p})"))
+                .collect::<Vec<_>>()
+                .join(" AND "),
+        ),
+    }
+}
+
+/// Translates `filter` (`{"where_filters": [{"where_sql_template": …}]}`, or one template).
+pub(super) fn translate(
+    filter: &Value,
+    scope: &Scope<'_>,
+    engine: Engine,
+) -> Result<Translated, String> {
+    let templates: Vec<&str> = match filter {
+        Value::String(s) => vec![s.as_str()],
+        Value::Object(o) => match o.get("where_filters") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|f| {
+                    f.get("where_sql_template")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| format!("a where filter of an unknown shape: {f}"))
+                })
+                .collect::<Result<_, _>>()?,
+            _ => return Err(format!("a filter of an unknown shape: {filter}")),
+        },
+        other => return Err(format!("a filter of an unknown shape: {other}")),
+    };
+    let mut out = Translated {
+        predicates: Vec::new(),
+        columns: Vec::new(),
+    };
+    for template in templates {
+        let predicate = substitute(template.trim(), scope, &mut out.columns)?;
+        check(&predicate, template.trim(), engine)?;
+        out.predicates.push(predicate);
+    }
+    Ok(out)
+}
+
+/// The predicate must be one expression in sqb's filter language.
+fn check(predicate: &str, template: &str, engine: Engine) -> Result<(), String> {
+    let refused = |why: String| format!("`{template}` translates to `{predicate}`, which {why}");
+    let expr = crate::semantic::filter::parse(predicate, engine)
+        .map_err(|r| refused(format!("does not parse: {}", r.why)))?;
+    crate::semantic::filter::check(&expr, engine)
+        .map_err(|r| refused(format!("sqb's filter language refuses: {}", r.why)))
+}
+
+/// Replaces every `{{ … }}` of `template` by the SQL it stands for.
+fn substitute(
+    template: &str,
+    scope: &Scope<'_>,
+    columns: &mut Vec<String>,
+) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find("}}")
+            .ok_or_else(|| format!("`{template}` opens `{{{{` without closing it"))?;
+        let call = Call::parse(after[..end].trim()).ok_or_else(|| {
+            format!(
+                "`{{{{ {} }}}}` is not a reference sqb reads",
+                after[..end].trim()
+            )
+        })?;
+        out.push_str(&resolve(&call, scope, columns)?);
+        rest = &after[end + 2..];
+    }
+    if rest.contains("}}") || rest.contains("{%") {
+        return Err(format!("`{template}` holds Jinja sqb does not read"));
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// `Dimension('a__b')`, `TimeDimension('a__b', 'month')`, `Entity('a')`, with methods.
+#[derive(Debug)]
+struct Call {
+    function: String,
+    args: Vec<String>,
+    methods: Vec<(String, Vec<String>)>,
+}
+
+impl Call {
+    fn parse(text: &str) -> Option<Self> {
+        let mut p = Parser { rest: text };
+        let function = p.ident()?;
+        let args = p.args()?;
+        let mut methods = Vec::new();
+        while p.eat('.') {
+            let name = p.ident()?;
+            methods.push((name, p.args()?));
+        }
+        p.rest.trim().is_empty().then_some(Self {
+            function,
+            args,
+            methods,
+        })
+    }
+}
+
+struct Parser<'t> {
+    rest: &'t str,
+}
+
+impl Parser<'_> {
+    fn eat(&mut self, c: char) -> bool {
+        self.rest = self.rest.trim_start();
+        match self.rest.strip_prefix(c) {
+            Some(r) => {
+                self.rest = r;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn ident(&mut self) -> Option<String> {
+        self.rest = self.rest.trim_start();
+        let end = self
+            .rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(self.rest.len());
+        let (ident, rest) = self.rest.split_at(end);
+        self.rest = rest;
+        (!ident.is_empty()).then(|| ident.to_string())
+    }
+
+    /// `( 'a', "b" )`: string arguments only.
+    fn args(&mut self) -> Option<Vec<String>> {
+        if !self.eat('(') {
+            return None;
+        }
+        let mut args = Vec::new();
+        loop {
+            if self.eat(')') {
+                return Some(args);
+            }
+            if !args.is_empty() && !self.eat(',') {
+                return None;
+            }
+            self.rest = self.rest.trim_start();
+            let quote = self
+                .rest
+                .chars()
+                .next()
+                .filter(|c| *c == '\'' || *c == '"')?;
+            let body = &self.rest[1..];
+            let end = body.find(quote)?;
+            args.push(body[..end].to_string());
+            self.rest = &body[end + 1..];
+        }
+    }
+}
+
+/// The SQL a reference stands for.
+fn resolve(call: &Call, scope: &Scope<'_>, columns: &mut Vec<String>) -> Result<String, String> {
+    let shown = || {
+        let args: Vec<String> = call.args.iter().map(|a| format!("'{a}'")).collect();
+        format!("{}({})", call.function, args.join(", "))
+    };
+    let mut grain = None;
+    for (method, args) in &call.methods {
+        match (method.as_str(), args.as_slice()) {
+            ("grain", [g]) if call.function == "TimeDimension" || call.function == "Dimension" => {
+                grain = Some(g.clone());
+            }
+            _ => {
+                return Err(format!(
+                    "`{}` calls `.{method}`, which sqb does not translate",
+                    shown()
+                ))
+            }
+        }
+    }
+    match (call.function.as_str(), call.args.as_slice()) {
+        ("Dimension", [name]) => dimension(name, grain, scope, columns),
+        ("TimeDimension", [name]) => dimension(name, grain, scope, columns),
+        ("TimeDimension", [name, g]) => dimension(name, Some(g.clone()), scope, columns),
+        ("Entity", [name]) => entity(name, scope, columns),
+        ("Metric", _) => Err(format!(
+            "`{}` filters on a metric's value; a sqb population filter reads the source's rows",
+            shown()
+        )),
+        _ => Err(format!("`{}` is not a reference sqb translates", shown())),
+    }
+}
+
+/// A column, or an expression in parentheses, noting a plain column as read.
+fn sql_of(expr: &str, columns: &mut Vec<String>) -> String {
+    match column_name(expr) {
+        Some(c) => {
+            columns.push(c.to_string());
+            c.to_string()
+        }
+        None => format!("({})", expr.trim()),
+    }
+}
+
+fn dimension(
+    name: &str,
+    grain: Option<String>,
+    scope: &Scope<'_>,
+    columns: &mut Vec<String>,
+) -> Result<String, String> {
+    let sm = scope.sm;
+    let dim_name = match name {
+        "metric_time" => scope
+            .measure
+            .agg_time_dimension
+            .clone()
+            .or_else(|| {
+                let defaults = sm.defaults.as_ref()?;
+                Some(defaults.get("agg_time_dimension")?.as_str()?.to_string())
+            })
+            .ok_or_else(|| {
+                format!(
+                    "`metric_time` needs the time dimension of measure `{}`, and it has none",
+                    scope.measure.name
+                )
+            })?,
+        _ => {
+            let (path, dim) = name
+                .rsplit_once("__")
+                .ok_or_else(|| format!("dimension `{name}` names no entity"))?;
+            own_entity(path, name, scope)?;
+            dim.to_string()
+        }
+    };
+    let Some(dimension) = sm.dimensions.iter().find(|d| d.name == dim_name) else {
+        return Err(format!(
+            "dimension `{name}` is not one of semantic model `{}`'s: it is reached over a join, and a sqb population filter reads its source's own columns",
+            sm.name
+        ));
+    };
+    let sql = sql_of(
+        dimension.expr.as_deref().unwrap_or(&dimension.name),
+        columns,
+    );
+    let own = dimension
+        .type_params
+        .as_ref()
+        .and_then(|p| p.get("time_granularity"))
+        .and_then(Value::as_str);
+    match grain {
+        None => Ok(sql),
+        Some(g) if Some(g.as_str()) == own => Ok(sql),
+        Some(g) if dimension.kind == "time" && super::GRANULARITIES.contains(&g.as_str()) => {
+            Ok(format!("date_trunc('{g}', {sql})"))
+        }
+        Some(g) => Err(format!(
+            "dimension `{name}` at grain `{g}`, which sqb does not translate"
+        )),
+    }
+}
+
+/// `path` (the part of a reference before its last `__`) must be one entity of the scope's
+/// semantic model that is its own: primary, unique or natural, not a foreign one.
+fn own_entity(path: &str, name: &str, scope: &Scope<'_>) -> Result<(), String> {
+    let sm = scope.sm;
+    match sm.entities.iter().find(|e| e.name == path) {
+        Some(e) if e.kind != "foreign" => Ok(()),
+        Some(_) => Err(format!(
+            "`{name}` is reached over foreign entity `{path}`, a join; a sqb population filter reads its source's own columns"
+        )),
+        None => Err(format!(
+            "`{name}` is reached over `{path}`, which is not an entity of semantic model `{}`; a sqb population filter reads its source's own columns",
+            sm.name
+        )),
+    }
+}
+
+fn entity(name: &str, scope: &Scope<'_>, columns: &mut Vec<String>) -> Result<String, String> {
+    let Some(e) = scope.sm.entities.iter().find(|e| e.name == name) else {
+        return Err(format!(
+            "entity `{name}` is not one of semantic model `{}`'s",
+            scope.sm.name
+        ));
+    };
+    Ok(sql_of(e.expr.as_deref().unwrap_or(&e.name), columns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_parse_with_their_methods() {
+        let call = Call::parse("TimeDimension('metric_time', \"month\").grain('day')").unwrap();
+        assert_eq!(call.function, "TimeDimension");
+        assert_eq!(call.args, ["metric_time", "month"]);
+        assert_eq!(
+            call.methods,
+            [("grain".to_string(), vec!["day".to_string()])]
+        );
+        assert!(Call::parse("Dimension('a') extra").is_none());
+        assert!(Call::parse("Dimension(a)").is_none());
+        assert!(Call::parse("Metric('m', group_by=['x'])").is_none());
+    }
+
+    #[test]
+    fn conjunctions_parenthesize_several() {
+        assert_eq!(conjunction(&[]), None);
+        assert_eq!(conjunction(&["a = 1".into()]).as_deref(), Some("a = 1"));
+        assert_eq!(
+            conjunction(&["a = 1 OR b".into(), "c".into()]).as_deref(),
+            Some("(a = 1 OR b) AND (c)")
+        );
+    }
+}

@@ -1,0 +1,380 @@
+//! MetricFlow's semantic layer as sqb's: each semantic model's measures and dimensions on the
+//! sidecar of the model it reads, its foreign entities as joins to the models whose primary
+//! entity they name, and metrics as bindings in `contracts/metrics/` (`metrics`), their
+//! Jinja filters translated to population filters (`filters`).
+//!
+//! What has no sqb form is reported, and so is everything that reads it: a metric on a measure
+//! that was not carried is not carried either, and its entry names the chain. Nothing is
+//! written that `sqb compile` would reject, so the import always compiles.
+
+mod filters;
+mod metrics;
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use toml_edit::{InlineTable, Table};
+
+use super::{Importer, Target};
+use crate::adopt::dbt::manifest::{SemanticMeasure, SemanticModel};
+use crate::adopt::dbt::{Carried, ColumnOut};
+
+/// MetricFlow's aggregations that sqb's measures have, and their sqb names.
+fn aggregation(agg: &str) -> Option<&'static str> {
+    Some(match agg {
+        "sum" => "sum",
+        "count" => "count",
+        "count_distinct" => "count_distinct",
+        "average" => "avg",
+        "min" => "min",
+        "max" => "max",
+        _ => return None,
+    })
+}
+
+const GRANULARITIES: &[&str] = &["hour", "day", "week", "month", "quarter", "year"];
+
+/// Whether an expression is a plain column name.
+fn column_name(expr: &str) -> Option<&str> {
+    let e = expr.trim();
+    let plain = e
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && e.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    plain.then_some(e)
+}
+
+/// What became of one MetricFlow measure.
+#[derive(Debug, Clone)]
+enum Fate {
+    /// A sqb measure of the same name on the model.
+    Measure { model: usize },
+    /// A quantile of a column, which sqb binds as a `percentile` metric.
+    Percentile {
+        model: usize,
+        column: String,
+        quantile: f64,
+        discrete: bool,
+    },
+    /// Not carried, and why.
+    Dropped(String),
+}
+
+/// The semantic layer as the import sees it while it carries it over.
+struct Layer {
+    models: Vec<(String, SemanticModel)>,
+    /// Measure name → the index of its semantic model in `models`, and its fate.
+    measures: HashMap<String, (usize, Fate)>,
+    /// Primary (and unique) entities: name, model index, column.
+    primary: Vec<(String, usize, String)>,
+}
+
+impl Layer {
+    fn measure(&self, name: &str) -> Option<(&SemanticModel, &SemanticMeasure, &Fate)> {
+        let (sm, fate) = self.measures.get(name)?;
+        let model = &self.models[*sm].1;
+        let measure = model.measures.iter().find(|m| m.name == name)?;
+        Some((model, measure, fate))
+    }
+}
+
+impl Importer<'_> {
+    /// Carries every semantic model and metric over, or reports it.
+    pub(in crate::adopt::dbt) fn carry_semantic_layer(&mut self) {
+        let models = self.manifest.semantic_models.clone();
+        let mut layer = Layer {
+            primary: Vec::new(),
+            measures: HashMap::new(),
+            models: Vec::new(),
+        };
+        for (_, sm) in &models {
+            if let Some(i) = self.semantic_target(sm) {
+                for entity in sm
+                    .entities
+                    .iter()
+                    .filter(|e| e.kind == "primary" || e.kind == "unique")
+                {
+                    let column = entity.expr.clone().unwrap_or_else(|| entity.name.clone());
+                    if column_name(&column).is_some() {
+                        layer.primary.push((entity.name.clone(), i, column));
+                    }
+                }
+            }
+        }
+        for (index, (id, sm)) in models.iter().enumerate() {
+            let Some(i) = self.semantic_target(sm) else {
+                let why = format!(
+                    "`{}` reads a resource the import does not write as a model",
+                    sm.name
+                );
+                for measure in &sm.measures {
+                    let fate = Fate::Dropped(format!("its semantic model {why}"));
+                    layer.measures.insert(measure.name.clone(), (index, fate));
+                }
+                self.semantic_entry(id, sm, Carried::Not, why);
+                continue;
+            };
+            for measure in &sm.measures {
+                let fate = self.measure(id, sm, measure, i);
+                layer.measures.insert(measure.name.clone(), (index, fate));
+            }
+            self.dimensions(id, sm, i);
+            self.joins(id, sm, i, &layer.primary);
+        }
+        layer.models = models;
+        self.carry_metrics(&layer);
+    }
+
+    fn semantic_target(&self, sm: &SemanticModel) -> Option<usize> {
+        sm.depends_on
+            .nodes
+            .iter()
+            .find_map(|n| match self.targets.get(n) {
+                Some(Target::Model(i)) => Some(*i),
+                _ => None,
+            })
+    }
+
+    /// What became of part of the semantic model `sm` (`id` in the manifest).
+    fn semantic_entry(&mut self, id: &str, sm: &SemanticModel, carried: Carried, detail: String) {
+        self.entry(
+            &sm.original_file_path,
+            id,
+            "semantic model",
+            carried,
+            detail,
+        );
+    }
+
+    /// The model's declared column `name`, declared (without a type) if the YAML did not:
+    /// MetricFlow reads it, so the model has it.
+    fn ensure_column(&mut self, model: usize, name: &str) {
+        let columns = &mut self.models[model].columns;
+        if !columns.iter().any(|c| c.name.eq_ignore_ascii_case(name)) {
+            columns.push(ColumnOut {
+                name: name.to_string(),
+                ..ColumnOut::default()
+            });
+        }
+    }
+
+    /// The sidecar file of model `model`.
+    fn sidecar_of(&self, model: usize) -> String {
+        format!("{}.toml", self.models[model].path)
+    }
+
+    /// Writes measure `measure` as a sqb measure, or says why it cannot be one.
+    fn measure(
+        &mut self,
+        id: &str,
+        sm: &SemanticModel,
+        measure: &SemanticMeasure,
+        model: usize,
+    ) -> Fate {
+        let dropped = |this: &mut Self, why: String| {
+            this.semantic_entry(
+                id,
+                sm,
+                Carried::Not,
+                format!("measure `{}`: {why}", measure.name),
+            );
+            Fate::Dropped(why)
+        };
+        if let Some(why) = self.excluded(&self.sidecar_of(model), "measures", &measure.name) {
+            return dropped(self, why);
+        }
+        if matches!(measure.agg.as_str(), "median" | "percentile") {
+            return match percentile(measure) {
+                Ok((column, quantile, discrete)) => {
+                    self.ensure_column(model, &column);
+                    Fate::Percentile {
+                        model,
+                        column,
+                        quantile,
+                        discrete,
+                    }
+                }
+                Err(why) => dropped(self, why),
+            };
+        }
+        let Some(agg) = aggregation(&measure.agg) else {
+            let why = format!("the `{}` aggregation has no sqb measure", measure.agg);
+            return dropped(self, why);
+        };
+        let mut table = Table::new();
+        table.insert("agg", agg.into());
+        match &measure.expr {
+            None | Some(Value::Null) => {
+                table.insert("column", measure.name.as_str().into());
+                self.ensure_column(model, &measure.name);
+            }
+            Some(Value::String(e)) => match column_name(e) {
+                Some(column) => {
+                    table.insert("column", column.into());
+                    self.ensure_column(model, column);
+                }
+                None => {
+                    table.insert("expr", e.as_str().into());
+                }
+            },
+            // `expr: 1` counts rows.
+            Some(_) if agg == "count" => {}
+            Some(other) => {
+                table.insert("expr", other.to_string().into());
+            }
+        }
+        self.models[model]
+            .semantic
+            .push(("measures", measure.name.clone(), table));
+        if let Some(dimension) = non_additive(measure) {
+            let what = format!("measure `{}` is non-additive over `{dimension}`: carried as a plain measure, and no metric on it is bound", measure.name);
+            self.semantic_entry(id, sm, Carried::Partly, what);
+        }
+        Fate::Measure { model }
+    }
+
+    fn dimensions(&mut self, id: &str, sm: &SemanticModel, model: usize) {
+        for dimension in &sm.dimensions {
+            if let Some(why) = self.excluded(&self.sidecar_of(model), "dimensions", &dimension.name)
+            {
+                self.semantic_entry(
+                    id,
+                    sm,
+                    Carried::Not,
+                    format!("dimension `{}`: {why}", dimension.name),
+                );
+                continue;
+            }
+            let column = dimension
+                .expr
+                .as_deref()
+                .map_or(Some(dimension.name.as_str()), column_name);
+            let Some(column) = column.map(str::to_string) else {
+                self.semantic_entry(id, sm, Carried::Not, format!("dimension `{}` is an expression; a sqb dimension reads a column (compute it in the model)", dimension.name));
+                continue;
+            };
+            let mut table = Table::new();
+            if column != dimension.name {
+                table.insert("column", column.as_str().into());
+            }
+            if dimension.kind == "time" {
+                let grain = dimension
+                    .type_params
+                    .as_ref()
+                    .and_then(|p| p.get("time_granularity"))
+                    .and_then(Value::as_str);
+                if let Some(g) = grain.filter(|g| GRANULARITIES.contains(g)) {
+                    table.insert("granularity", g.into());
+                }
+            }
+            self.ensure_column(model, &column);
+            self.models[model]
+                .semantic
+                .push(("dimensions", dimension.name.clone(), table));
+        }
+    }
+
+    /// A foreign entity joins the model whose primary entity has its name, on the columns the
+    /// two entities name (both declared on their models: MetricFlow reads them).
+    fn joins(
+        &mut self,
+        id: &str,
+        sm: &SemanticModel,
+        model: usize,
+        primary: &[(String, usize, String)],
+    ) {
+        for entity in sm.entities.iter().filter(|e| e.kind == "foreign") {
+            let not = |this: &mut Self, why: String| {
+                let what = format!("foreign entity `{}` {why}", entity.name);
+                this.semantic_entry(id, sm, Carried::Not, what);
+            };
+            let Some((_, target, remote)) = primary
+                .iter()
+                .find(|(name, i, _)| *name == entity.name && *i != model)
+            else {
+                not(
+                    self,
+                    "names no primary entity of another semantic model: no join".into(),
+                );
+                continue;
+            };
+            if let Some(why) = self.excluded(&self.sidecar_of(model), "joins", &entity.name) {
+                not(self, format!("is not joined: {why}"));
+                continue;
+            }
+            let local = entity.expr.clone().unwrap_or_else(|| entity.name.clone());
+            if column_name(&local).is_none() {
+                not(self, "is an expression; a sqb join compares columns".into());
+                continue;
+            }
+            let mut on = InlineTable::new();
+            on.insert(&local, remote.as_str().into());
+            let mut table = Table::new();
+            table.insert("to", self.models[*target].name.as_str().into());
+            table.insert("on", toml_edit::Value::InlineTable(on).into());
+            table.insert("relationship", "many_to_one".into());
+            self.ensure_column(model, &local);
+            self.ensure_column(*target, remote);
+            self.models[model]
+                .semantic
+                .push(("joins", entity.name.clone(), table));
+        }
+    }
+}
+
+/// A `median` or `percentile` measure as sqb's percentile: its column, quantile and whether it
+/// is discrete.
+fn percentile(measure: &SemanticMeasure) -> Result<(String, f64, bool), String> {
+    let params = measure.agg_params.as_ref().filter(|p| !p.is_null());
+    let flag = |key: &str| {
+        params
+            .and_then(|p| p.get(key))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    };
+    if flag("use_approximate_percentile") {
+        return Err("an approximate percentile: sqb computes exact ones, which can differ".into());
+    }
+    let quantile = match measure.agg.as_str() {
+        "median" => 0.5,
+        _ => match params
+            .and_then(|p| p.get("percentile"))
+            .and_then(Value::as_f64)
+        {
+            Some(q) if q > 0.0 && q < 1.0 => q,
+            Some(q) => {
+                return Err(format!(
+                    "the percentile {q} is not strictly between 0 and 1"
+                ))
+            }
+            None => return Err("a percentile without `agg_params.percentile`".into()),
+        },
+    };
+    let column = match &measure.expr {
+        None | Some(Value::Null) => Some(measure.name.clone()),
+        Some(Value::String(e)) => column_name(e).map(str::to_string),
+        Some(_) => None,
+    };
+    let Some(column) = column else {
+        return Err(format!(
+            "a `{}` of an expression; sqb's percentile reads a column (compute it in the model)",
+            measure.agg
+        ));
+    };
+    Ok((column, quantile, flag("use_discrete_percentile")))
+}
+
+/// The dimension a non-additive measure is not summed over.
+fn non_additive(measure: &SemanticMeasure) -> Option<String> {
+    let spec = measure
+        .non_additive_dimension
+        .as_ref()
+        .filter(|v| !v.is_null())?;
+    Some(
+        spec.get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("a dimension")
+            .to_string(),
+    )
+}

@@ -1,0 +1,1 @@
+select customer_id, balance_date, balance from raw.balances

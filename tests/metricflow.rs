@@ -1,0 +1,205 @@
+//! MetricFlow's semantic layer through `sqb import dbt`, proven against MetricFlow itself: the
+//! dbt project testdata/dbt/semantic was built by real dbt and asked the questions of its
+//! mf-queries.txt by real MetricFlow (`mf query`, scripts/dbt-fixture), and `sqb query` on the
+//! imported project must answer each the same on the same DuckDB file. Every metric of the
+//! project is either bound and asked, or named in the import's report.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use common::{run, sqb, transcript};
+use serde_json::Value;
+
+fn fixture() -> PathBuf {
+    common::repo().join("testdata/dbt/semantic")
+}
+
+/// The import of the fixture, with the warehouse dbt built beside its sqb.toml.
+fn imported(dir: &Path) -> (PathBuf, Value) {
+    let out = dir.join("out");
+    let result = run(sqb()
+        .args(["import", "dbt", "--format", "json"])
+        .arg(fixture())
+        .arg("--out")
+        .arg(&out));
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "{}",
+        transcript(&result, dir)
+    );
+    std::fs::copy(
+        fixture().join("target/semantic.duckdb"),
+        out.join("semantic.duckdb"),
+    )
+    .unwrap();
+    (out, serde_json::from_slice(&result.stdout).unwrap())
+}
+
+/// One question of mf-queries.txt: its line number, metrics and group-by items.
+struct Question {
+    line: usize,
+    metrics: Vec<String>,
+    group_by: Vec<String>,
+}
+
+fn questions() -> Vec<Question> {
+    let text = std::fs::read_to_string(fixture().join("mf-queries.txt")).unwrap();
+    let list = |s: &str| -> Vec<String> {
+        s.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|(i, l)| {
+            let (metrics, group_by) = l.split_once('|').unwrap();
+            Question {
+                line: i + 1,
+                metrics: list(metrics),
+                group_by: list(group_by),
+            }
+        })
+        .collect()
+}
+
+/// The sqb dimension a MetricFlow group-by item names: `entity__dimension` is the dimension;
+/// `metric_time__grain` is the agg time dimension (`ordered_at`: every time question of the
+/// fixture is on the orders semantic model) at that grain.
+fn dimension(item: &str) -> String {
+    match item.strip_prefix("metric_time__") {
+        Some(grain) => format!("ordered_at.{grain}"),
+        None => item.rsplit_once("__").unwrap().1.to_string(),
+    }
+}
+
+/// A value as both print it: a number by its value (a double bit for bit, a decimal exactly,
+/// as MetricFlow's CSV prints decimals as Python floats), a time with a space for its `T`, a
+/// boolean in lower case (Python prints `True`), NULL empty.
+fn value(text: &str) -> String {
+    if let Ok(n) = text.parse::<f64>() {
+        return format!("{:?}", n.to_bits());
+    }
+    match text {
+        "True" | "False" => return text.to_lowercase(),
+        _ => {}
+    }
+    let is_time =
+        text.len() > 10 && text.as_bytes()[10] == b'T' && text[..4].parse::<u16>().is_ok();
+    match is_time {
+        true => text.replacen('T', " ", 1),
+        false => text.to_string(),
+    }
+}
+
+/// The rows of `csv` with their columns in the order of `names` (its header's, or with
+/// `positional` the header's own order, whatever its names), and its header.
+fn rows(csv: &str, names: &[String], positional: bool) -> (Vec<String>, BTreeSet<Vec<String>>) {
+    let mut reader = csv::ReaderBuilder::new().from_reader(csv.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let order: Vec<usize> = match positional {
+        true => (0..header.len()).collect(),
+        false => names
+            .iter()
+            .map(|n| header.iter().position(|h| h == n).unwrap_or(usize::MAX))
+            .collect(),
+    };
+    let rows = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            order
+                .iter()
+                .map(|&i| r.get(i).map(value).unwrap_or_default())
+                .collect()
+        })
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn every_bound_metric_answers_as_mf_query_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = imported(tmp.path());
+    for q in questions() {
+        let expected = std::fs::read_to_string(fixture().join(format!("target/mf/{}.csv", q.line)))
+            .unwrap_or_else(|e| panic!("line {}: {e}: run scripts/dbt-fixture semantic", q.line));
+        let mut cmd = sqb();
+        cmd.arg("--project-dir")
+            .arg(&out)
+            .args(["-q", "query", "--format", "csv"]);
+        for m in &q.metrics {
+            cmd.args(["--metric", m]);
+        }
+        for g in &q.group_by {
+            cmd.args(["--dimension", &dimension(g)]);
+        }
+        let result = run(&mut cmd);
+        let shown = transcript(&result, tmp.path());
+        assert_eq!(result.status.code(), Some(0), "line {}: {shown}", q.line);
+        let names: Vec<String> = q.group_by.iter().chain(&q.metrics).cloned().collect();
+        let (mf_header, mf_rows) = rows(&expected, &names, false);
+        let (sqb_header, sqb_rows) = rows(&String::from_utf8(result.stdout).unwrap(), &names, true);
+        let mut sorted = mf_header.clone();
+        sorted.sort();
+        let mut wanted = names.clone();
+        wanted.sort();
+        assert_eq!(sorted, wanted, "line {}", q.line);
+        assert_eq!(sqb_header.len(), names.len(), "line {}: {shown}", q.line);
+        assert!(
+            !mf_rows.is_empty(),
+            "line {}: MetricFlow answered nothing",
+            q.line
+        );
+        assert_eq!(
+            sqb_rows,
+            mf_rows,
+            "line {}: {}",
+            q.line,
+            q.metrics.join(",")
+        );
+    }
+}
+
+#[test]
+fn every_metric_is_asked_or_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, report) = imported(tmp.path());
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture().join("target/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let reported: BTreeSet<&str> = report["not_carried_over"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "metric")
+        .map(|e| e["node"].as_str().unwrap())
+        .collect();
+    let asked: BTreeSet<String> = questions().into_iter().flat_map(|q| q.metrics).collect();
+    for (id, metric) in manifest["metrics"].as_object().unwrap() {
+        let name = metric["name"].as_str().unwrap();
+        let bound = out.join(format!("contracts/metrics/{name}.toml")).exists();
+        assert!(
+            bound != reported.contains(id.as_str()),
+            "`{name}` must be bound or reported, not both or neither"
+        );
+        assert!(
+            !bound || asked.contains(name),
+            "`{name}` is bound but no question of mf-queries.txt asks for it"
+        );
+    }
+    let bound = std::fs::read_dir(out.join("contracts/metrics"))
+        .unwrap()
+        .count();
+    assert_eq!(
+        (bound, reported.len()),
+        (11, 6),
+        "bound and reported metrics: {report:#}"
+    );
+}
