@@ -188,6 +188,8 @@ impl Importer<'_> {
             return match percentile(measure) {
                 Ok((column, quantile, discrete)) => {
                     self.ensure_column(model, &column);
+                    let what = format!("measure `{}` is a `{}`: not a sqb measure, but each metric that reads it is a `percentile` binding of `{column}`", measure.name, measure.agg);
+                    self.semantic_entry(id, sm, Carried::Partly, what);
                     Fate::Percentile {
                         model,
                         column,
