@@ -16,7 +16,8 @@ struct Case {
     name: &'static str,
     metric: &'static str,
     dimensions: &'static [&'static str],
-    /// `{ratio}` is the engine's type of a division; `{median}` its median of `amount`.
+    /// `{ratio}` is the engine's type of a division; `{median}` its median of `amount`, `{p75}`
+/// its discrete 75th percentile.
     expected: &'static str,
 }
 
@@ -55,6 +56,12 @@ const CASES: &[Case] = &[
         metric: "median_amount",
         dimensions: &["order_date.month"],
         expected: "SELECT date_trunc('month', ordered_on), {median} FROM shop.orders GROUP BY 1",
+    },
+    Case {
+        name: "percentile_discrete",
+        metric: "p75_amount",
+        dimensions: &["order_date.month"],
+        expected: "SELECT date_trunc('month', ordered_on), {p75} FROM shop.orders GROUP BY 1",
     },
     Case {
         name: "opaque",
@@ -145,7 +152,8 @@ fn every_kind_returns_the_hand_written_rows_on_duckdb() {
         let expected = case
             .expected
             .replace("{ratio}", "double")
-            .replace("{median}", "quantile_cont(amount, 0.5)");
+            .replace("{median}", "quantile_cont(amount, 0.5)")
+            .replace("{p75}", "quantile_disc(amount, 0.75)");
         let rows: i64 = conn
             .query_row(&format!("SELECT count(*) FROM ({sql})"), [], |r| r.get(0))
             .unwrap_or_else(|e| panic!("{}: {e}\n{sql}", case.name));
@@ -172,10 +180,17 @@ fn every_kind_returns_the_hand_written_rows_on_postgres() {
     );
     for case in CASES {
         let sql = compiled(&project, case);
-        let expected = case.expected.replace("{ratio}", "numeric").replace(
-            "{median}",
-            "percentile_cont(0.5) WITHIN GROUP (ORDER BY amount)",
-        );
+        let expected = case
+            .expected
+            .replace("{ratio}", "numeric")
+            .replace(
+                "{median}",
+                "percentile_cont(0.5) WITHIN GROUP (ORDER BY amount)",
+            )
+            .replace(
+                "{p75}",
+                "percentile_disc(0.75) WITHIN GROUP (ORDER BY amount)",
+            );
         let count = pg_strings(&db.url, &format!("SELECT count(*)::text FROM ({sql}) q"));
         assert_ne!(count, ["0"], "{}: no rows", case.name);
         let diff = pg_strings(
