@@ -17,7 +17,7 @@ struct Case {
     metric: &'static str,
     dimensions: &'static [&'static str],
     /// `{ratio}` is the engine's type of a division; `{median}` its median of `amount`, `{p75}`
-/// its discrete 75th percentile.
+    /// its discrete 75th percentile.
     expected: &'static str,
 }
 
