@@ -46,6 +46,21 @@ const CASES: &[Case] = &[
                          WHERE amount >= 1 GROUP BY 1) d ON d.m = n.m",
     },
     Case {
+        name: "derived",
+        metric: "revenue_per_unit",
+        dimensions: &["order_date.month"],
+        expected: "SELECT date_trunc('month', ordered_on), sum(amount) / sum(quantity) FROM shop.orders GROUP BY 1",
+    },
+    Case {
+        name: "derived_over_a_ratio",
+        metric: "twice_revenue_per_order",
+        dimensions: &["order_date.month"],
+        expected: "SELECT n.m, 2 * (CAST(n.s AS {ratio}) / d.c) FROM \
+                   (SELECT date_trunc('month', ordered_on) AS m, sum(amount) AS s FROM shop.orders GROUP BY 1) n \
+                   JOIN (SELECT date_trunc('month', ordered_on) AS m, count(*) AS c FROM shop.orders \
+                         WHERE amount >= 1 GROUP BY 1) d ON d.m = n.m",
+    },
+    Case {
         name: "distinct_count",
         metric: "customers",
         dimensions: &["order_date.month"],

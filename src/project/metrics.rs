@@ -32,6 +32,7 @@ pub const KINDS: &[&str] = &[
     "distinct_count",
     "percentile",
     "opaque",
+    "derived",
 ];
 const PROVENANCE: &[&str] = &["board_approved", "human_curated", "inferred"];
 const STATUS: &[&str] = &["active", "deprecated"];
@@ -50,6 +51,7 @@ pub fn kind_fields(kind: &str) -> &'static [&'static str] {
         "distinct_count" => &["source", "distinct_on"],
         "percentile" => &["source", "column", "quantile"],
         "opaque" => &["source", "measure", "native_grain"],
+        "derived" => &["expr", "metrics"],
         _ => &[],
     }
 }
@@ -106,12 +108,15 @@ pub struct Canonical {
     /// A percentile that is one of the column's values (`percentile_disc`), not interpolated.
     pub discrete: Option<Spanned<bool>>,
     pub native_grain: Option<NameList>,
+    /// A derived metric's arithmetic over the metrics it lists.
+    pub expr: Option<Spanned<String>>,
+    pub metrics: Option<NameList>,
     pub population_filter: Option<Spanned<String>>,
     pub on_zero_denominator: Option<Spanned<String>>,
 }
 
 impl Canonical {
-    /// The component metrics of a composite kind (ratio, weighted average).
+    /// The component metrics of a composite kind (ratio, weighted average, derived).
     pub fn components(&self) -> Vec<&Spanned<String>> {
         [
             &self.numerator,
@@ -121,6 +126,7 @@ impl Canonical {
         ]
         .into_iter()
         .flatten()
+        .chain(self.metrics.iter().flat_map(|m| m.value.iter()))
         .collect()
     }
 }
@@ -231,6 +237,8 @@ fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical 
         distinct_on: r.string(t, "distinct_on"),
         column: r.string(t, "column"),
         native_grain: r.strings(t, "native_grain", false),
+        expr: r.string(t, "expr"),
+        metrics: r.strings(t, "metrics", false),
         population_filter: r.string(t, "population_filter"),
         on_zero_denominator: r.choice(t, "on_zero_denominator", ON_ZERO),
         quantile,

@@ -31,8 +31,85 @@ pub(super) fn check(project: &Project, relations: &Relations<'_>, diags: &mut Ve
         for component in canonical.components() {
             component_of(project, component, &what, &active, diags);
         }
+        derived(project, canonical, &what, diags);
     }
     cycles(project, diags);
+}
+
+/// A derived metric's `expr` is one expression of the filter language naming only the
+/// metrics it lists; it reads no relation, so it has no population
+/// filter of its own (its metrics have theirs).
+fn derived(project: &Project, c: &Canonical, what: &str, diags: &mut Vec<Diagnostic>) {
+    if c.kind.as_ref().is_none_or(|k| k.value != "derived") {
+        return;
+    }
+    if let Some(filter) = &c.population_filter {
+        diags.push(
+            Diagnostic::error(
+                Code::MetricKindField,
+                format!("{what} is derived: it reads no relation to filter"),
+            )
+            .at(filter.loc.clone(), "not a field of `derived`")
+            .hint("put the filter on the metrics it is derived from"),
+        );
+    }
+    let (Some(expr), Some(listed)) = (&c.expr, &c.metrics) else {
+        return;
+    };
+    let parsed = match super::filter::parse(&expr.value, project.engine()) {
+        Ok(parsed) => parsed,
+        Err(refused) => {
+            diags.push(
+                Diagnostic::error(
+                    Code::PredicateInvalid,
+                    format!("{what}'s `expr` is refused: {}", refused.why),
+                )
+                .at(expr.loc.clone(), "not an expression sqb computes")
+                .hint("write arithmetic over the metrics it lists: `revenue - refunds`"),
+            );
+            return;
+        }
+    };
+    let names = derived_names(&parsed);
+    for name in &names {
+        if !listed.value.iter().any(|m| m.value.eq_ignore_ascii_case(name)) {
+            let listed_names = listed.value.iter().map(|m| m.value.as_str());
+            let mut d = Diagnostic::error(
+                Code::SemanticUnknownMetric,
+                format!("{what}'s `expr` names `{name}`, which `metrics` does not list"),
+            )
+            .at(expr.loc.clone(), "an unlisted name");
+            d = match did_you_mean(name, listed_names) {
+                Some(close) => d.hint(format!("did you mean `{close}`?")),
+                None => d.hint("list every metric the expression reads in `metrics`"),
+            };
+            diags.push(d);
+        }
+    }
+}
+
+/// The bare names a derived expression reads (each a metric).
+pub(super) fn derived_names(expr: &sqlparser::ast::Expr) -> Vec<String> {
+    use sqlparser::ast::Expr;
+    let mut names: Vec<String> = Vec::new();
+    let _ = sqlparser::ast::visit_expressions(expr, |e: &Expr| {
+        let name = match e {
+            Expr::Identifier(i) => Some(i.value.clone()),
+            Expr::CompoundIdentifier(parts) => Some(
+                parts
+                    .iter()
+                    .map(|p| p.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join("."),
+            ),
+            _ => None,
+        };
+        if let Some(n) = name.filter(|n| !names.iter().any(|x| x.eq_ignore_ascii_case(n))) {
+            names.push(n);
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    names
 }
 
 /// The active bindings by lower-cased name and alias; clashes reported.

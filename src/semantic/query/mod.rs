@@ -205,6 +205,27 @@ enum Formula {
         on_zero: String,
         metric: String,
     },
+    /// A derived metric: its expression over the formulas of the metrics it lists, by their
+    /// lower-cased names.
+    Derived {
+        expr: Box<Expr>,
+        inputs: Vec<(String, Formula)>,
+    },
+}
+
+impl Formula {
+    /// Every part the formula reads.
+    fn parts(&self) -> Vec<Part> {
+        match self {
+            Formula::Value(p) => vec![*p],
+            Formula::Divide {
+                numerator,
+                denominator,
+                ..
+            } => vec![*numerator, *denominator],
+            Formula::Derived { inputs, .. } => inputs.iter().flat_map(|(_, f)| f.parts()).collect(),
+        }
+    }
 }
 
 impl<'a, 'p> Compiler<'a, 'p> {
@@ -417,8 +438,36 @@ impl<'a, 'p> Compiler<'a, 'p> {
             ("ratio", Some(n), Some(d), _, _) | ("weighted_avg", _, _, Some(n), Some(d)) => {
                 composite(n, d, leaves)
             }
+            ("derived", ..) => self.derived(name, c, leaves),
             _ => Ok(Formula::Value(self.single(binding, leaves)?)),
         }
+    }
+
+    /// A derived metric: each metric it lists computed as it would be on its own, then its
+    /// expression over them.
+    fn derived(
+        &self,
+        name: &str,
+        c: &crate::project::metrics::Canonical,
+        leaves: &mut Vec<Leaf<'a, 'p>>,
+    ) -> Result<Formula, Refusal> {
+        let unsupported =
+            |why: &str| Refusal::new("unsupported_measure", format!("metric `{name}` {why}"));
+        let (Some(expr), Some(listed)) = (&c.expr, &c.metrics) else {
+            return Err(unsupported("is derived without `expr` and `metrics`"));
+        };
+        let expr = filter::parse(&expr.value, self.engine)
+            .map_err(|r| unsupported(&format!("has an `expr` that {}", r.why)))?;
+        let mut inputs = Vec::new();
+        for input in &listed.value {
+            let binding = self.metric(&input.value)?;
+            let formula = self.formula(binding, leaves)?;
+            inputs.push((input.value.to_lowercase(), formula));
+        }
+        Ok(Formula::Derived {
+            expr: Box::new(expr),
+            inputs,
+        })
     }
 
     /// A metric computed from one aggregate: of its canonical source, or of the realizations

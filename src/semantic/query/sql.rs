@@ -237,40 +237,6 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let leaves = all.len();
         let dims = masks.len();
         let mut sql = format!("WITH {}", ctes.join(",\n"));
-        let value = |part: &Part| match *part {
-            Part::Leaf(i) => format!("{}.\"v\"", leaf_name(i)),
-            Part::Coalesced { settled, live, how } => finality::combined(
-                how,
-                &format!("{}.\"v\"", leaf_name(settled)),
-                &format!("{}.\"v\"", leaf_name(live)),
-            ),
-        };
-        let metric_sql = |f: &Formula| match f {
-            Formula::Value(part) => value(part),
-            Formula::Divide {
-                numerator,
-                denominator,
-                on_zero,
-                metric,
-            } => {
-                let (n, d) = (value(numerator), value(denominator));
-                let rules = engine_rules::of(self.engine);
-                let cast = rules.quotient_type();
-                match on_zero.as_str() {
-                    "zero" => {
-                        format!("CASE WHEN {d} = 0 THEN 0 ELSE CAST({n} AS {cast}) / {d} END")
-                    }
-                    "error" => rules.raise_on_zero(
-                        format!("CAST({n} AS {cast}) / {d}"),
-                        &d,
-                        &literal(&format!(
-                            "division by zero: metric `{metric}` has a zero denominator"
-                        )),
-                    ),
-                    _ => format!("CAST({n} AS {cast}) / NULLIF({d}, 0)"),
-                }
-            }
-        };
         let mut select: Vec<String> = (0..dims)
             .map(|i| {
                 let value = format!("\"k\".\"d{i}\"");
@@ -282,7 +248,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             })
             .collect();
         for (f, name) in formulas.iter().zip(&columns[dims..]) {
-            select.push(format!("{} AS {}", metric_sql(f), quote(name)));
+            select.push(format!("{} AS {}", self.formula_sql(f), quote(name)));
         }
         for (f, m) in formulas.iter().zip(served) {
             if let Some(flag) = &m.final_flag {
@@ -319,6 +285,69 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let order: Vec<String> = (1..=dims).map(|i| i.to_string()).collect();
         let _ = write!(sql, "\nORDER BY {}", order.join(", "));
         sql
+    }
+}
+
+impl Compiler<'_, '_> {
+    /// A metric's value in a group, from its leaves' values.
+    fn formula_sql(&self, f: &Formula) -> String {
+        match f {
+            Formula::Value(part) => part_sql(*part),
+            Formula::Divide {
+                numerator,
+                denominator,
+                on_zero,
+                metric,
+            } => {
+                let (n, d) = (part_sql(*numerator), part_sql(*denominator));
+                let rules = engine_rules::of(self.engine);
+                let cast = rules.quotient_type();
+                match on_zero.as_str() {
+                    "zero" => {
+                        format!("CASE WHEN {d} = 0 THEN 0 ELSE CAST({n} AS {cast}) / {d} END")
+                    }
+                    "error" => rules.raise_on_zero(
+                        format!("CAST({n} AS {cast}) / {d}"),
+                        &d,
+                        &literal(&format!(
+                            "division by zero: metric `{metric}` has a zero denominator"
+                        )),
+                    ),
+                    _ => format!("CAST({n} AS {cast}) / NULLIF({d}, 0)"),
+                }
+            }
+            Formula::Derived { expr, inputs } => {
+                // Each name becomes a placeholder identifier, then its value's SQL.
+                let mut expr = (**expr).clone();
+                let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
+                    if let sqlparser::ast::Expr::Identifier(ident) = e {
+                        let lower = ident.value.to_lowercase();
+                        if let Some(i) = inputs.iter().position(|(n, _)| *n == lower) {
+                            *ident = sqlparser::ast::Ident::new(format!("__sqb_input_{i}__"));
+                        }
+                    }
+                    std::ops::ControlFlow::<()>::Continue(())
+                });
+                let mut sql = expr.to_string();
+                for (i, (_, input)) in inputs.iter().enumerate() {
+                    let value = format!("({})", self.formula_sql(input));
+                    sql = sql.replace(&format!("__sqb_input_{i}__"), &value);
+                }
+                sql
+            }
+        }
+    }
+}
+
+/// A part's value in a group.
+fn part_sql(part: Part) -> String {
+    match part {
+        Part::Leaf(i) => format!("{}.\"v\"", leaf_name(i)),
+        Part::Coalesced { settled, live, how } => finality::combined(
+            how,
+            &format!("{}.\"v\"", leaf_name(settled)),
+            &format!("{}.\"v\"", leaf_name(live)),
+        ),
     }
 }
 
@@ -373,14 +402,7 @@ pub(super) fn collapsed(sql: &str, agg: &str, dims: usize) -> String {
 /// Whether a group's value of a metric holds only final rows: no provisional leaf of it read
 /// a row there (a leaf reading only a provisional realization never is).
 pub(super) fn final_sql(formula: &Formula, leaves: &[Leaf<'_, '_>]) -> String {
-    let parts = match formula {
-        Formula::Value(p) => vec![*p],
-        Formula::Divide {
-            numerator,
-            denominator,
-            ..
-        } => vec![*numerator, *denominator],
-    };
+    let parts = formula.parts();
     let mut checks = Vec::new();
     for part in parts {
         let used = match part {
