@@ -306,8 +306,29 @@ fn manifest(models: &[ModelSpec], sms: &[SemanticSpec], metrics: &[MetricSpec]) 
                 "numerator": {"name": metric_name(m.inputs[0]), "filter": null},
                 "denominator": {"name": metric_name(*m.inputs.last().unwrap()), "filter": null},
             }),
+            // The inputs by name or by alias, or an expression naming what it does not list.
             "derived" => {
-                json!({"expr": "a - b", "metrics": m.inputs.iter().map(|k| json!({"name": metric_name(*k)})).collect::<Vec<_>>()})
+                let aliased = m.timespine;
+                let inputs: Vec<Value> = m
+                    .inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, k)| match aliased {
+                        true => json!({"name": metric_name(*k), "alias": format!("in{j}")}),
+                        false => json!({"name": metric_name(*k)}),
+                    })
+                    .collect();
+                let names: Vec<String> = (0..m.inputs.len())
+                    .map(|j| match aliased {
+                        true => format!("in{j}"),
+                        false => metric_name(m.inputs[j]),
+                    })
+                    .collect();
+                let expr = match m.filter {
+                    Some(0) => "a - b".to_string(),
+                    _ => names.join(" - "),
+                };
+                json!({"expr": expr, "metrics": inputs})
             }
             "cumulative" => {
                 json!({"measure": {"name": measure(m.inputs[0])}, "cumulative_type_params": {"window": "7 days"}})

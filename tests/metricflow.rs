@@ -199,7 +199,7 @@ fn every_metric_is_asked_or_reported() {
         .count();
     assert_eq!(
         (bound, reported.len()),
-        (11, 6),
+        (13, 7),
         "bound and reported metrics: {report:#}"
     );
 }

@@ -72,7 +72,11 @@ fn derived(project: &Project, c: &Canonical, what: &str, diags: &mut Vec<Diagnos
     };
     let names = derived_names(&parsed);
     for name in &names {
-        if !listed.value.iter().any(|m| m.value.eq_ignore_ascii_case(name)) {
+        if !listed
+            .value
+            .iter()
+            .any(|m| m.value.eq_ignore_ascii_case(name))
+        {
             let listed_names = listed.value.iter().map(|m| m.value.as_str());
             let mut d = Diagnostic::error(
                 Code::SemanticUnknownMetric,

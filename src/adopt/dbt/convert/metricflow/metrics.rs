@@ -114,6 +114,7 @@ impl Importer<'_> {
         match metric.kind.as_str() {
             "simple" => self.simple(pass, metric),
             "ratio" => self.ratio(pass, metric),
+            "derived" => self.derived(pass, metric),
             other => Err(format!(
                 "is a `{other}` metric, which sqb's bindings do not express"
             )),
@@ -213,6 +214,54 @@ impl Importer<'_> {
         Ok(canonical)
     }
 
+    /// A derived metric: its expression over the metrics it lists, an input's alias replaced
+    /// by the metric's name. An input offset in time or filtered has no sqb form.
+    fn derived(&mut self, pass: &mut Pass<'_>, metric: &Metric) -> Result<Table, String> {
+        let params = &metric.type_params;
+        let Some(expr) = params.get("expr").and_then(Value::as_str) else {
+            return Err("is derived without an `expr`".into());
+        };
+        if metric.filter.as_ref().is_some_and(|f| !f.is_null()) {
+            return Err("is derived with a filter of its own; a sqb derived metric computes its metrics as they are, each with its own filter".into());
+        }
+        let inputs: Vec<Input<'_>> = params
+            .get("metrics")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|v| Input::of(Some(v))).collect())
+            .unwrap_or_default();
+        if inputs.is_empty() {
+            return Err("is derived from no metric".into());
+        }
+        let mut renames: Vec<(String, String)> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for input in &inputs {
+            let m = &input.name;
+            for key in ["offset_window", "offset_to_grain"] {
+                if let Some(offset) = input.get(key) {
+                    return Err(format!("reads metric `{m}` offset in time (`{key}: {}`), which sqb's derived metrics do not express", text(offset)));
+                }
+            }
+            if input.filter().is_some() {
+                return Err(format!("filters metric `{m}` in the derivation itself; a sqb derived metric computes its metrics as they are"));
+            }
+            if let Err(why) = self.resolve(pass, m) {
+                return Err(format!("reads metric `{m}`, which is not carried: {why}"));
+            }
+            if let Some(alias) = input.get("alias").and_then(Value::as_str) {
+                renames.push((alias.to_lowercase(), m.clone()));
+            }
+            if !names.contains(m) {
+                names.push(m.clone());
+            }
+        }
+        let expr = derived_expr(expr, &renames, self.engine)?;
+        let mut canonical = Table::new();
+        canonical.insert("kind", "derived".into());
+        canonical.insert("expr", expr.into());
+        canonical.insert("metrics", super::super::string_array(&names).into());
+        Ok(canonical)
+    }
+
     fn write_binding(&mut self, metric: &Metric, mut canonical: Table) {
         let mut doc = DocumentMut::new();
         doc.decor_mut().set_prefix(format!(
@@ -230,4 +279,40 @@ impl Importer<'_> {
             doc.to_string(),
         ));
     }
+}
+
+/// A JSON value as it reads in YAML: a string without its quotes.
+fn text(value: &Value) -> String {
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_string)
+}
+
+/// MetricFlow's derived `expr` as sqb's: one expression of the filter language, its aliases
+/// (lower-cased) replaced by the metrics' names.
+fn derived_expr(
+    expr: &str,
+    renames: &[(String, String)],
+    engine: crate::engine::Engine,
+) -> Result<String, String> {
+    let mut parsed = crate::semantic::filter::parse(expr, engine).map_err(|r| {
+        format!(
+            "has the expression `{}`, which sqb refuses: {}",
+            expr.trim(),
+            r.why
+        )
+    })?;
+    if renames.is_empty() {
+        return Ok(expr.trim().to_string());
+    }
+    let _ = sqlparser::ast::visit_expressions_mut(&mut parsed, |e| {
+        if let sqlparser::ast::Expr::Identifier(ident) = e {
+            let lower = ident.value.to_lowercase();
+            if let Some((_, name)) = renames.iter().find(|(alias, _)| *alias == lower) {
+                *ident = sqlparser::ast::Ident::new(name.clone());
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    Ok(parsed.to_string())
 }
