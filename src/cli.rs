@@ -130,20 +130,35 @@ pub struct PrincipalArgs {
 #[derive(Debug, Args)]
 pub struct QueryArgs {
     /// A metric, by name or alias (repeatable; output in this order).
-    #[arg(short, long = "metric", value_name = "METRIC", required = true)]
+    #[arg(
+        short,
+        long = "metric",
+        value_name = "METRIC",
+        required_unless_present = "saved"
+    )]
     pub metrics: Vec<String>,
 
     /// A dimension to group by: `dim`, `join_alias.dim`, `dim.month` (repeatable).
     #[arg(short, long = "dimension", value_name = "DIMENSION")]
     pub dimensions: Vec<String>,
 
-    /// A SQL predicate over the query's dimensions (repeatable; AND-ed).
+    /// A SQL predicate over the query's dimensions (repeatable; AND-ed, with a saved
+    /// query's own filters too).
     #[arg(long = "filter", value_name = "PREDICATE")]
     pub filters: Vec<String>,
 
     /// The context the query is asked from (`[semantic] contexts` in sqb.toml).
     #[arg(long, value_name = "CONTEXT")]
     pub context: Option<String>,
+
+    /// Ask the saved query of this name (`contracts/queries/*.toml`): its metrics, dimensions,
+    /// filters and context.
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with_all = ["metrics", "dimensions", "context"]
+    )]
+    pub saved: Option<String>,
 
     #[command(flatten)]
     pub principal: PrincipalArgs,

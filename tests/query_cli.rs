@@ -753,3 +753,82 @@ fn the_tenant_filter_is_served_by_an_index_on_the_tenant_column() {
         "no index in the plan:\n{plan}"
     );
 }
+
+#[test]
+fn a_saved_query_answers_as_the_query_it_saves() {
+    let tmp = tempfile::tempdir().unwrap();
+    shop_on_duckdb(tmp.path());
+    let base: &[&str] = &[
+        "query", "--claims", ANALYST, "--from", "prod", "--format", "json",
+    ];
+    let saved = sqb_in(
+        tmp.path(),
+        None,
+        &[base, &["--saved", "revenue_by_status"]].concat(),
+    );
+    let written = sqb_in(
+        tmp.path(),
+        None,
+        &[
+            base,
+            &[
+                "-m",
+                "revenue",
+                "-m",
+                "orders",
+                "-d",
+                "status",
+                "--filter",
+                "status <> 'cancelled'",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        saved.status.code(),
+        Some(0),
+        "{}",
+        transcript(&saved, tmp.path())
+    );
+    let rows = |out: &Output| {
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        json["rows"].clone()
+    };
+    assert_eq!(rows(&saved), rows(&written));
+    assert!(rows(&saved).as_array().is_some_and(|r| !r.is_empty()));
+    // A filter of the command line is AND-ed to the saved query's own.
+    let narrowed = sqb_in(
+        tmp.path(),
+        None,
+        &[
+            base,
+            &[
+                "--saved",
+                "revenue_by_status",
+                "--filter",
+                "status = 'shipped'",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(rows(&narrowed).as_array().map(Vec::len), Some(1));
+    let unknown = sqb_in(
+        tmp.path(),
+        None,
+        &[base, &["--saved", "revenue_by_stauts"]].concat(),
+    );
+    let said = transcript(&unknown, tmp.path());
+    assert_eq!(unknown.status.code(), Some(10), "{said}");
+    assert!(said.contains("did you mean `revenue_by_status`?"), "{said}");
+    let both = sqb_in(
+        tmp.path(),
+        None,
+        &[base, &["--saved", "revenue_by_status", "-m", "revenue"]].concat(),
+    );
+    assert_eq!(
+        both.status.code(),
+        Some(2),
+        "{}",
+        transcript(&both, tmp.path())
+    );
+}

@@ -23,6 +23,7 @@ pub fn run(global: &GlobalArgs, args: &QueryArgs) -> anyhow::Result<ExitStatus> 
             principal: principal(&args.principal)?,
             tenant: None,
         },
+        saved: args.saved.clone(),
         sql_only: args.sql,
         harness: args.harness,
         timeouts: timeouts(&args.connect),

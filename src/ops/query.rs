@@ -19,12 +19,68 @@ pub struct QueryOptions {
     /// The target whose namespace is read; default: `default_target`.
     pub from: Option<String>,
     pub request: QueryRequest,
+    /// A saved query's name: its metrics, dimensions, filters and context make the request
+    /// (the request's own filters are AND-ed to its).
+    pub saved: Option<String>,
     /// Print the statement; run nothing.
     pub sql_only: bool,
     /// Also run the assertions that ask for the query's metrics.
     pub harness: bool,
     pub timeouts: Timeouts,
     pub use_cache: bool,
+}
+
+/// The request a saved query makes, with `extra`'s filters and principal.
+fn saved_request(
+    project: &Project,
+    name: &str,
+    extra: &QueryRequest,
+) -> Result<QueryRequest, query::Refusal> {
+    let saved = &project.contracts.saved_queries;
+    let named = |q: &&crate::project::contracts::SavedQuery| {
+        q.name.as_ref().is_some_and(|n| n.value == name)
+    };
+    let folded = |q: &&crate::project::contracts::SavedQuery| {
+        q.name
+            .as_ref()
+            .is_some_and(|n| n.value.eq_ignore_ascii_case(name))
+    };
+    let found = saved.iter().find(named).or_else(|| {
+        let mut matches = saved.iter().filter(folded);
+        match (matches.next(), matches.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
+        }
+    });
+    let Some(found) = found else {
+        let names = saved
+            .iter()
+            .filter_map(|q| q.name.as_ref())
+            .map(|n| n.value.as_str());
+        let hint = match crate::diagnostics::did_you_mean(name, names) {
+            Some(close) => format!("did you mean `{close}`?"),
+            None => "saved queries are contracts/queries/*.toml".to_string(),
+        };
+        return Err(query::Refusal {
+            code: "unresolved",
+            message: format!("no saved query is named `{name}`"),
+            hint: Some(hint),
+        });
+    };
+    let values = |list: &[crate::source::Spanned<String>]| -> Vec<String> {
+        list.iter().map(|s| s.value.clone()).collect()
+    };
+    let q = &found.query;
+    let mut filters = values(&q.filters);
+    filters.extend(extra.filters.iter().cloned());
+    Ok(QueryRequest {
+        metrics: values(&q.metrics),
+        dimensions: values(&q.dimensions),
+        filters,
+        context: q.context.as_ref().map(|c| c.value.clone()),
+        principal: extra.principal.clone(),
+        tenant: extra.tenant.clone(),
+    })
 }
 
 /// Compiles the query, and unless `sql_only`, runs it.
@@ -44,6 +100,18 @@ pub fn query(root: &Path, options: &QueryOptions) -> anyhow::Result<QueryOutcome
 }
 
 fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome> {
+    let saved;
+    let options = match &options.saved {
+        Some(name) => {
+            saved = QueryOptions {
+                request: saved_request(project, name, &options.request)?,
+                saved: None,
+                ..options.clone()
+            };
+            &saved
+        }
+        None => options,
+    };
     let (name, target) = target(project, options.from.as_deref())?;
     let namespace = namespace(project, target);
     let compiled = tracing::debug_span!("query compiled")

@@ -1,7 +1,7 @@
-//! `contracts/guardrails/*.toml`, `contracts/guardrails/finality-*.toml` and
-//! `contracts/assertions/*.toml`: the rules every query of a metric must obey, which
-//! realization of a metric is final, and known-good queries with their expected answers
-//! (docs/semantic-contracts.md).
+//! `contracts/guardrails/*.toml`, `contracts/guardrails/finality-*.toml`,
+//! `contracts/assertions/*.toml` and `contracts/queries/*.toml`: the rules every query of a
+//! metric must obey, which realization of a metric is final, known-good queries with their
+//! expected answers, and saved queries asked by name (docs/semantic-contracts.md).
 //!
 //! Reading checks each file's shape (unknown keys, types, allowed values, the fields each
 //! guardrail kind requires); whether what they name exists is `crate::semantic`'s to check.
@@ -113,6 +113,15 @@ pub struct Assertion {
     pub query: Option<SemanticQuery>,
     pub expect: Option<Expect>,
     pub source_of_truth: Option<Spanned<String>>,
+}
+
+/// A saved query: a semantic query with a name, asked as `sqb query --saved NAME`.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct SavedQuery {
+    pub file: FileId,
+    pub name: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub query: SemanticQuery,
 }
 
 /// A semantic query: metrics by name or alias, grouped by dimensions, filtered, in a context.
@@ -404,6 +413,57 @@ pub(super) fn read_assertion(r: &mut Reader<'_>, root: &dyn TableLike, file: Fil
         source_of_truth: r.string(root, "source_of_truth"),
         query,
         expect,
+    }
+}
+
+/// `contracts/queries/NAME.toml`: `name`, `description`, and the query's `metrics`,
+/// `dimensions`, `filters` and `context` at the top level.
+pub(super) fn read_saved_query(
+    r: &mut Reader<'_>,
+    root: &dyn TableLike,
+    file: FileId,
+) -> SavedQuery {
+    r.check_keys(
+        root,
+        &[
+            "name",
+            "description",
+            "metrics",
+            "dimensions",
+            "filters",
+            "context",
+        ],
+        "a saved query",
+    );
+    let start = Loc::file_start(file);
+    for (key, hint) in [
+        ("name", "name it: `name = \"revenue_by_status\"`"),
+        (
+            "metrics",
+            "name at least one metric: `metrics = [\"revenue\"]`",
+        ),
+    ] {
+        if !root.contains_key(key) {
+            r.missing(start.clone(), key, "a saved query", hint);
+        }
+    }
+    let list = |r: &mut Reader<'_>, key| {
+        r.strings(root, key, true)
+            .map(|l| l.value)
+            .unwrap_or_default()
+    };
+    let query = SemanticQuery {
+        loc: r.key_loc(root, "metrics"),
+        metrics: list(r, "metrics"),
+        dimensions: list(r, "dimensions"),
+        filters: list(r, "filters"),
+        context: r.string(root, "context"),
+    };
+    SavedQuery {
+        file,
+        name: r.string(root, "name"),
+        description: r.string(root, "description"),
+        query,
     }
 }
 

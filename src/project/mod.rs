@@ -59,6 +59,7 @@ pub struct Contracts {
     pub guardrails: Vec<contracts::Guardrail>,
     pub finality: Vec<contracts::Finality>,
     pub assertions: Vec<contracts::Assertion>,
+    pub saved_queries: Vec<contracts::SavedQuery>,
     pub tenancy: Option<policies::Tenancy>,
     pub roles: Option<policies::Roles>,
 }

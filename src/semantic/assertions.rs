@@ -59,6 +59,29 @@ pub(super) fn check(
     }
 }
 
+/// Saved queries: names unique (case-insensitively), and each query resolves offline as an
+/// assertion's does.
+pub(super) fn check_saved(
+    project: &Project,
+    relations: &Relations<'_>,
+    metrics: &Metrics<'_>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let saved = &project.contracts.saved_queries;
+    unique_ids(
+        saved.iter().filter_map(|q| q.name.as_ref()),
+        "saved query",
+        diags,
+    );
+    for q in saved {
+        let what = match &q.name {
+            Some(name) => format!("saved query `{}`", name.value),
+            None => "a saved query".to_string(),
+        };
+        resolve_query(project, relations, metrics, &q.query, &what, diags);
+    }
+}
+
 fn no_truth(what: &str, loc: crate::source::Loc, label: &str) -> Diagnostic {
     Diagnostic::warning(Code::AssertionWithoutTruth, format!("{what} names no source of truth"))
         .at(loc, label)

@@ -75,11 +75,15 @@ pub(super) fn unique_ids<'a>(
     kind: &str,
     diags: &mut Vec<Diagnostic>,
 ) {
+    let kinds = match kind.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{kind}s"),
+    };
     for (first, id) in repeats(ids, str::to_string) {
         diags.push(
             Diagnostic::error(
                 Code::DuplicateContractId,
-                format!("two {kind}s have the id `{}`", id.value),
+                format!("two {kinds} have the id `{}`", id.value),
             )
             .at(id.loc.clone(), "used again here")
             .related(first.loc.clone(), "first used here")

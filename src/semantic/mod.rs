@@ -56,6 +56,7 @@ pub fn validate(project: &Project) -> Vec<Diagnostic> {
     {
         let _s = span("assertions");
         assertions::check(project, &relations, &metrics, &mut diags);
+        assertions::check_saved(project, &relations, &metrics, &mut diags);
     }
     {
         let _s = span("policies");

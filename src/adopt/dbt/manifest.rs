@@ -26,12 +26,13 @@ pub struct Manifest {
     /// Where each node and source is, by unique id.
     by_id: HashMap<String, usize>,
     source_by_id: HashMap<String, usize>,
-    /// Other resources by section (`unit_tests`, `saved_queries`, `exposures`): unique id →
+    /// Other resources by section (`unit_tests`, `exposures`): unique id →
     /// entry.
     pub others: Vec<(&'static str, String, OtherNode)>,
     /// MetricFlow's semantic models and metrics (schema v10 and later).
     pub semantic_models: Vec<(String, SemanticModel)>,
     pub metrics: Vec<(String, Metric)>,
+    pub saved_queries: Vec<(String, SavedQueryNode)>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -272,6 +273,20 @@ pub struct Metric {
     pub filter: Option<Value>,
 }
 
+/// A MetricFlow saved query.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedQueryNode {
+    pub name: String,
+    #[serde(default)]
+    pub original_file_path: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub query_params: Value,
+    #[serde(default)]
+    pub exports: Vec<Value>,
+}
+
 /// A resource the importer only lists: its name and the file that declares it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct OtherNode {
@@ -297,7 +312,7 @@ struct Sections {
     #[serde(default, deserialize_with = "entries")]
     metrics: Vec<(String, Metric)>,
     #[serde(default, deserialize_with = "entries")]
-    saved_queries: Vec<(String, OtherNode)>,
+    saved_queries: Vec<(String, SavedQueryNode)>,
     #[serde(default, deserialize_with = "entries")]
     exposures: Vec<(String, OtherNode)>,
 }
@@ -331,7 +346,6 @@ impl Manifest {
             serde_json::from_str(text).map_err(|e| DbtError::BadEntry(e.to_string()))?;
         let others = [
             ("unit_tests", sections.unit_tests),
-            ("saved_queries", sections.saved_queries),
             ("exposures", sections.exposures),
         ]
         .into_iter()
@@ -360,6 +374,7 @@ impl Manifest {
             others,
             semantic_models: sections.semantic_models,
             metrics: sections.metrics,
+            saved_queries: sections.saved_queries,
         })
     }
 

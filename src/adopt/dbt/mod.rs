@@ -102,8 +102,9 @@ pub struct Input<'a> {
     pub excluded: &'a [Excluded],
 }
 
-/// A semantic item the import leaves out: `[section.name]` of the sidecar `file`, or the
-/// metric `name` (section `metric`) of `contracts/metrics/<name>.toml`.
+/// A semantic item the import leaves out: `[section.name]` of the sidecar `file`, the metric
+/// `name` (section `metric`) of `contracts/metrics/<name>.toml`, or the saved query `name`
+/// (section `saved_query`) of `contracts/queries/<name>.toml`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Excluded {
     pub file: String,
@@ -230,12 +231,17 @@ pub fn exclusions(files: &[(String, String)], rejections: &[Rejection<'_>]) -> V
         let Some((_, text)) = files.iter().find(|(path, _)| path == r.file) else {
             continue;
         };
-        let item = match r.file.strip_prefix("contracts/metrics/") {
-            Some(name) => name
-                .strip_suffix(".toml")
-                .map(|n| ("metric".to_string(), n.to_string())),
-            None if r.file.starts_with("models/") => semantic_table_at(text, r.offset),
-            None => None,
+        let stem = |prefix: &str| {
+            r.file
+                .strip_prefix(prefix)
+                .and_then(|n| n.strip_suffix(".toml"))
+                .map(str::to_string)
+        };
+        let item = match (stem("contracts/metrics/"), stem("contracts/queries/")) {
+            (Some(name), _) => Some(("metric".to_string(), name)),
+            (_, Some(name)) => Some(("saved_query".to_string(), name)),
+            _ if r.file.starts_with("models/") => semantic_table_at(text, r.offset),
+            _ => None,
         };
         let Some((section, name)) = item else {
             continue;

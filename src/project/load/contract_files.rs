@@ -1,5 +1,5 @@
-//! `contracts/`: the metric bindings, guardrails, finality rules, assertions and the tenancy
-//! and roles policies, each file by the kind its folder names.
+//! `contracts/`: the metric bindings, guardrails, finality rules, assertions, saved queries and
+//! the tenancy and roles policies, each file by the kind its folder names.
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
@@ -23,7 +23,7 @@ pub(super) fn load_contracts(loader: &mut Loader) -> (Vec<MetricBinding>, Contra
                     format!("{} is no kind of contract sqb knows", found.rel),
                 )
                 .at(Loc::file_start(id), "not read")
-                .hint("contracts/ holds metrics/*.toml, guardrails/*.toml (finality rules as guardrails/finality-*.toml), assertions/*.toml, policies/tenancy.toml and policies/roles.toml; nothing enforces this file"),
+                .hint("contracts/ holds metrics/*.toml, guardrails/*.toml (finality rules as guardrails/finality-*.toml), assertions/*.toml, queries/*.toml, policies/tenancy.toml and policies/roles.toml; nothing enforces this file"),
             ),
         }
     }
@@ -64,6 +64,7 @@ pub(super) fn load_contracts(loader: &mut Loader) -> (Vec<MetricBinding>, Contra
             Some(Contract::Guardrail(g)) => contracts.guardrails.push(*g),
             Some(Contract::Finality(f)) => contracts.finality.push(*f),
             Some(Contract::Assertion(a)) => contracts.assertions.push(*a),
+            Some(Contract::SavedQuery(q)) => contracts.saved_queries.push(*q),
             Some(Contract::Tenancy(t)) => contracts.tenancy = Some(*t),
             Some(Contract::Roles(r)) => contracts.roles = Some(*r),
             None => {}
@@ -78,6 +79,7 @@ pub(super) enum Contract {
     Guardrail(Box<crate::project::contracts::Guardrail>),
     Finality(Box<crate::project::contracts::Finality>),
     Assertion(Box<crate::project::contracts::Assertion>),
+    SavedQuery(Box<crate::project::contracts::SavedQuery>),
     Tenancy(Box<crate::project::policies::Tenancy>),
     Roles(Box<crate::project::policies::Roles>),
 }
@@ -94,6 +96,7 @@ pub(super) fn parse_contract(
         ContractKind::Guardrail => Contract::Guardrail(Box::new(read_guardrail(r, root, id))),
         ContractKind::Finality => Contract::Finality(Box::new(read_finality(r, root, id))),
         ContractKind::Assertion => Contract::Assertion(Box::new(read_assertion(r, root, id))),
+        ContractKind::SavedQuery => Contract::SavedQuery(Box::new(read_saved_query(r, root, id))),
         ContractKind::Tenancy => Contract::Tenancy(Box::new(read_tenancy(r, root, id))),
         ContractKind::Roles => Contract::Roles(Box::new(read_roles(r, root, id))),
     })
@@ -105,6 +108,7 @@ pub(super) enum ContractKind {
     Guardrail,
     Finality,
     Assertion,
+    SavedQuery,
     Tenancy,
     Roles,
 }
@@ -117,6 +121,7 @@ impl ContractKind {
             ContractKind::Guardrail => "guardrail",
             ContractKind::Finality => "finality",
             ContractKind::Assertion => "assertion",
+            ContractKind::SavedQuery => "saved_query",
             ContractKind::Tenancy => "tenancy",
             ContractKind::Roles => "roles",
         }
@@ -133,6 +138,7 @@ pub(super) fn contract_kind(rel: &str) -> Option<ContractKind> {
         ("guardrails", f) if !nested && f.starts_with("finality-") => ContractKind::Finality,
         ("guardrails", _) => ContractKind::Guardrail,
         ("assertions", _) => ContractKind::Assertion,
+        ("queries", _) => ContractKind::SavedQuery,
         ("policies", "tenancy.toml") => ContractKind::Tenancy,
         ("policies", "roles.toml") => ContractKind::Roles,
         _ => return None,

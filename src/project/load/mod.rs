@@ -27,7 +27,7 @@ use toml_edit::{Document, Item, TableLike};
 
 use super::columns::{read_columns, read_model_props};
 use super::config::{finish, merge, read_raw, RawConfig};
-use super::contracts::{read_assertion, read_finality, read_guardrail};
+use super::contracts::{read_assertion, read_finality, read_guardrail, read_saved_query};
 use super::discover::{list, Found, LOCAL_FILE, PROJECT_FILE};
 use super::metrics::{read_binding, MetricBinding};
 use super::policies::{read_roles, read_tenancy};

@@ -32,7 +32,6 @@ impl<'m> Importer<'m> {
         for (section, id, other) in &self.manifest.others {
             let (kind, what) = match *section {
                 "unit_tests" => ("unit test", "sqb runs no model on fixture rows"),
-                "saved_queries" => ("saved query", "MetricFlow's saved queries are not carried over"),
                 _ => ("exposure", "sqb has no exposures; `access = \"public\"` and `sqb publish` are how other projects read models"),
             };
             entries.push(NotCarried {

@@ -113,14 +113,14 @@ fn substitute(
 
 /// `Dimension('a__b')`, `TimeDimension('a__b', 'month')`, `Entity('a')`, with methods.
 #[derive(Debug)]
-struct Call {
-    function: String,
-    args: Vec<String>,
-    methods: Vec<(String, Vec<String>)>,
+pub(super) struct Call {
+    pub function: String,
+    pub args: Vec<String>,
+    pub methods: Vec<(String, Vec<String>)>,
 }
 
 impl Call {
-    fn parse(text: &str) -> Option<Self> {
+    pub(super) fn parse(text: &str) -> Option<Self> {
         let mut p = Parser { rest: text };
         let function = p.ident()?;
         let args = p.args()?;

@@ -15,10 +15,13 @@ use crate::adopt::dbt::manifest::Metric;
 use crate::adopt::dbt::Carried;
 
 /// The metrics' fates while they are bound: a binding, or the sentence saying why not.
-struct Pass<'l> {
+pub(super) struct Pass<'l> {
     layer: &'l Layer,
     metrics: Vec<(String, Metric)>,
-    fates: HashMap<String, Result<(), String>>,
+    pub fates: HashMap<String, Result<(), String>>,
+    /// Each bound metric's semantic model (index into the layer's): its measure's, or its
+    /// first input's.
+    pub base: HashMap<String, usize>,
     /// The metrics being bound, innermost last: a metric that reads itself is a cycle.
     stack: Vec<String>,
 }
@@ -56,17 +59,19 @@ impl<'v> Input<'v> {
 
 impl Importer<'_> {
     /// Binds every metric whose inputs were carried, and reports the others.
-    pub(super) fn carry_metrics(&mut self, layer: &Layer) {
+    pub(super) fn carry_metrics<'l>(&mut self, layer: &'l Layer) -> Pass<'l> {
         let mut pass = Pass {
             layer,
             metrics: self.manifest.metrics.clone(),
             fates: HashMap::new(),
+            base: HashMap::new(),
             stack: Vec::new(),
         };
         for i in 0..pass.metrics.len() {
             let name = pass.metrics[i].1.name.clone();
             let _ = self.resolve(&mut pass, &name);
         }
+        pass
     }
 
     /// Metric `name` bound (once), or the sentence that says why it is not.
@@ -121,7 +126,7 @@ impl Importer<'_> {
         }
     }
 
-    fn simple(&mut self, pass: &Pass<'_>, metric: &Metric) -> Result<Table, String> {
+    fn simple(&mut self, pass: &mut Pass<'_>, metric: &Metric) -> Result<Table, String> {
         let Some(input) = Input::of(metric.type_params.get("measure")) else {
             return Err("names no measure".into());
         };
@@ -133,6 +138,9 @@ impl Importer<'_> {
             return Err(format!(
                 "fills measure `{m}`'s empty groups with {fill}; sqb's bindings leave them out"
             ));
+        }
+        if let Some((index, _)) = pass.layer.measures.get(m) {
+            pass.base.insert(metric.name.clone(), *index);
         }
         let Some((sm, measure, fate)) = pass.layer.measure(m) else {
             return Err(format!(
@@ -207,6 +215,9 @@ impl Importer<'_> {
                 ));
             }
         }
+        if let Some(base) = pass.base.get(&numerator.name).copied() {
+            pass.base.insert(metric.name.clone(), base);
+        }
         let mut canonical = Table::new();
         canonical.insert("kind", "ratio".into());
         canonical.insert("numerator", numerator.name.as_str().into());
@@ -253,6 +264,9 @@ impl Importer<'_> {
             if !names.contains(m) {
                 names.push(m.clone());
             }
+        }
+        if let Some(base) = pass.base.get(&inputs[0].name).copied() {
+            pass.base.insert(metric.name.clone(), base);
         }
         let expr = derived_expr(expr, &renames, self.engine)?;
         let mut canonical = Table::new();

@@ -9,6 +9,7 @@
 
 mod filters;
 mod metrics;
+mod saved;
 
 use std::collections::HashMap;
 
@@ -123,7 +124,8 @@ impl Importer<'_> {
             self.joins(id, sm, i, &layer.primary);
         }
         layer.models = models;
-        self.carry_metrics(&layer);
+        let pass = self.carry_metrics(&layer);
+        self.carry_saved_queries(&layer, &pass);
     }
 
     fn semantic_target(&self, sm: &SemanticModel) -> Option<usize> {

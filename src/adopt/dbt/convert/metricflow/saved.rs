@@ -1,0 +1,254 @@
+//! MetricFlow's saved queries as sqb's (`contracts/queries/NAME.toml`, asked as `sqb query
+//! --saved NAME`): the metrics, the group-by items as sqb dimensions (`Dimension('order_id__status')`
+//! is `status`; over a join, `customer.segment`; `TimeDimension('metric_time', 'month')` the
+//! metrics' time dimension at that grain), and the where filters over those dimensions. A
+//! saved query on a metric that was not carried is not carried either; a `limit` has no sqb
+//! form; exports are MetricFlow's to build.
+
+use serde_json::Value;
+use toml_edit::DocumentMut;
+
+use super::filters::Call;
+use super::metrics::Pass;
+use super::Layer;
+use crate::adopt::dbt::convert::Importer;
+use crate::adopt::dbt::manifest::SavedQueryNode;
+use crate::adopt::dbt::Carried;
+
+impl Importer<'_> {
+    /// Writes every saved query whose metrics were bound, and reports the others.
+    pub(super) fn carry_saved_queries(&mut self, layer: &Layer, pass: &Pass<'_>) {
+        for (id, saved) in self.manifest.saved_queries.clone() {
+            let what = match self.saved_query(layer, pass, &saved) {
+                Ok(doc) => {
+                    self.metric_files
+                        .push((format!("contracts/queries/{}.toml", saved.name), doc));
+                    for export in &saved.exports {
+                        let name = export.get("name").and_then(Value::as_str).unwrap_or("?");
+                        let what = format!("`{}`: its export `{name}` is MetricFlow's to build; sqb builds nothing", saved.name);
+                        self.entry(
+                            &saved.original_file_path,
+                            &id,
+                            "saved query",
+                            Carried::Partly,
+                            what,
+                        );
+                    }
+                    continue;
+                }
+                Err(why) => format!("`{}` {why}", saved.name),
+            };
+            self.entry(
+                &saved.original_file_path,
+                &id,
+                "saved query",
+                Carried::Not,
+                what,
+            );
+        }
+    }
+
+    /// The saved query's file, or why it has none (a phrase after its name).
+    fn saved_query(
+        &self,
+        layer: &Layer,
+        pass: &Pass<'_>,
+        saved: &SavedQueryNode,
+    ) -> Result<String, String> {
+        let file = format!("contracts/queries/{}.toml", saved.name);
+        if let Some(why) = self.excluded(&file, "saved_query", &saved.name) {
+            return Err(format!("is not carried: {why}"));
+        }
+        let params = &saved.query_params;
+        if params.get("limit").is_some_and(|l| !l.is_null()) {
+            return Err("has a `limit`, which sqb's saved queries do not express".into());
+        }
+        let metrics: Vec<String> = strings(params.get("metrics"));
+        if metrics.is_empty() {
+            return Err("asks for no metric".into());
+        }
+        for m in &metrics {
+            match pass.fates.get(m) {
+                Some(Ok(())) => {}
+                Some(Err(why)) => {
+                    return Err(format!(
+                        "asks for metric `{m}`, which is not carried: {why}"
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "asks for metric `{m}`, which the project does not define"
+                    ))
+                }
+            }
+        }
+        let base = pass.base.get(&metrics[0]).map(|&i| &layer.models[i].1);
+        let mut dimensions = Vec::new();
+        for item in strings(params.get("group_by")) {
+            dimensions.push(group_by(&item, base, layer)?);
+        }
+        let mut filters = Vec::new();
+        let wheres = params
+            .get("where")
+            .and_then(|w| w.get("where_filters"))
+            .and_then(Value::as_array);
+        for filter in wheres.into_iter().flatten() {
+            let template = filter
+                .get("where_sql_template")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            filters.push(where_filter(template, base, layer)?);
+        }
+        let mut doc = DocumentMut::new();
+        doc.decor_mut().set_prefix(format!(
+            "# MetricFlow's saved query `{}` ({}), imported by `sqb import dbt`.\n",
+            saved.name, saved.original_file_path
+        ));
+        doc.insert("name", saved.name.as_str().into());
+        if let Some(d) = saved.description.as_deref().filter(|d| !d.is_empty()) {
+            doc.insert("description", d.trim().into());
+        }
+        let array = |items: &[String]| crate::adopt::dbt::convert::string_array(items);
+        doc.insert("metrics", array(&metrics).into());
+        if !dimensions.is_empty() {
+            doc.insert("dimensions", array(&dimensions).into());
+        }
+        if !filters.is_empty() {
+            doc.insert("filters", array(&filters).into());
+        }
+        Ok(doc.to_string())
+    }
+}
+
+fn strings(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A group-by item (`Dimension('order_id__status')`, `TimeDimension('metric_time', 'month')`)
+/// as the sqb dimension the query names.
+fn group_by(
+    item: &str,
+    base: Option<&crate::adopt::dbt::manifest::SemanticModel>,
+    layer: &Layer,
+) -> Result<String, String> {
+    let refused = || format!("groups by `{item}`, which sqb does not translate");
+    let call = Call::parse(item.trim()).ok_or_else(refused)?;
+    let mut grain = None;
+    for (method, args) in &call.methods {
+        match (method.as_str(), args.as_slice()) {
+            ("grain", [g]) => grain = Some(g.clone()),
+            _ => return Err(refused()),
+        }
+    }
+    let name = match (call.function.as_str(), call.args.as_slice()) {
+        ("Dimension", [name]) => name.clone(),
+        ("TimeDimension", [name]) => name.clone(),
+        ("TimeDimension", [name, g]) => {
+            grain = Some(g.clone());
+            name.clone()
+        }
+        _ => return Err(refused()),
+    };
+    dimension_name(&name, grain.as_deref(), base, layer)
+        .map_err(|why| format!("groups by `{item}`: {why}"))
+}
+
+/// The sqb dimension for MetricFlow's `entity__dimension` (or `metric_time`) read from the
+/// semantic model `base`: its own dimension by name, or a joined model's as `entity.name`.
+fn dimension_name(
+    name: &str,
+    grain: Option<&str>,
+    base: Option<&crate::adopt::dbt::manifest::SemanticModel>,
+    layer: &Layer,
+) -> Result<String, String> {
+    let base = base.ok_or("the metric's semantic model is unknown")?;
+    let (path, dim) = match name {
+        "metric_time" => {
+            let time = base
+                .defaults
+                .as_ref()
+                .and_then(|d| d.get("agg_time_dimension"))
+                .and_then(Value::as_str)
+                .ok_or("`metric_time` needs the semantic model's `agg_time_dimension`")?;
+            (None, time.to_string())
+        }
+        _ => {
+            let (entity, dim) = name
+                .rsplit_once("__")
+                .ok_or_else(|| format!("`{name}` names no entity"))?;
+            if entity.contains("__") {
+                return Err(
+                    "a path over several joins, which sqb's dimension names do not spell".into(),
+                );
+            }
+            let own = base
+                .entities
+                .iter()
+                .any(|e| e.name == entity && e.kind != "foreign");
+            match own {
+                true => (None, dim.to_string()),
+                false => (Some(entity.to_string()), dim.to_string()),
+            }
+        }
+    };
+    let owner = match &path {
+        None => Some(base),
+        Some(entity) => layer.models.iter().map(|(_, sm)| sm).find(|sm| {
+            sm.entities
+                .iter()
+                .any(|e| e.name == *entity && (e.kind == "primary" || e.kind == "unique"))
+        }),
+    };
+    let dimension = owner
+        .and_then(|sm| sm.dimensions.iter().find(|d| d.name == dim))
+        .ok_or_else(|| format!("no semantic model reached declares dimension `{dim}`"))?;
+    let own_grain = dimension
+        .type_params
+        .as_ref()
+        .and_then(|p| p.get("time_granularity"))
+        .and_then(Value::as_str);
+    let mut out = match path {
+        Some(entity) => format!("{entity}.{dim}"),
+        None => dim,
+    };
+    if let Some(g) = grain.filter(|g| Some(*g) != own_grain) {
+        out = format!("{out}.{g}");
+    }
+    Ok(out)
+}
+
+/// A where filter over dimensions: each `{{ Dimension('entity__dim') }}` is the sqb
+/// dimension's name.
+fn where_filter(
+    template: &str,
+    base: Option<&crate::adopt::dbt::manifest::SemanticModel>,
+    layer: &Layer,
+) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = template.trim();
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find("}}").ok_or_else(|| {
+            format!("filters with `{template}`, which opens `{{{{` without closing it")
+        })?;
+        let inner = after[..end].trim();
+        let call = Call::parse(inner)
+            .filter(|c| c.function == "Dimension" && c.args.len() == 1 && c.methods.is_empty())
+            .ok_or_else(|| format!("filters with `{{{{ {inner} }}}}`, which sqb does not translate in a saved query"))?;
+        let name = dimension_name(&call.args[0], None, base, layer)
+            .map_err(|why| format!("filters on `{}`: {why}", call.args[0]))?;
+        out.push_str(&name);
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
