@@ -22,6 +22,12 @@ pub(super) struct Pass<'l> {
     /// Each bound metric's semantic model (index into the layer's): its measure's, or its
     /// first input's.
     pub base: HashMap<String, usize>,
+    /// The measure of each bound simple metric, and its `[canonical]`: an input of a ratio or a
+    /// derived metric filtered there is this binding with the filter AND-ed in.
+    simple: HashMap<String, (String, Table)>,
+    /// Filtered copies written for an input of a metric being bound (the metric's name, the
+    /// copy's name, comment and `[canonical]`): written only if the metric is.
+    pending: Vec<(String, String, String, Table)>,
     /// The metrics being bound, innermost last: a metric that reads itself is a cycle.
     stack: Vec<String>,
 }
@@ -65,6 +71,8 @@ impl Importer<'_> {
             metrics: self.manifest.metrics.clone(),
             fates: HashMap::new(),
             base: HashMap::new(),
+            simple: HashMap::new(),
+            pending: Vec::new(),
             stack: Vec::new(),
         };
         for i in 0..pass.metrics.len() {
@@ -89,6 +97,18 @@ impl Importer<'_> {
         let (id, metric) = pass.metrics[index].clone();
         let result = self.bind(pass, &metric);
         pass.stack.pop();
+        let (copies, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut pass.pending)
+            .into_iter()
+            .partition(|(owner, ..)| owner == name);
+        pass.pending = rest;
+        for (_, copy, comment, canonical) in copies {
+            match result.is_ok() {
+                true => self.write_named(&copy, None, &comment, canonical),
+                false => {
+                    pass.fates.remove(&copy);
+                }
+            }
+        }
         let fate = match result {
             Ok(canonical) => {
                 self.write_binding(&metric, canonical);
@@ -193,7 +213,77 @@ impl Importer<'_> {
         if let Some(filter) = filters::conjunction(&predicates) {
             canonical.insert("population_filter", filter.into());
         }
+        pass.simple
+            .insert(metric.name.clone(), (m.clone(), canonical.clone()));
         Ok(canonical)
+    }
+
+    /// The metric an input of `owner` (its `role`: numerator, denominator, an alias) names, or
+    /// with a filter of its own a binding written for it: the simple metric it names with the
+    /// filter AND-ed to its population filter, named `<owner>__<role>`.
+    fn input_metric(
+        &mut self,
+        pass: &mut Pass<'_>,
+        owner: &Metric,
+        role: &str,
+        input: &Input<'_>,
+    ) -> Result<String, String> {
+        let m = &input.name;
+        if let Err(why) = self.resolve(pass, m) {
+            return Err(format!("reads metric `{m}`, which is not carried: {why}"));
+        }
+        let Some(filter) = input.filter() else {
+            return Ok(m.clone());
+        };
+        let Some((measure_name, canonical)) = pass.simple.get(m).cloned() else {
+            return Err(format!("filters metric `{m}` in its definition, and `{m}` is not a simple metric the filter could be added to"));
+        };
+        let name = format!("{}__{role}", owner.name);
+        let taken = pass
+            .metrics
+            .iter()
+            .any(|(_, x)| x.name.eq_ignore_ascii_case(&name))
+            || pass.fates.contains_key(&name);
+        if taken {
+            return Err(format!("filters metric `{m}` in its definition, and `{name}`, the name its filtered copy would have, is taken"));
+        }
+        let Some((sm, measure, fate)) = pass.layer.measure(&measure_name) else {
+            return Err(format!(
+                "reads measure `{measure_name}`, which no semantic model declares"
+            ));
+        };
+        let model = match fate {
+            Fate::Measure { model } | Fate::Percentile { model, .. } => *model,
+            Fate::Dropped(why) => return Err(why.clone()),
+        };
+        let scope = Scope { sm, measure };
+        let translated = filters::translate(filter, &scope, self.engine)
+            .map_err(|why| format!("filters metric `{m}` with a filter sqb cannot carry: {why}"))?;
+        for column in &translated.columns {
+            self.ensure_column(model, column);
+        }
+        let mut predicates: Vec<String> = canonical
+            .get("population_filter")
+            .and_then(|f| f.as_str())
+            .map(String::from)
+            .into_iter()
+            .collect();
+        predicates.extend(translated.predicates);
+        let mut canonical = canonical;
+        if let Some(filter) = filters::conjunction(&predicates) {
+            canonical.insert("population_filter", filter.into());
+        }
+        let comment = format!(
+            "# `{m}` as the {role} of MetricFlow's metric `{}` ({}) filters it, imported by `sqb import dbt`.\n",
+            owner.name, owner.original_file_path
+        );
+        pass.pending
+            .push((owner.name.clone(), name.clone(), comment, canonical));
+        pass.fates.insert(name.clone(), Ok(()));
+        if let Some(base) = pass.base.get(m).copied() {
+            pass.base.insert(name.clone(), base);
+        }
+        Ok(name)
     }
 
     fn ratio(&mut self, pass: &mut Pass<'_>, metric: &Metric) -> Result<Table, String> {
@@ -204,24 +294,15 @@ impl Importer<'_> {
         if metric.filter.as_ref().is_some_and(|f| !f.is_null()) {
             return Err("is a ratio with a filter of its own; a sqb ratio divides two bound metrics, each with its own filter".into());
         }
-        for (role, input) in [("numerator", &numerator), ("denominator", &denominator)] {
-            if input.filter().is_some() {
-                return Err(format!("filters its {role} `{}` in the ratio itself; a sqb ratio divides two bound metrics as they are", input.name));
-            }
-            if let Err(why) = self.resolve(pass, &input.name) {
-                return Err(format!(
-                    "reads metric `{}`, which is not carried: {why}",
-                    input.name
-                ));
-            }
-        }
-        if let Some(base) = pass.base.get(&numerator.name).copied() {
+        let n = self.input_metric(pass, metric, "numerator", &numerator)?;
+        let d = self.input_metric(pass, metric, "denominator", &denominator)?;
+        if let Some(base) = pass.base.get(&n).copied() {
             pass.base.insert(metric.name.clone(), base);
         }
         let mut canonical = Table::new();
         canonical.insert("kind", "ratio".into());
-        canonical.insert("numerator", numerator.name.as_str().into());
-        canonical.insert("denominator", denominator.name.as_str().into());
+        canonical.insert("numerator", n.as_str().into());
+        canonical.insert("denominator", d.as_str().into());
         Ok(canonical)
     }
 
@@ -252,20 +333,17 @@ impl Importer<'_> {
                     return Err(format!("reads metric `{m}` offset in time (`{key}: {}`), which sqb's derived metrics do not express", text(offset)));
                 }
             }
-            if input.filter().is_some() {
-                return Err(format!("filters metric `{m}` in the derivation itself; a sqb derived metric computes its metrics as they are"));
+            let alias = input.get("alias").and_then(Value::as_str);
+            let role = alias.unwrap_or(m).to_string();
+            let bound = self.input_metric(pass, metric, &role, input)?;
+            if alias.is_some() || bound != *m {
+                renames.push((role.to_lowercase(), bound.clone()));
             }
-            if let Err(why) = self.resolve(pass, m) {
-                return Err(format!("reads metric `{m}`, which is not carried: {why}"));
-            }
-            if let Some(alias) = input.get("alias").and_then(Value::as_str) {
-                renames.push((alias.to_lowercase(), m.clone()));
-            }
-            if !names.contains(m) {
-                names.push(m.clone());
+            if !names.contains(&bound) {
+                names.push(bound);
             }
         }
-        if let Some(base) = pass.base.get(&inputs[0].name).copied() {
+        if let Some(base) = names.first().and_then(|n| pass.base.get(n)).copied() {
             pass.base.insert(metric.name.clone(), base);
         }
         let expr = derived_expr(expr, &renames, self.engine)?;
@@ -276,22 +354,31 @@ impl Importer<'_> {
         Ok(canonical)
     }
 
-    fn write_binding(&mut self, metric: &Metric, mut canonical: Table) {
-        let mut doc = DocumentMut::new();
-        doc.decor_mut().set_prefix(format!(
+    fn write_binding(&mut self, metric: &Metric, canonical: Table) {
+        let comment = format!(
             "# MetricFlow's metric `{}` ({}), imported by `sqb import dbt`.\n",
             metric.name, metric.original_file_path
-        ));
-        doc.insert("metric", metric.name.as_str().into());
-        if let Some(label) = &metric.label {
-            doc.insert("label", label.as_str().into());
+        );
+        self.write_named(&metric.name, metric.label.as_deref(), &comment, canonical);
+    }
+
+    fn write_named(
+        &mut self,
+        name: &str,
+        label: Option<&str>,
+        comment: &str,
+        mut canonical: Table,
+    ) {
+        let mut doc = DocumentMut::new();
+        doc.decor_mut().set_prefix(comment);
+        doc.insert("metric", name.into());
+        if let Some(label) = label {
+            doc.insert("label", label.into());
         }
         canonical.decor_mut().set_prefix("\n");
         doc.insert("canonical", toml_edit::Item::Table(canonical));
-        self.metric_files.push((
-            format!("contracts/metrics/{}.toml", metric.name),
-            doc.to_string(),
-        ));
+        self.metric_files
+            .push((format!("contracts/metrics/{name}.toml"), doc.to_string()));
     }
 }
 
