@@ -94,3 +94,13 @@ fn broken_text_is_refused_not_repaired() {
         refused(text);
     }
 }
+
+#[test]
+fn a_backslash_is_refused_where_it_is() {
+    // sqlparser's DuckDB dialect reads `\'` as a quote inside the string; DuckDB ends the
+    // string there, and would run `OR customer_id <> 0` as SQL.
+    let r = refused(r"status = 'a\' OR customer_id <> 0 OR status = \'b'");
+    assert_eq!((r.line, r.column, r.part.as_str()), (1, 12, r"\"));
+    let r = refused("status = 'x'\n  OR status = 'O\\'Brien'");
+    assert_eq!((r.line, r.column), (2, 17));
+}
