@@ -89,18 +89,26 @@ fn prepare_writing(
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    let existing = std::fs::metadata(&target).ok();
     let (mut temp, guard) = crate::interrupt::create_tracked(
         || {
-            tempfile::Builder::new()
-                .prefix(TEMP_PREFIX)
-                .tempfile_in(&dir)
+            let mut builder = tempfile::Builder::new();
+            builder.prefix(TEMP_PREFIX);
+            // A new file gets the mode any program's new file gets (0666 less the umask), not
+            // the temp file's private 0600; an existing one keeps its own (below).
+            #[cfg(unix)]
+            if existing.is_none() {
+                use std::os::unix::fs::PermissionsExt;
+                builder.permissions(std::fs::Permissions::from_mode(0o666));
+            }
+            builder.tempfile_in(&dir)
         },
         |t| t.path(),
     )
     .map_err(fail)?;
     write(temp.as_file_mut()).map_err(fail)?;
     crate::interrupt::fault("temp-written");
-    if let Ok(meta) = std::fs::metadata(&target) {
+    if let Some(meta) = existing {
         temp.as_file()
             .set_permissions(meta.permissions())
             .map_err(fail)?;
@@ -185,6 +193,24 @@ pub fn sync_dir(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_file_gets_the_mode_the_umask_leaves() {
+        use std::os::unix::fs::PermissionsExt;
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let umask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .map(|m| u32::from_str_radix(m.trim(), 8).unwrap())
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.json");
+        write_atomic(&path, b"{}").unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o666 & !umask
+        );
+    }
 
     #[test]
     fn replaces_content_and_keeps_permissions() {
