@@ -573,3 +573,30 @@ fn the_recompile_after_a_write_reanalyses_a_model_whose_upstream_it_declared() {
     assert!(shown.contains("error[E052]"), "{shown}");
     assert_eq!(tree(tmp.path()), before);
 }
+
+#[test]
+fn a_quiet_write_prints_nothing_and_writes_the_same() {
+    let tmp = golden_project();
+    let out = run(sqb()
+        .arg("--project-dir")
+        .arg(tmp.path())
+        .args(["-q", "contract", "generate", "--from", "prod", "--write"]));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        transcript(&out, tmp.path())
+    );
+    assert_eq!(
+        (out.stdout.as_slice(), out.stderr.as_slice()),
+        (&b""[..], &b""[..])
+    );
+    assert_tree(tmp.path(), &golden().join("after_additive"));
+    // Without --write the diff is what the command is for: --quiet keeps it.
+    let tmp = golden_project();
+    let preview = run(sqb()
+        .arg("--project-dir")
+        .arg(tmp.path())
+        .args(["-q", "contract", "generate", "--from", "prod"]));
+    assert!(!preview.stdout.is_empty());
+}

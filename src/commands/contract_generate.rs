@@ -57,6 +57,11 @@ fn show(
         };
         return stdout(|w| emit_json(&run, plan, changes, w));
     }
+    // Written, the preview only informs: `--quiet` silences it like any other message. Without
+    // `--write` it is the command's output, and stays.
+    if args.write && global.quiet {
+        return Ok(());
+    }
     stdout(|w| emit_preview(changes, w))?;
     for skipped in &plan.skipped {
         say(global, Level::Note, &skipped.describe());
