@@ -58,8 +58,9 @@ pub struct Track {
 #[derive(Debug)]
 pub struct DayCount {
     pub date: String,
-    pub severity: String,
-    pub kind: String,
+    /// `None` for a day whose last run found nothing.
+    pub severity: Option<String>,
+    pub kind: Option<String>,
     pub count: usize,
 }
 

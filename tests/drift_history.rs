@@ -456,3 +456,41 @@ fn load(browser: &Path, page: &Path, root: &Path) -> (String, Vec<String>) {
     urls.dedup();
     (String::from_utf8_lossy(&out.stdout).into_owned(), urls)
 }
+
+#[test]
+fn a_clean_night_is_a_day_of_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_tree(&repo().join("examples/shop"), root);
+    let _ = std::fs::remove_file(root.join("warehouse.duckdb"));
+    duckdb_file(&root.join("warehouse.duckdb"), &shop_migrations());
+    for now in ["2026-11-01 02:00:00", "2026-11-02 02:00:00"] {
+        let out = diff_at(root, None, now, &["--history", "drift.duckdb"]);
+        expect_exit(
+            &out,
+            0,
+            "contract diff --from prod --history drift.duckdb",
+            root,
+        );
+    }
+    let report = json(&drift_report(root, &["--format", "json"]));
+    assert_eq!(report["runs"], 2);
+    let days: Vec<(String, u64)> = report["days"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let total = ["errors", "warnings", "infos"]
+                .iter()
+                .map(|k| d[k].as_u64().unwrap())
+                .sum();
+            (d["date"].as_str().unwrap().to_string(), total)
+        })
+        .collect();
+    assert_eq!(
+        days,
+        [("2026-11-01".to_string(), 0), ("2026-11-02".to_string(), 0)]
+    );
+    let text = drift_report(root, &[]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("2026-11-02"));
+}

@@ -220,8 +220,8 @@ mod tests {
             }],
             days: vec![DayCount {
                 date: format!("2026-11-01{evil}"),
-                severity: "error".into(),
-                kind: "type_mismatch".into(),
+                severity: Some("error".into()),
+                kind: Some("type_mismatch".into()),
                 count: 1,
             }],
         };

@@ -132,12 +132,15 @@ fn days(counts: &[DayCount]) -> Vec<Day> {
             infos: 0,
             by_kind: BTreeMap::new(),
         });
-        match c.severity.as_str() {
+        let (Some(severity), Some(kind)) = (&c.severity, &c.kind) else {
+            continue;
+        };
+        match severity.as_str() {
             "error" => day.errors += c.count,
             "warning" => day.warnings += c.count,
             _ => day.infos += c.count,
         }
-        *day.by_kind.entry(c.kind.clone()).or_default() += c.count;
+        *day.by_kind.entry(kind.clone()).or_default() += c.count;
     }
     days.into_values().collect()
 }
@@ -214,8 +217,8 @@ mod tests {
             .iter()
             .map(|(at, _)| DayCount {
                 date: at[..10].to_string(),
-                severity: "error".into(),
-                kind: "undeclared_physical_column".into(),
+                severity: Some("error".into()),
+                kind: Some("undeclared_physical_column".into()),
                 count: 1_000,
             })
             .collect();

@@ -322,12 +322,13 @@ pub fn summarize(
     };
     let days = {
         let mut stmt = conn
+            // A day whose last run found nothing is a day with nothing open (a row of NULLs).
             .prepare(
                 "WITH last_of_day AS (
                      SELECT run_id, strftime(run_at, '%Y-%m-%d') AS day FROM period
                      QUALIFY row_number() OVER (PARTITION BY CAST(run_at AS DATE) ORDER BY seq DESC) = 1)
-                 SELECT d.day, f.severity, f.kind, count(*)
-                   FROM findings f JOIN last_of_day d USING (run_id)
+                 SELECT d.day, f.severity, f.kind, count(f.run_id)
+                   FROM last_of_day d LEFT JOIN findings f USING (run_id)
                   GROUP BY ALL ORDER BY ALL",
             )
             .map_err(read_error)?;
