@@ -104,12 +104,43 @@ pub struct PhysicalRelation {
     pub unavailable: Option<String>,
 }
 
+/// One schema of a warehouse's survey: its name and its relations' names, sorted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaListing {
+    pub schema: String,
+    pub relations: Vec<String>,
+}
+
+/// Groups `(schema, relation)` rows, a `None` relation marking an empty schema, into listings
+/// sorted by schema and relation.
+pub fn listings(rows: impl IntoIterator<Item = (String, Option<String>)>) -> Vec<SchemaListing> {
+    let mut grouped: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (schema, relation) in rows {
+        let names = grouped.entry(schema).or_default();
+        names.extend(relation);
+    }
+    grouped
+        .into_iter()
+        .map(|(schema, mut relations)| {
+            relations.sort();
+            relations.dedup();
+            SchemaListing { schema, relations }
+        })
+        .collect()
+}
+
 /// Relation names to read, per namespace.
 pub type Request = Vec<(Namespace, Vec<String>)>;
 
 /// What the warehouse answered to a [`Request`].
 pub struct Answer {
     pub relations: Vec<(Namespace, Vec<PhysicalRelation>)>,
+    /// When the session was asked to survey: every user schema of the connection's database
+    /// with its relations' names.
+    pub schemas: Vec<SchemaListing>,
+    /// With the survey: the relations of the adopted schemas the request did not name, by
+    /// schema.
+    pub unrequested: Vec<(String, Vec<PhysicalRelation>)>,
     pub default_database: String,
 }
 

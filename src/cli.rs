@@ -54,6 +54,17 @@ pub enum ColorChoice {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Start a project from a warehouse that already exists: connect read-only, list the
+    /// relations of its schemas, and write sqb.toml (the connection, one target per schema),
+    /// sources/<schema>.toml (every relation's exact column types and nullability) and a
+    /// .gitignore.
+    ///
+    /// A password in the URL is never written: pass it with PGPASSWORD, ~/.pgpass or
+    /// SQB_DATABASE_URL. The new project compiles as written, or nothing is kept. Exit status:
+    /// 0 when written, 2 when nothing was written (an existing sqb.toml without --force, an
+    /// unreachable warehouse, an unknown schema).
+    Init(InitArgs),
+
     /// Validate the whole project offline: every file, every contract rule, and each model's SQL.
     ///
     /// Never connects to a warehouse. Exit status: 0 when the project is valid (warnings
@@ -114,6 +125,45 @@ pub enum Command {
     /// when an assertion could not run or the command failed. The verdicts are recorded (in
     /// .sqb/cache/) for `sqb query`'s trust tiers.
     Assert(AssertArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The project directory, created when missing. Default: the current directory.
+    #[arg(value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+
+    /// The warehouse's engine. Default: postgres with --url (or neither), duckdb with --path.
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub engine: Option<EngineArg>,
+
+    /// The Postgres connection URL; its password is used, never written. Default:
+    /// SQB_DATABASE_URL, else libpq's PGHOST, PGPORT, PGUSER and PGDATABASE.
+    #[arg(long, value_name = "URL", conflicts_with = "path")]
+    pub url: Option<String>,
+
+    /// The DuckDB database file (opened read-only).
+    #[arg(long, value_name = "FILE")]
+    pub path: Option<PathBuf>,
+
+    /// A schema to adopt (repeat for more). Default: every schema that holds a table or view.
+    #[arg(long = "schema", value_name = "NAME")]
+    pub schemas: Vec<String>,
+
+    /// The name of the default target. Default: its schema's name.
+    #[arg(long, value_name = "NAME")]
+    pub target: Option<String>,
+
+    /// Replace an existing sqb.toml and the source files init writes.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 #[derive(Debug, Args)]
@@ -361,9 +411,9 @@ pub struct ImportsVerifyArgs {
     pub names: Vec<String>,
 
     /// The target to check from (its connection is the project's one connection; each
-    /// relation's namespace is the one its snapshot names).
+    /// relation's namespace is the one its snapshot names). Default: `default_target`.
     #[arg(long, value_name = "TARGET")]
-    pub from: String,
+    pub from: Option<String>,
 
     /// Report format, as for `contract diff`.
     #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
@@ -517,8 +567,9 @@ pub enum ContractCommand {
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
     /// The target whose namespace (database and schema) is read. It supplies no credentials.
+    /// Default: `default_target` in sqb.toml.
     #[arg(long, value_name = "TARGET")]
-    pub from: String,
+    pub from: Option<String>,
 
     #[command(flatten)]
     pub selection: SelectArgs,
@@ -578,8 +629,9 @@ pub struct ConnectArgs {
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The target whose namespace (database and schema) is read. It supplies no credentials.
+    /// Default: `default_target` in sqb.toml.
     #[arg(long, value_name = "TARGET")]
-    pub from: String,
+    pub from: Option<String>,
 
     #[command(flatten)]
     pub selection: SelectArgs,

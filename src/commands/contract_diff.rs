@@ -5,6 +5,7 @@ use crate::cli::{DiffArgs, DiffFormat, FailOn, GlobalArgs};
 use crate::commands::{diff_format, inspect_options, note, project_root};
 use crate::exit::ExitStatus;
 use crate::ops::diff::{run as diff, DiffOptions, HistoryOptions};
+use crate::ops::inspect::target_name;
 use crate::report::diff::emit;
 use crate::report::{self, Output};
 
@@ -18,8 +19,9 @@ pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
         },
         &root,
     )?;
+    let from = target_name(&root, args.from.as_deref())?;
     let options = DiffOptions {
-        inspect: inspect_options(global, &args.from, &args.selection, &args.connect),
+        inspect: inspect_options(global, &from, &args.selection, &args.connect),
         baseline: args.baseline.clone(),
         history: args.history.as_ref().map(|path| HistoryOptions {
             path: path.clone(),

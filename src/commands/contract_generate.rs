@@ -8,18 +8,22 @@ use crate::edit::transaction::{FileChange, TxError};
 use crate::exit::ExitStatus;
 use crate::message::Level;
 use crate::ops::generate::{self, GenerateOptions, Generated, Written};
+use crate::ops::inspect::target_name;
 use crate::report::generate::{created, emit_json, emit_preview, Run};
 use crate::report::{count, OutputError};
 
 pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
+    let from = target_name(&root, args.from.as_deref())?;
     let options = GenerateOptions {
-        inspect: inspect_options(global, &args.from, &args.selection, &args.connect),
+        inspect: inspect_options(global, &from, &args.selection, &args.connect),
         overwrite: args.overwrite,
         write: args.write,
     };
     let Generated { plan, changes } = generate::plan(&root, &options)?;
-    match tracing::debug_span!("changes shown").in_scope(|| show(global, args, &plan, &changes)) {
+    match tracing::debug_span!("changes shown")
+        .in_scope(|| show(global, args, &from, &plan, &changes))
+    {
         // With --write the preview only informs: a reader that went away does not stop the
         // write it asked for.
         Err(OutputError::Closed) if args.write => {}
@@ -46,12 +50,13 @@ pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatu
 fn show(
     global: &GlobalArgs,
     args: &GenerateArgs,
+    from: &str,
     plan: &Plan,
     changes: &[FileChange],
 ) -> Result<(), OutputError> {
     if args.format == GenerateFormat::Json {
         let run = Run {
-            target: &args.from,
+            target: from,
             write: args.write,
             overwrite: args.overwrite,
         };

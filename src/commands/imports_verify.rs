@@ -3,6 +3,7 @@
 use crate::cli::{GlobalArgs, ImportsVerifyArgs};
 use crate::commands::{diff_format, project_root, timeouts};
 use crate::exit::ExitStatus;
+use crate::ops::inspect::target_name;
 use crate::ops::verify::{verify, VerifyOptions};
 use crate::report::diff::emit;
 use crate::report::{self, Output};
@@ -11,7 +12,7 @@ pub fn run(global: &GlobalArgs, args: &ImportsVerifyArgs) -> anyhow::Result<Exit
     let root = project_root(global)?;
     let options = VerifyOptions {
         names: args.names.clone(),
-        from: args.from.clone(),
+        from: target_name(&root, args.from.as_deref())?,
         timeouts: timeouts(&args.connect),
         use_cache: !global.no_cache,
     };

@@ -13,6 +13,7 @@ pub mod imports_diff;
 pub mod imports_reads;
 pub mod imports_update;
 pub mod imports_verify;
+pub mod init;
 pub mod lineage;
 pub mod publish;
 pub mod query;
@@ -37,6 +38,7 @@ use crate::warehouse::{Timeouts, WarehouseError};
 /// (`sqb ... | head`) ends the command quietly with exit status 0.
 pub fn run(cli: &Cli) -> ExitStatus {
     let result = match &cli.command {
+        Command::Init(args) => init::run(&cli.global, args),
         Command::Compile(args) => compile::run(&cli.global, args),
         Command::Contract(ContractCommand::Diff(args)) => contract_diff::run(&cli.global, args),
         Command::Contract(ContractCommand::Generate(args)) => {

@@ -592,13 +592,14 @@ fn check_key_columns(model: &Model, columns: &[&Column], diags: &mut Vec<Diagnos
     }
 }
 
+/// W001 on the columns a project designs (models, shared schemas). A source describes a table
+/// that exists: a bare `numeric` there is the truth about the table, not a choice to revisit.
 fn check_numeric_precision(project: &Project, diags: &mut Vec<Diagnostic>) {
     let all = project
         .models
         .iter()
         .flat_map(|m| m.columns.iter())
-        .chain(project.schemas.values().flat_map(|s| s.columns.iter()))
-        .chain(project.source_tables.iter().flat_map(|s| s.columns.iter()));
+        .chain(project.schemas.values().flat_map(|s| s.columns.iter()));
     for column in all {
         let (Some(ty), Some(text)) = (&column.ty, &column.type_text) else {
             continue;
@@ -607,7 +608,7 @@ fn check_numeric_precision(project: &Project, diags: &mut Vec<Diagnostic>) {
             diags.push(
                 Diagnostic::warning(Code::NumericWithoutPrecision, format!("column `{}` is NUMERIC without a precision", column.name.value))
                     .at(text.loc.clone(), "precision and scale not stated")
-                    .hint("state them, such as \"NUMERIC(18,2)\": without them any precision matches, and the defaults differ: scale 0 (integers only) in the SQL standard and many warehouses, DECIMAL(18,3) on DuckDB, unbounded on Postgres"),
+                    .hint("state the precision the relation is built with, such as \"NUMERIC(18,2)\" (the defaults differ: scale 0 in the SQL standard and many warehouses, DECIMAL(18,3) on DuckDB, unbounded on Postgres); where the warehouse column itself has none (a bare Postgres `numeric`), keep NUMERIC, which is what `contract diff` compares, and cast it in the model's SQL to give it one"),
             );
         }
     }

@@ -40,6 +40,8 @@ pub enum FindingKind {
     NameConflict,
     NullabilityMismatch,
     InspectionUnavailable,
+    /// A relation of an adopted schema that no source or model declares.
+    UndeclaredRelation,
 }
 
 impl FindingKind {
@@ -76,7 +78,7 @@ impl Coverage {
         use Severity::*;
         match (kind, self) {
             (RelationMissing | TypeMismatch, _) => Error,
-            (InspectionUnavailable, _) => Warning,
+            (InspectionUnavailable | UndeclaredRelation, _) => Warning,
             (UndeclaredPhysicalColumn, Coverage::Closed) => Error,
             (UndeclaredPhysicalColumn, _) => Info,
             (MissingType, Coverage::Metadata) => Info,

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::catalog::{Answer, Namespace, PhysicalRelation, Request};
+use crate::catalog::{Answer, Namespace, PhysicalRelation, Request, SchemaListing};
 use crate::engine::Engine;
 use crate::ident::quote_ident;
 use crate::project::{Resource, Target};
@@ -23,6 +23,10 @@ pub struct Inspected<'p> {
 pub struct Inspection<'p> {
     pub database: String,
     pub items: Vec<Inspected<'p>>,
+    /// The survey of the connection's database, when the session was asked for one.
+    pub schemas: Vec<SchemaListing>,
+    /// With the survey: the adopted schemas' relations that no resource asked for.
+    pub unrequested: Vec<(String, Vec<PhysicalRelation>)>,
 }
 
 /// The request for `resources`: their relation names, grouped by namespace.
@@ -95,7 +99,12 @@ pub fn assemble<'p>(
             }
         })
         .collect();
-    Inspection { database, items }
+    Inspection {
+        database,
+        items,
+        schemas: answer.schemas,
+        unrequested: answer.unrequested,
+    }
 }
 
 /// Gives each of `indexes` (resources of one namespace) its relation among `relations`: the one

@@ -1,5 +1,6 @@
 //! Contracts against the warehouse: comparing declarations with physical relations.
 
+pub mod adoption;
 pub mod diff;
 pub mod matching;
 pub mod plan;

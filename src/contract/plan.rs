@@ -7,8 +7,10 @@
 use serde::Serialize;
 
 use crate::catalog::{PhysicalColumn, PhysicalRelation};
+use crate::contract::adoption::{SourceNames, Undeclared};
 use crate::contract::diff::{diff, type_agrees, Declared, FindingKind};
 use crate::contract::matching::Inspected;
+use crate::engine::Engine;
 use crate::project::{is_generated, Column, Home, Model, Project, Resource};
 use crate::semantic::Uses;
 use crate::types::{self, DataType};
@@ -18,6 +20,9 @@ use crate::types::{self, DataType};
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum Action {
+    /// Declare a relation of an adopted schema as a new source (its columns follow as
+    /// `add_column`s).
+    AddSource,
     /// Fill the `type` of a declared column that has none.
     SetType,
     /// Append a physical column missing from the declaration.
@@ -51,6 +56,12 @@ pub struct Proposal {
     /// For `add_column`: write `nullable = false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub not_null: bool,
+    /// For `add_source`: the relation's schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// For `add_source`: the relation's name, where the source's name differs from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table: Option<String>,
     #[serde(skip)]
     pub home: Home,
 }
@@ -174,6 +185,8 @@ fn plan_resource<'p>(
             old: None,
             new: None,
             not_null: false,
+            schema: None,
+            table: None,
             home: resource.home(),
         },
     };
@@ -375,35 +388,106 @@ impl Rules<'_, '_> {
     }
 }
 
+/// New sources for the relations of adopted schemas that nothing declares: one `add_source`
+/// and an `add_column` per column, in the file [`Undeclared::file`] names. A relation whose
+/// columns were not read is skipped, and said so.
+pub fn plan_new_sources(
+    project: &Project,
+    undeclared: &[Undeclared],
+    read: &[(String, Vec<PhysicalRelation>)],
+    out: &mut Plan,
+) {
+    let mut names = SourceNames::new(project.source_tables.iter().map(|s| s.name.value.clone()));
+    for u in undeclared {
+        let relation = read
+            .iter()
+            .filter(|(schema, _)| *schema == u.schema)
+            .flat_map(|(_, relations)| relations)
+            .find(|r| r.name == u.relation && r.unavailable.is_none());
+        let Some(relation) = relation else {
+            out.skipped.push(Skipped::NoRelation {
+                resource: format!("{}.{}", u.schema, u.relation),
+                relation: format!("{}.{}", u.schema, u.relation),
+            });
+            continue;
+        };
+        let name = names.name(&u.schema, &u.relation);
+        let creates_file = !project.sources.files().any(|(_, f)| f.rel_path == u.file);
+        let proposal = |column: String, action, new: Option<String>, not_null| Proposal {
+            file: u.file.clone(),
+            creates_file,
+            resource_type: "source",
+            resource: name.clone(),
+            column,
+            action,
+            old: None,
+            new,
+            not_null,
+            schema: None,
+            table: None,
+            home: Home::Source(name.clone()),
+        };
+        out.proposals.push(Proposal {
+            schema: Some(u.schema.clone()),
+            table: (name != u.relation).then(|| u.relation.clone()),
+            ..proposal(String::new(), Action::AddSource, None, false)
+        });
+        for column in &relation.columns {
+            out.proposals.push(proposal(
+                column.name.clone(),
+                Action::AddColumn,
+                Some(canonical_type(project, column)),
+                column.nullable == Some(false),
+            ));
+        }
+    }
+}
+
 /// The type to write for a physical column: the canonical portable spelling, a project enum's
 /// name where the engine's enum has the same members, and user-defined types schema-qualified
 /// where the catalog printed them bare.
 pub fn canonical_type(project: &Project, column: &PhysicalColumn) -> String {
-    let ty = types::parse(&column.type_text, project.engine())
-        .unwrap_or_else(|_| DataType::Named(column.type_text.to_lowercase()));
-    rewrite(project, ty, column).to_string()
+    written_type(project.engine(), Some(project), column)
 }
 
-fn rewrite(project: &Project, ty: DataType, column: &PhysicalColumn) -> DataType {
+/// [`canonical_type`] for a project that does not exist yet (`sqb init`): no project enums.
+pub fn portable_type(engine: Engine, column: &PhysicalColumn) -> String {
+    written_type(engine, None, column)
+}
+
+fn written_type(engine: Engine, project: Option<&Project>, column: &PhysicalColumn) -> String {
+    let ty = types::parse(&column.type_text, engine)
+        .unwrap_or_else(|_| DataType::Named(column.type_text.to_lowercase()));
+    rewrite(engine, project, ty, column).to_string()
+}
+
+fn rewrite(
+    engine: Engine,
+    project: Option<&Project>,
+    ty: DataType,
+    column: &PhysicalColumn,
+) -> DataType {
     match ty {
         DataType::Array { element, size } => DataType::Array {
-            element: Box::new(rewrite(project, *element, column)),
+            element: Box::new(rewrite(engine, project, *element, column)),
             size,
         },
-        DataType::Enum(members) => match enum_with_members(project, &members, None) {
+        DataType::Enum(members) => match project.and_then(|p| enum_with_members(p, &members, None))
+        {
             Some(name) => DataType::Named(name),
             None => DataType::Enum(members),
         },
         DataType::Named(name) => {
             let last = name.rsplit('.').next().unwrap_or(&name).to_string();
-            if let Some(found) = column
-                .enum_members()
-                .and_then(|m| enum_with_members(project, m, Some(&last)))
-            {
+            if let Some(found) = project.and_then(|p| {
+                column
+                    .enum_members()
+                    .and_then(|m| enum_with_members(p, m, Some(&last)))
+            }) {
                 return DataType::Named(found);
             }
-            let known = types::is_recognized_named(&name, project.engine())
-                || project.enum_named(&name).is_some();
+            let known = types::is_recognized_named(&name, engine)
+                || project.is_some_and(|p| p.enum_named(&name).is_some());
             match column.type_schema() {
                 Some(schema) if !known => {
                     DataType::Named(format!("{}.{name}", crate::ident::quote_ident(schema)))

@@ -14,7 +14,8 @@ const NEW_SIDECAR_HEADER: &str =
 
 /// The order a file's proposals are applied in: renames first, so that types and removals find
 /// the new names; additions last, in physical order.
-const ORDER: [Action; 5] = [
+const ORDER: [Action; 6] = [
+    Action::AddSource,
     Action::RenameColumn,
     Action::SetType,
     Action::ReplaceType,
@@ -86,6 +87,11 @@ fn edit_file(prior: Option<&str>, proposals: &[&Proposal]) -> Result<String, Edi
                 }
                 Action::RemoveColumn => editor.remove_column(&p.home, &p.column)?,
                 Action::AddColumn => editor.add_column(&p.home, &p.column, new, p.not_null)?,
+                Action::AddSource => editor.add_source(
+                    &p.resource,
+                    p.schema.as_deref().unwrap_or_default(),
+                    p.table.as_deref(),
+                )?,
             }
         }
     }
@@ -108,6 +114,8 @@ mod tests {
             old: Some("integer".to_string()),
             new: Some("bigint".to_string()),
             not_null: false,
+            schema: None,
+            table: None,
             home: Home::Root,
         }
     }

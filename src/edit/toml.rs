@@ -192,6 +192,30 @@ impl Editor {
         Ok(())
     }
 
+    /// Appends a new source table `[name]` with its `schema`, its `table` when given, and
+    /// `complete = true`; its columns are added after.
+    pub fn add_source(
+        &mut self,
+        name: &str,
+        schema: &str,
+        table: Option<&str>,
+    ) -> Result<(), EditError> {
+        if self.doc.contains_key(name) {
+            return Err(EditError(format!("source `{name}` is already declared")));
+        }
+        let mut source = Table::new();
+        source.decor_mut().set_prefix("\n");
+        source.insert("schema", value(schema));
+        if let Some(table) = table {
+            source.insert("table", value(table));
+        }
+        source.insert("complete", value(true));
+        self.doc
+            .as_table_mut()
+            .insert_formatted(&Key::new(name), Item::Table(source));
+        Ok(())
+    }
+
     /// Renames a declared column, keeping its place, keys and comments.
     pub fn rename_column(&mut self, home: &Home, from: &str, to: &str) -> Result<(), EditError> {
         let columns = self

@@ -10,9 +10,10 @@ use anyhow::Context;
 
 use super::inspect::{inspect, InspectOptions, ReadTarget, Texts};
 use crate::contract::diff::{diff as diff_resource, Declared, Finding, FindingKind};
-use crate::contract::matching;
-use crate::diagnostics::JsonLocation;
+use crate::contract::{adoption, matching};
+use crate::diagnostics::{JsonLocation, Severity};
 use crate::error::UserError;
+use crate::ident::quote_ident;
 use crate::project::{Project, Resource};
 use crate::report::diff::baseline::Baseline;
 use crate::report::diff::{DiffReport, FindingReport, NamespaceInfo, ResourceReport};
@@ -88,14 +89,14 @@ fn unusable(path: &Path, why: &str) -> UserError {
 fn diff(root: &Path, options: &InspectOptions) -> anyhow::Result<DiffReport> {
     let (project, report) = inspect(root, options, Texts::Release, |inspected| {
         let compared = tracing::debug_span!("findings compared");
-        Ok(compared.in_scope(|| report(&options.from, inspected)))
+        compared.in_scope(|| report(&options.from, inspected))
     })?;
     // The command prints the report and ends.
     crate::memory::leave_to_exit(project);
     Ok(report)
 }
 
-fn report(from: &str, inspected: ReadTarget<'_>) -> DiffReport {
+fn report(from: &str, inspected: ReadTarget<'_>) -> anyhow::Result<DiffReport> {
     let ReadTarget {
         project,
         target,
@@ -111,15 +112,56 @@ fn report(from: &str, inspected: ReadTarget<'_>) -> DiffReport {
     };
     // Built on the first finding that asks where a column is used.
     let uses = std::sync::OnceLock::new();
-    let resources = crate::parallel::map(&inspection.items, |item| {
+    let mut resources = crate::parallel::map(&inspection.items, |item| {
         resource_report(project, &uses, item)
     });
+    let undeclared =
+        adoption::undeclared(project, target, &inspection.schemas, &inspection.database).map_err(
+            |e| {
+                UserError::new(e.to_string()).with_hint(
+                "fix `adopted_schemas` under [settings] in sqb.toml: an adopted schema must exist",
+            )
+            },
+        )?;
+    resources.extend(
+        undeclared
+            .into_iter()
+            .map(|u| undeclared_report(project, &inspection.database, u)),
+    );
     // The catalog's rows were allocated on the session's thread: freeing them from this one
     // took a third of the comparing's time, just before the command ends.
     crate::memory::leave_to_exit(inspection);
     let mut report = DiffReport::new(from.to_string(), namespace, resources);
     report.summary.type_sizes_compared = project.config.settings.compares_type_size();
-    report
+    Ok(report)
+}
+
+/// A relation of an adopted schema that nothing declares, as a resource of its own.
+fn undeclared_report(project: &Project, database: &str, u: adoption::Undeclared) -> ResourceReport {
+    let finding = Finding {
+        kind: FindingKind::UndeclaredRelation,
+        severity: Severity::Warning,
+        column: None,
+        physical_column: None,
+        declared_type: None,
+        physical_type: None,
+        message: format!(
+            "relation `{}.{}` is in adopted schema `{}`, and no source or model declares it",
+            u.schema, u.relation, u.schema
+        ),
+        loc: Some(u.loc),
+    };
+    let relation = [database, u.schema.as_str(), u.relation.as_str()]
+        .map(quote_ident)
+        .join(".");
+    ResourceReport::new(
+        "relation",
+        format!("{}.{}", u.schema, u.relation),
+        relation,
+        u.file,
+        "adopted",
+        vec![FindingReport::from_finding(finding, &project.sources)],
+    )
 }
 
 /// One resource's findings, located in its files.

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use super::inspect::{inspect, InspectOptions, Texts};
 use crate::compile::compile_cached;
-use crate::contract::plan::{plan as plan_changes, Plan};
+use crate::contract::adoption;
+use crate::contract::plan::{plan as plan_changes, plan_new_sources, Plan};
 use crate::diagnostics::render_errors;
 use crate::edit::apply::file_changes;
 use crate::edit::transaction::{self, FileChange, TxError};
@@ -45,8 +46,26 @@ pub fn plan(root: &Path, options: &GenerateOptions) -> anyhow::Result<Generated>
         crate::compile::memo::enable();
     }
     let (project, generated) = inspect(root, &options.inspect, Texts::Release, |read| {
-        let plan = tracing::debug_span!("changes planned")
+        let mut plan = tracing::debug_span!("changes planned")
             .in_scope(|| plan_changes(read.project, &read.inspection.items, options.overwrite));
+        let inspection = &read.inspection;
+        let undeclared = adoption::undeclared(
+            read.project,
+            read.target,
+            &inspection.schemas,
+            &inspection.database,
+        )
+        .map_err(|e| {
+            UserError::new(e.to_string()).with_hint(
+                "fix `adopted_schemas` under [settings] in sqb.toml: an adopted schema must exist",
+            )
+        })?;
+        plan_new_sources(
+            read.project,
+            &undeclared,
+            &inspection.unrequested,
+            &mut plan,
+        );
         let changes = tracing::debug_span!("files edited in memory")
             .in_scope(|| file_changes(&read.project.sources, &plan))?;
         Ok(Generated { plan, changes })

@@ -119,7 +119,21 @@ fn start_session(
         let names: Names = Box::new(move || project::model_stems(&root));
         (target_namespace(target), names)
     });
-    Some(Session::start(connect, read_ahead))
+    Some(Session::start(connect, read_ahead).with_survey(surveys(config, options)))
+}
+
+/// The adopted schemas whose relations the read also lists: only when every resource is
+/// selected (a selection says what to compare, and an undeclared relation is in none).
+fn surveys(config: &project::Config, options: &InspectOptions) -> Vec<String> {
+    match options.selection.everything() {
+        true => config
+            .settings
+            .adopted_schemas
+            .iter()
+            .map(|s| s.value.clone())
+            .collect(),
+        false => Vec::new(),
+    }
 }
 
 fn target_namespace(target: &Target) -> Namespace {
@@ -151,7 +165,7 @@ fn compile_while_reading(
     let mut session = match session {
         Some(s) => Ok(s),
         None => super::connection(&project.config, &project.root, options.timeouts)
-            .map(|c| Session::start(c, None)),
+            .map(|c| Session::start(c, None).with_survey(surveys(&project.config, options))),
     };
     let selection = options.selection.load();
     // Without graph operators the selection is known before compiling: the warehouse reads it
@@ -238,6 +252,25 @@ fn early_selection(
     let selected = selection.resolve_indices(project, &Graph::default()).ok()?;
     let request = matching::request(&selected.resources(project), target);
     Some((selected, request))
+}
+
+/// The target `--from` names, else the project's `default_target`. When sqb.toml cannot be
+/// read, the empty name: loading the project then reports why, before anything is compared.
+pub fn target_name(root: &Path, from: Option<&str>) -> Result<String, UserError> {
+    if let Some(from) = from {
+        return Ok(from.to_string());
+    }
+    let file = Project::begin(root, false);
+    let Some(config) = file.config() else {
+        return Ok(String::new());
+    };
+    match &config.default_target {
+        Some(name) => Ok(name.value.clone()),
+        None => Err(
+            UserError::new("no target to read: no --from, and no `default_target`")
+                .with_hint("pass --from TARGET, or set `default_target = \"TARGET\"` in sqb.toml"),
+        ),
+    }
 }
 
 /// The target named by `--from`.

@@ -12,6 +12,7 @@ pub mod compile;
 pub mod diff;
 pub mod drift;
 pub mod generate;
+pub mod init;
 pub mod inspect;
 pub mod lineage;
 pub mod publish;

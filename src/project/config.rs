@@ -82,6 +82,9 @@ pub struct Settings {
     /// `compare_type_size = false`: `contract diff` compares types without their lengths,
     /// precisions and scales, as dbt's contracts do.
     pub compare_type_size: Option<Spanned<bool>>,
+    /// `adopted_schemas`: schemas of the connection's database whose every relation is declared
+    /// (as a source or a model); `contract diff` reports any other relation found there.
+    pub adopted_schemas: Vec<Spanned<String>>,
 }
 
 impl Settings {
@@ -121,6 +124,7 @@ pub(super) struct RawConfig {
     mode: Option<Spanned<String>>,
     sql_analysis: Option<Spanned<bool>>,
     compare_type_size: Option<Spanned<bool>>,
+    adopted_schemas: Option<Vec<Spanned<String>>>,
     path_defaults: Vec<(Spanned<String>, ModelProps)>,
     imports: Vec<ImportDecl>,
     contexts: Option<Vec<Spanned<String>>>,
@@ -152,7 +156,12 @@ const IMPORT_KEYS: &[&str] = &["path", "snapshot", "baseline", "pin", "waive"];
 const WAIVER_KEYS: &[&str] = &["code", "column", "reason", "expires"];
 const CONNECTION_KEYS: &[&str] = &["engine", "path", "url"];
 const TARGET_KEYS: &[&str] = &["database", "schema"];
-const SETTINGS_KEYS: &[&str] = &["column_contract_mode", "sql_analysis", "compare_type_size"];
+const SETTINGS_KEYS: &[&str] = &[
+    "column_contract_mode",
+    "sql_analysis",
+    "compare_type_size",
+    "adopted_schemas",
+];
 pub(super) const PATH_DEFAULT_KEYS: &[&str] = &[
     "materialized",
     "contract",
@@ -198,6 +207,9 @@ pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
         raw.mode = r.choice(settings, "column_contract_mode", &["implicit", "explicit"]);
         raw.sql_analysis = r.boolean(settings, "sql_analysis");
         raw.compare_type_size = r.boolean(settings, "compare_type_size");
+        raw.adopted_schemas = r
+            .strings(settings, "adopted_schemas", false)
+            .map(|s| s.value);
     }
     if let Some(semantic) = r.table(root, "semantic") {
         r.check_keys(semantic, SEMANTIC_KEYS, "[semantic]");
@@ -372,6 +384,7 @@ pub(super) fn merge(base: RawConfig, local: RawConfig) -> RawConfig {
         mode: local.mode.or(base.mode),
         sql_analysis: local.sql_analysis.or(base.sql_analysis),
         compare_type_size: local.compare_type_size.or(base.compare_type_size),
+        adopted_schemas: local.adopted_schemas.or(base.adopted_schemas),
         path_defaults,
         unparsed: base.unparsed || local.unparsed,
     }
@@ -458,6 +471,7 @@ fn config(file: FileId, raw: RawConfig, engine: Engine) -> Config {
             column_contract_mode,
             sql_analysis: raw.sql_analysis,
             compare_type_size: raw.compare_type_size,
+            adopted_schemas: raw.adopted_schemas.unwrap_or_default(),
         },
         path_defaults: raw.path_defaults,
         imports: raw.imports,

@@ -10,6 +10,7 @@ pub mod compile;
 pub mod diff;
 pub mod drift;
 pub mod generate;
+pub mod init;
 pub mod lineage;
 pub mod query;
 pub mod sarif;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use duckdb::{AccessMode, Config, Connection};
 
-use super::{Backend, Reply, Timeouts, WarehouseError};
+use super::{listings, Backend, Reply, SchemaListing, Timeouts, WarehouseError};
 use crate::catalog::{Namespace, PhysicalRelation, RelationKind, RowBuffer};
 use crate::rows::{date_from_days, timestamp_from_micros, Cell, Column, Rows, Statement};
 
@@ -31,6 +31,21 @@ const RELATIONS_QUERY: &str = "
 SELECT table_name, false AS is_view FROM duckdb_tables() WHERE database_name = ? AND schema_name = ?
 UNION ALL
 SELECT view_name, true FROM duckdb_views() WHERE database_name = ? AND schema_name = ? AND NOT internal";
+
+/// Every user schema of the file's catalog with its tables and views (a schema without any gives
+/// one row with a NULL relation). `?1`: catalog.
+const SURVEY_QUERY: &str = "
+WITH relations AS (
+    SELECT schema_name, table_name AS relation FROM duckdb_tables() WHERE database_name = ?1
+    UNION ALL
+    SELECT schema_name, view_name FROM duckdb_views() WHERE database_name = ?1 AND NOT internal
+)
+SELECT s.schema_name, r.relation
+  FROM duckdb_schemas() s
+  LEFT JOIN relations r ON r.schema_name = s.schema_name
+ WHERE s.database_name = ?1
+   AND s.schema_name NOT IN ('information_schema', 'pg_catalog')
+ ORDER BY 1, 2";
 
 pub struct DuckDbIntrospector {
     conn: Connection,
@@ -102,6 +117,11 @@ impl Backend for DuckDbIntrospector {
         Box::pin(std::future::ready(result))
     }
 
+    /// Blocks the calling thread, as `relations` does.
+    fn survey(&mut self) -> Reply<'_, Vec<SchemaListing>> {
+        Box::pin(std::future::ready(self.list_schemas()))
+    }
+
     fn default_database(&self) -> &str {
         &self.catalog
     }
@@ -132,6 +152,19 @@ pub fn free_parked() {
 }
 
 impl DuckDbIntrospector {
+    fn list_schemas(&self) -> Result<Vec<SchemaListing>, WarehouseError> {
+        let query_error = |e: duckdb::Error| WarehouseError::Query(first_line(&e.to_string()));
+        let mut stmt = self.conn.prepare(SURVEY_QUERY).map_err(query_error)?;
+        let rows = stmt
+            .query_map([&self.catalog], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?))
+            })
+            .map_err(query_error)?;
+        let rows: Vec<(String, Option<String>)> =
+            rows.collect::<Result<_, _>>().map_err(query_error)?;
+        Ok(listings(rows))
+    }
+
     /// The relations of `namespace` among `names` (up to case), from the one file.
     fn catalog_of(
         &self,

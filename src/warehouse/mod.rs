@@ -15,6 +15,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+pub use crate::catalog::{listings, SchemaListing};
 use crate::catalog::{Namespace, PhysicalRelation};
 use crate::rows::{Rows, Statement};
 
@@ -46,6 +47,11 @@ pub trait Backend {
         statement: &'a Statement,
         timeouts: Timeouts,
     ) -> Reply<'a, Rows>;
+
+    /// The schemas of the connection's own database that hold user relations, each with the
+    /// names of its relations, sorted: every schema but the engine's own (`pg_catalog`,
+    /// `information_schema`, toast and temporary schemas), empty ones included. One query.
+    fn survey(&mut self) -> Reply<'_, Vec<SchemaListing>>;
 
     /// The database a namespace without one resolves to.
     fn default_database(&self) -> &str;

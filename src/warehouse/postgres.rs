@@ -12,7 +12,7 @@ use futures_util::TryStreamExt;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
 use sqlx::{Column as _, Connection, Row, TypeInfo as _};
 
-use super::{Backend, Reply, Timeouts, WarehouseError};
+use super::{listings, Backend, Reply, SchemaListing, Timeouts, WarehouseError};
 use crate::catalog::{
     shrink_last, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, UserType,
 };
@@ -47,6 +47,23 @@ SELECT c.relname::text AS relname,
    AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
    AND NOT c.relispartition
  ORDER BY c.oid, a.attnum
+"#;
+
+/// Every user schema of the database the session reads, with its relations (a schema without
+/// any gives one row with a NULL relation). Schemas the user may not use are left out: their
+/// catalog rows could not be read anyway.
+pub const SURVEY_QUERY: &str = r#"
+SELECT n.nspname::text AS schema, c.relname::text AS relname
+  FROM pg_catalog.pg_namespace n
+  LEFT JOIN pg_catalog.pg_class c
+    ON c.relnamespace = n.oid
+   AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+   AND NOT c.relispartition
+ WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+   AND n.nspname NOT LIKE 'pg\_toast%'
+   AND n.nspname NOT LIKE 'pg\_temp\_%'
+   AND pg_catalog.has_schema_privilege(n.oid, 'USAGE')
+ ORDER BY 1, 2
 "#;
 
 /// Connects lazily, one read-only session per database, all with the same credentials.
@@ -92,6 +109,29 @@ impl PgIntrospector {
         }
         Ok(self.sessions.get_mut(database).expect("inserted above"))
     }
+}
+
+/// The connection libpq's environment describes (`PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`,
+/// and their defaults), as a URL without a password: what `sqb init` connects to, and writes,
+/// when it is given no URL.
+pub fn environment_url() -> String {
+    let options = PgConnectOptions::new();
+    const PART: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'.')
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'~');
+    let encode = |s: &str| percent_encoding::utf8_percent_encode(s, PART).to_string();
+    let host = match options.get_socket() {
+        Some(socket) => encode(&socket.display().to_string()),
+        None => encode(options.get_host()),
+    };
+    let user = encode(options.get_username());
+    let database = options
+        .get_database()
+        .map(|d| format!("/{}", encode(d)))
+        .unwrap_or_default();
+    format!("postgres://{user}@{host}:{}{database}", options.get_port())
 }
 
 fn register_secrets(url: &str) {
@@ -213,6 +253,23 @@ impl Backend for PgIntrospector {
         _: Timeouts,
     ) -> Reply<'a, Rows> {
         Box::pin(self.execute(database, statement))
+    }
+
+    fn survey(&mut self) -> Reply<'_, Vec<SchemaListing>> {
+        Box::pin(async {
+            let statement = Statement {
+                sql: SURVEY_QUERY.to_string(),
+                params: Vec::new(),
+            };
+            let rows = self.execute(None, &statement).await?;
+            let text = |cell: &Cell| match cell {
+                Cell::Text(t) => Some(t.clone()),
+                _ => None,
+            };
+            Ok(listings(rows.rows.iter().filter_map(|row| {
+                Some((text(row.first()?)?, row.get(1).and_then(text)))
+            })))
+        })
     }
 
     fn default_database(&self) -> &str {

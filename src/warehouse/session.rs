@@ -12,7 +12,7 @@ use std::sync::mpsc;
 #[cfg(feature = "duckdb")]
 use super::duckdb::DuckDbIntrospector;
 use super::postgres::PgIntrospector;
-use super::{Backend, Timeouts, WarehouseError};
+use super::{Backend, SchemaListing, Timeouts, WarehouseError};
 use crate::catalog::{Answer, Namespace, PhysicalRelation, Request};
 use crate::engine::Engine;
 use crate::rows::{Rows, Statement};
@@ -60,7 +60,11 @@ pub type Names = Box<dyn FnOnce() -> Vec<String> + Send>;
 /// read ahead) while the caller loads and compiles the project, then answers one [`Request`].
 /// A caller that stops early just drops it; the thread ends on its own.
 pub struct Session {
-    requests: Option<mpsc::Sender<Request>>,
+    requests: Option<mpsc::Sender<(Request, Vec<String>)>>,
+    /// Adopted schemas: the answer also lists the schemas of the connection's database
+    /// ([`Answer::schemas`]) and reads the relations of these that were not requested
+    /// ([`Answer::unrequested`]).
+    survey: Vec<String>,
     answers: mpsc::Receiver<Result<Answer, WarehouseError>>,
     /// The thread, joined when the session ends. A DuckDB session is always joined: the
     /// process must not exit while DuckDB's C++ code runs on another thread. A Postgres
@@ -83,7 +87,7 @@ impl Session {
     /// session's thread) in that namespace at once.
     pub fn start(connect: Connect, read_ahead: Option<(Namespace, Names)>) -> Self {
         let engine = connect.engine;
-        let (request_tx, request_rx) = mpsc::channel::<Request>();
+        let (request_tx, request_rx) = mpsc::channel::<(Request, Vec<String>)>();
         let (answer_tx, answer_rx) = mpsc::channel();
         let spawned = std::thread::Builder::new()
             .name("warehouse".into())
@@ -96,6 +100,7 @@ impl Session {
         match spawned {
             Ok(thread) => Self {
                 requests: Some(request_tx),
+                survey: Vec::new(),
                 answers: answer_rx,
                 thread: Some(thread),
                 engine,
@@ -107,12 +112,21 @@ impl Session {
                 ))));
                 Self {
                     requests: None,
+                    survey: Vec::new(),
                     answers: rx,
                     thread: None,
                     engine,
                 }
             }
         }
+    }
+
+    /// Has the answer also list every user schema of the connection's database with its
+    /// relations' names (one more catalog query), and read the relations of `adopted` schemas
+    /// that the request did not name (one more per schema that has any). None when empty.
+    pub fn with_survey(mut self, adopted: Vec<String>) -> Self {
+        self.survey = adopted;
+        self
     }
 
     /// Sends the request and waits for the answer.
@@ -125,7 +139,7 @@ impl Session {
     pub fn send(&mut self, request: Request) {
         // The thread may already have answered with an error and gone: the answer is kept.
         if let Some(requests) = self.requests.take() {
-            let _ = requests.send(request);
+            let _ = requests.send((request, std::mem::take(&mut self.survey)));
         }
     }
 
@@ -161,7 +175,7 @@ impl Drop for Session {
 fn serve(
     connect: Connect,
     read_ahead: Option<(Namespace, Names)>,
-    requests: &mpsc::Receiver<Request>,
+    requests: &mpsc::Receiver<(Request, Vec<String>)>,
 ) -> Option<Result<Answer, WarehouseError>> {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -193,8 +207,8 @@ fn serve(
             }
             None => None,
         };
-        let request = requests.recv().ok()?;
-        let answer = answer(&mut warehouse, ahead, request).await;
+        let (request, survey) = requests.recv().ok()?;
+        let answer = answer(&mut warehouse, ahead, request, survey).await;
         warehouse.close();
         Some(answer)
     })
@@ -204,8 +218,18 @@ async fn answer(
     warehouse: &mut Warehouse,
     mut ahead: Option<ReadAhead>,
     request: Request,
+    adopted: Vec<String>,
 ) -> Result<Answer, WarehouseError> {
     let mut relations = Vec::with_capacity(request.len());
+    let requested: HashSet<(String, String)> = request
+        .iter()
+        .filter(|(namespace, _)| namespace.database.is_none())
+        .flat_map(|(namespace, names)| {
+            names
+                .iter()
+                .map(|n| (namespace.schema.clone(), n.to_lowercase()))
+        })
+        .collect();
     for (namespace, names) in request {
         let found = match ahead.take_if(|a| a.namespace == namespace) {
             Some(ahead) => {
@@ -223,10 +247,49 @@ async fn answer(
         };
         relations.push((namespace, found));
     }
+    let (schemas, unrequested) = match adopted.is_empty() {
+        true => (Vec::new(), Vec::new()),
+        false => {
+            let schemas = warehouse.survey().await?;
+            let unrequested = read_unrequested(warehouse, &schemas, &adopted, &requested).await?;
+            (schemas, unrequested)
+        }
+    };
     Ok(Answer {
         relations,
+        schemas,
+        unrequested,
         default_database: warehouse.default_database().to_string(),
     })
+}
+
+/// The relations of the `adopted` schemas that the request did not name, with their columns.
+async fn read_unrequested(
+    warehouse: &mut Warehouse,
+    schemas: &[SchemaListing],
+    adopted: &[String],
+    requested: &HashSet<(String, String)>,
+) -> Result<Vec<(String, Vec<PhysicalRelation>)>, WarehouseError> {
+    let mut out = Vec::new();
+    for listing in schemas.iter().filter(|l| adopted.contains(&l.schema)) {
+        let names: Vec<String> = listing
+            .relations
+            .iter()
+            .filter(|r| !requested.contains(&(listing.schema.clone(), r.to_lowercase())))
+            .cloned()
+            .collect();
+        if names.is_empty() {
+            continue;
+        }
+        let namespace = Namespace {
+            database: None,
+            schema: listing.schema.clone(),
+        };
+        let mut relations = warehouse.relations(&namespace, &names).await?;
+        relations.retain(|r| names.contains(&r.name));
+        out.push((listing.schema.clone(), relations));
+    }
+    Ok(out)
 }
 
 /// The project's one warehouse: the backend of its engine.
@@ -255,14 +318,49 @@ pub fn free_parked() {
     super::duckdb::free_parked();
 }
 
-/// Runs `statements` one after another on one read-only connection (to `database`, else the
-/// connection's own), on a thread of its own: each its own result, so that one failing
-/// statement does not hide the others' answers. Connecting failing fails them all.
-pub fn run(
-    connect: Connect,
-    database: Option<String>,
-    statements: Vec<Statement>,
-) -> Result<Vec<Result<Rows, WarehouseError>>, WarehouseError> {
+/// What [`survey`] found: every user schema with its relations' names, and the relations (with
+/// their columns) of the schemas it was asked to read.
+#[derive(Debug)]
+pub struct Survey {
+    pub schemas: Vec<SchemaListing>,
+    pub read: Vec<(String, Vec<PhysicalRelation>)>,
+}
+
+/// Lists the user schemas of the connection's database and reads every relation of those that
+/// `wanted` names (all of them when it is `None`; a wanted schema that does not exist is left
+/// for the caller to report), one catalog query per schema, on one read-only connection.
+pub fn survey(connect: Connect, wanted: Option<Vec<String>>) -> Result<Survey, WarehouseError> {
+    on_own_thread(move || async move {
+        let mut warehouse = open(&connect).await?;
+        let schemas = warehouse.survey().await?;
+        let mut read = Vec::new();
+        for listing in &schemas {
+            let chosen = wanted.as_ref().is_none_or(|w| w.contains(&listing.schema));
+            if !chosen || listing.relations.is_empty() {
+                continue;
+            }
+            let namespace = Namespace {
+                database: None,
+                schema: listing.schema.clone(),
+            };
+            let mut relations = warehouse.relations(&namespace, &listing.relations).await?;
+            // Names match up to case: a relation is kept only under its exact name.
+            relations.retain(|r| listing.relations.contains(&r.name));
+            relations.sort_by(|a, b| a.name.cmp(&b.name));
+            read.push((listing.schema.clone(), relations));
+        }
+        warehouse.close();
+        Ok(Survey { schemas, read })
+    })
+}
+
+/// Runs `work` on a thread of its own with a current-thread async runtime, and waits for it.
+fn on_own_thread<T, F, Fut>(work: F) -> Result<T, WarehouseError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<T, WarehouseError>>,
+{
     let spawned = std::thread::Builder::new()
         .name("warehouse".into())
         .spawn(move || {
@@ -272,19 +370,7 @@ pub fn run(
                 .map_err(|e| {
                     WarehouseError::Runtime(format!("could not start the async runtime: {e}"))
                 })?;
-            runtime.block_on(async move {
-                let mut warehouse = open(&connect).await?;
-                let mut results = Vec::with_capacity(statements.len());
-                for statement in &statements {
-                    results.push(
-                        warehouse
-                            .run(database.as_deref(), statement, connect.timeouts)
-                            .await,
-                    );
-                }
-                warehouse.close();
-                Ok(results)
-            })
+            runtime.block_on(work())
         });
     match spawned {
         Ok(thread) => thread.join().unwrap_or_else(|_| {
@@ -296,4 +382,27 @@ pub fn run(
             "could not start the warehouse thread: {e}"
         ))),
     }
+}
+
+/// Runs `statements` one after another on one read-only connection (to `database`, else the
+/// connection's own), on a thread of its own: each its own result, so that one failing
+/// statement does not hide the others' answers. Connecting failing fails them all.
+pub fn run(
+    connect: Connect,
+    database: Option<String>,
+    statements: Vec<Statement>,
+) -> Result<Vec<Result<Rows, WarehouseError>>, WarehouseError> {
+    on_own_thread(move || async move {
+        let mut warehouse = open(&connect).await?;
+        let mut results = Vec::with_capacity(statements.len());
+        for statement in &statements {
+            results.push(
+                warehouse
+                    .run(database.as_deref(), statement, connect.timeouts)
+                    .await,
+            );
+        }
+        warehouse.close();
+        Ok(results)
+    })
 }

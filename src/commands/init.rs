@@ -1,0 +1,68 @@
+//! `sqb init`: a new project from an existing warehouse; the report on stdout, what to do next
+//! on stderr.
+
+use crate::cli::{EngineArg, GlobalArgs, InitArgs, TextOrJson};
+use crate::commands::{say, stdout, timeouts};
+use crate::engine::Engine;
+use crate::exit::ExitStatus;
+use crate::message::Level;
+use crate::ops::init::{init, InitOptions};
+use crate::report::init as printer;
+
+pub fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitStatus> {
+    let options = InitOptions {
+        dir: global
+            .project_dir
+            .as_ref()
+            .map_or_else(|| args.dir.clone(), |p| p.join(&args.dir)),
+        engine: args.engine.map(|e| match e {
+            EngineArg::Postgres => Engine::Postgres,
+            EngineArg::Duckdb => Engine::DuckDb,
+        }),
+        url: args.url.clone(),
+        path: args.path.clone(),
+        schemas: args.schemas.clone(),
+        target: args.target.clone(),
+        force: args.force,
+        timeouts: timeouts(&args.connect),
+    };
+    let done = init(&options)?;
+    stdout(|w| match args.format {
+        TextOrJson::Text => printer::emit_text(&done, w),
+        TextOrJson::Json => printer::emit_json(&done, w),
+    })?;
+    if done.password_dropped {
+        say(
+            global,
+            Level::Note,
+            "the URL's password was not written to sqb.toml",
+        );
+        say(
+            global,
+            Level::Hint,
+            "give it to later commands with PGPASSWORD, ~/.pgpass, or the whole URL in SQB_DATABASE_URL",
+        );
+    }
+    if done.warnings > 0 {
+        say(
+            global,
+            Level::Warning,
+            &format!(
+                "`sqb compile` reports {} on the new project",
+                crate::report::count(done.warnings, "warning", "warnings")
+            ),
+        );
+    }
+    let cd = match options.dir.as_os_str() == "." {
+        true => String::new(),
+        false => format!("cd {} && ", options.dir.display()),
+    };
+    say(
+        global,
+        Level::Hint,
+        &format!(
+            "next: `{cd}sqb contract diff` compares every declared relation with the warehouse"
+        ),
+    );
+    Ok(ExitStatus::Success)
+}
