@@ -45,6 +45,8 @@ struct Facts {
     dbt_adapter: &'static str,
     /// The database runs inside sqb's process (a file it opens), not behind a URL.
     in_process: bool,
+    /// The schema unqualified names resolve to by default.
+    default_schema: &'static str,
     /// The schemes of the URLs it is reached at.
     url_schemes: &'static [&'static str],
     /// The sqlparser dialect its SQL is read in.
@@ -64,6 +66,7 @@ const POSTGRES: Facts = Facts {
     pg_catalog: true,
     dbt_adapter: "postgres",
     in_process: false,
+    default_schema: "public",
     url_schemes: &["postgres", "postgresql"],
     parser: || Box::new(dialect::Fast::new(PostgreSqlDialect {})),
 };
@@ -81,6 +84,7 @@ const DUCKDB: Facts = Facts {
     pg_catalog: false,
     dbt_adapter: "duckdb",
     in_process: true,
+    default_schema: "main",
     url_schemes: &[],
     parser: || Box::new(dialect::Fast::new(DuckDbDialect {})),
 };
@@ -203,6 +207,11 @@ impl Engine {
     /// reached at a URL (Postgres).
     pub fn in_process(self) -> bool {
         self.facts().in_process
+    }
+
+    /// The schema unqualified names resolve to by default (`public`, `main`).
+    pub fn default_schema(self) -> &'static str {
+        self.facts().default_schema
     }
 
     /// Whether `url` is one this engine is reached at: its scheme is the engine's

@@ -12,10 +12,7 @@ pub fn run(global: &GlobalArgs, args: &ImportDbtArgs) -> anyhow::Result<ExitStat
         dbt_dir: args.dbt_project_dir.clone(),
         out: args.out.clone(),
         manifest: args.manifest.clone(),
-        engine: args.engine.map(|e| match e {
-            crate::cli::EngineArg::Postgres => crate::engine::Engine::Postgres,
-            crate::cli::EngineArg::Duckdb => crate::engine::Engine::DuckDb,
-        }),
+        engine: args.engine.map(crate::commands::engine_of),
         force: args.force,
     };
     let outcome = import_dbt(&options)?;

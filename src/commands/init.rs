@@ -2,8 +2,8 @@
 //! on stderr.
 
 use crate::cli::{EngineArg, GlobalArgs, InitArgs, TextOrJson};
-use crate::commands::{say, stdout, timeouts};
-use crate::engine::Engine;
+use crate::commands::{engine_of, say, stdout, timeouts};
+use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::message::Level;
 use crate::ops::init::{init, InitOptions};
@@ -15,10 +15,7 @@ pub fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitStatus> {
             .project_dir
             .as_ref()
             .map_or_else(|| args.dir.clone(), |p| p.join(&args.dir)),
-        engine: args.engine.map(|e| match e {
-            EngineArg::Postgres => Engine::Postgres,
-            EngineArg::Duckdb => Engine::DuckDb,
-        }),
+        engine: engine_of(engine(args)?),
         url: args.url.clone(),
         path: args.path.clone(),
         schemas: args.schemas.clone(),
@@ -65,4 +62,18 @@ pub fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitStatus> {
         ),
     );
     Ok(ExitStatus::Success)
+}
+
+/// `--engine`, else the engine `--path` (DuckDB) or a URL (Postgres: `--url` or
+/// SQB_DATABASE_URL) implies.
+fn engine(args: &InitArgs) -> Result<EngineArg, UserError> {
+    let url_in_env = std::env::var(crate::ops::DATABASE_URL_ENV).is_ok_and(|u| !u.is_empty());
+    match (args.engine, &args.path, &args.url) {
+        (Some(engine), _, _) => Ok(engine),
+        (None, Some(_), _) => Ok(EngineArg::Duckdb),
+        (None, None, Some(_)) => Ok(EngineArg::Postgres),
+        (None, None, None) if url_in_env => Ok(EngineArg::Postgres),
+        (None, None, None) => Err(UserError::new("which warehouse? no --engine, --url or --path")
+            .with_hint("pass --url URL or --engine postgres (the URL from SQB_DATABASE_URL or libpq's PG* variables) for Postgres, or --path FILE for DuckDB")),
+    }
 }

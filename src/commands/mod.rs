@@ -24,9 +24,10 @@ use anstream::eprintln;
 use anyhow::Context as _;
 
 use crate::cli::{
-    Cli, ColorChoice, Command, ConnectArgs, ContractCommand, DriftCommand, GlobalArgs,
+    Cli, ColorChoice, Command, ConnectArgs, ContractCommand, DriftCommand, EngineArg, GlobalArgs,
     ImportCommand, ImportsCommand, SelectArgs,
 };
+use crate::engine::Engine;
 use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::message::{self, Level};
@@ -206,6 +207,14 @@ pub fn diff_format(
             prefix: github_prefix(root)?,
         },
     })
+}
+
+/// The engine `--engine` names.
+pub fn engine_of(arg: EngineArg) -> Engine {
+    match arg {
+        EngineArg::Postgres => Engine::Postgres,
+        EngineArg::Duckdb => Engine::DuckDb,
+    }
 }
 
 pub fn timeouts(connect: &ConnectArgs) -> Timeouts {

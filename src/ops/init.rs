@@ -21,8 +21,7 @@ use crate::warehouse::{SchemaListing, Timeouts};
 pub struct InitOptions {
     /// The project directory (created when missing).
     pub dir: PathBuf,
-    /// Default: Postgres with a URL (or none: libpq's environment), DuckDB with a path.
-    pub engine: Option<Engine>,
+    pub engine: Engine,
     /// Postgres: the connection URL. Default: `SQB_DATABASE_URL`, else libpq's environment.
     pub url: Option<String>,
     /// DuckDB: the database file.
@@ -137,23 +136,13 @@ fn refuse_existing(root: &Path, force: bool) -> anyhow::Result<()> {
 
 /// The engine, how to connect now, and what to write under `[connection]`.
 fn connection(options: &InitOptions) -> anyhow::Result<Connection> {
-    let engine = match (options.engine, &options.url, &options.path) {
-        (Some(engine), _, _) => engine,
-        (None, _, Some(_)) => Engine::DuckDb,
-        (None, Some(_), None) => Engine::Postgres,
-        (None, None, None) => {
-            return Err(UserError::new("which warehouse? no --engine, --url or --path")
-                .with_hint("pass --engine postgres (the URL from --url, SQB_DATABASE_URL or libpq's PG* variables) or --path FILE.duckdb")
-                .into())
-        }
-    };
-    match engine {
-        Engine::Postgres => postgres_connection(options),
-        Engine::DuckDb => duckdb_connection(options),
+    match options.engine.in_process() {
+        true => duckdb_connection(options, options.engine),
+        false => postgres_connection(options, options.engine),
     }
 }
 
-fn postgres_connection(options: &InitOptions) -> anyhow::Result<Connection> {
+fn postgres_connection(options: &InitOptions, engine: Engine) -> anyhow::Result<Connection> {
     if options.path.is_some() {
         return Err(UserError::new("--path names a DuckDB file; Postgres takes --url").into());
     }
@@ -163,12 +152,12 @@ fn postgres_connection(options: &InitOptions) -> anyhow::Result<Connection> {
             .filter(|u| !u.is_empty())
     });
     let url = given.unwrap_or_else(crate::warehouse::postgres::environment_url);
-    if !Engine::Postgres.takes_url(&url) {
+    if !engine.takes_url(&url) {
         return Err(UserError::new(format!(
             "`{}` is not a Postgres URL",
             crate::redact::redact(&url)
         ))
-        .with_hint(format!("it starts with {}", Engine::Postgres.url_forms()))
+        .with_hint(format!("it starts with {}", engine.url_forms()))
         .into());
     }
     crate::redact::register_url(&url);
@@ -187,7 +176,7 @@ fn postgres_connection(options: &InitOptions) -> anyhow::Result<Connection> {
     })
 }
 
-fn duckdb_connection(options: &InitOptions) -> anyhow::Result<Connection> {
+fn duckdb_connection(options: &InitOptions, engine: Engine) -> anyhow::Result<Connection> {
     if options.url.is_some() {
         return Err(UserError::new("--url names a Postgres server; DuckDB takes --path").into());
     }
@@ -201,9 +190,9 @@ fn duckdb_connection(options: &InitOptions) -> anyhow::Result<Connection> {
     let root = std::path::absolute(&options.dir)
         .map_err(|e| anyhow::anyhow!("could not resolve {}: {e}", options.dir.display()))?;
     let written = relative_to(&absolute, &root);
-    let connect = Connect::new(Engine::DuckDb, None, absolute, options.timeouts)?;
+    let connect = Connect::new(engine, None, absolute, options.timeouts)?;
     Ok(Connection {
-        engine: Engine::DuckDb,
+        engine,
         connect,
         written: ("path", written),
         password_dropped: false,
@@ -238,7 +227,8 @@ fn without_password(url: &str) -> anyhow::Result<(String, bool)> {
     Ok((parsed.to_string(), dropped))
 }
 
-/// `path` relative to `base` where they share a prefix (with `..` steps), else as it is.
+/// `path` relative to `base` where they share more than the root (with `..` steps), else as
+/// it is.
 fn relative_to(path: &Path, base: &Path) -> String {
     let path_parts: Vec<_> = path.components().collect();
     let base_parts: Vec<_> = base.components().collect();
@@ -247,7 +237,12 @@ fn relative_to(path: &Path, base: &Path) -> String {
         .zip(&base_parts)
         .take_while(|(a, b)| a == b)
         .count();
-    if common == 0 {
+    let only_root = path_parts.get(..common).is_none_or(|shared| {
+        shared
+            .iter()
+            .all(|c| !matches!(c, std::path::Component::Normal(_)))
+    });
+    if only_root {
         return path.display().to_string();
     }
     let mut relative = PathBuf::new();
@@ -325,11 +320,7 @@ fn default_schema(chosen: &[String], wanted: &[String], engine: Engine) -> Strin
     if let Some(first) = wanted.first() {
         return first.clone();
     }
-    let usual = match engine {
-        Engine::Postgres => "public",
-        Engine::DuckDb => "main",
-    };
-    match chosen.iter().find(|s| *s == usual) {
+    match chosen.iter().find(|s| *s == engine.default_schema()) {
         Some(s) => s.clone(),
         None => chosen[0].clone(),
     }
