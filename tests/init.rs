@@ -325,3 +325,50 @@ fn an_existing_project_is_kept_unless_forced() {
         "target/\n"
     );
 }
+
+/// A project that declares nothing compares nothing: the diff fails (exit 2) rather than
+/// report "0 resources agree".
+#[test]
+fn a_diff_with_nothing_to_compare_fails() {
+    let Some(db) = postgres_warehouse("init_empty") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("w");
+    let out = run(sqb()
+        .arg("init")
+        .arg(&root)
+        .args(["--url", &db.url, "--schema", "empty_one"]));
+    assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, &root));
+    let diff = run(sqb()
+        .arg("--project-dir")
+        .arg(&root)
+        .args(["contract", "diff"])
+        .env("PGPASSWORD", password(&db)));
+    insta::assert_snapshot!("nothing_to_compare", transcript(&diff, &root));
+    assert_eq!(diff.status.code(), Some(2));
+}
+
+/// Ctrl-C while init writes: every file it wrote is removed, and so is the directory it made.
+#[test]
+fn an_interrupted_init_leaves_nothing() {
+    let Some(db) = postgres_warehouse("init_interrupted") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("w");
+    for step in ["journal", "write:2", "check"] {
+        let out = run(sqb()
+            .arg("init")
+            .arg(&root)
+            .args(["--url", &db.url])
+            .env("SQB_FAULT_AFTER", format!("sigint:{step}")));
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "{step}: {}",
+            transcript(&out, &root)
+        );
+        assert!(!root.exists(), "{step}: {}", tree(&root));
+    }
+}

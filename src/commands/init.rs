@@ -3,6 +3,7 @@
 
 use crate::cli::{EngineArg, GlobalArgs, InitArgs, TextOrJson};
 use crate::commands::{engine_of, say, stdout, timeouts};
+use crate::edit::transaction::TxError;
 use crate::error::UserError;
 use crate::exit::ExitStatus;
 use crate::message::Level;
@@ -23,7 +24,16 @@ pub fn run(global: &GlobalArgs, args: &InitArgs) -> anyhow::Result<ExitStatus> {
         force: args.force,
         timeouts: timeouts(&args.connect),
     };
-    let done = init(&options)?;
+    let done = match init(&options) {
+        Ok(done) => done,
+        Err(err) => match err.downcast_ref::<TxError>() {
+            Some(TxError::Interrupted(signal)) => {
+                crate::message::eprint(Level::Error, &err.to_string());
+                return Ok(ExitStatus::Interrupted(*signal));
+            }
+            _ => return Err(err),
+        },
+    };
     stdout(|w| match args.format {
         TextOrJson::Text => printer::emit_text(&done, w),
         TextOrJson::Json => printer::emit_json(&done, w),

@@ -55,6 +55,15 @@ pub fn run(
         .map(|path| read_baseline(path, &options.inspect.from))
         .transpose()?;
     let mut report = diff(root, &options.inspect)?;
+    if report.resources.is_empty() {
+        // A check with nothing to check must not pass.
+        return Err(UserError::new(format!(
+            "nothing was compared with target `{}`: the project declares no model or source",
+            report.target
+        ))
+        .with_hint("`sqb init` declares a warehouse's relations as sources; `sqb contract generate --write` fills a model's columns")
+        .into());
+    }
     if let Some((path, b)) = &baseline {
         report
             .compare(b)

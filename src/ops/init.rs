@@ -100,6 +100,9 @@ pub fn init(options: &InitOptions) -> anyhow::Result<Initialized> {
         &targets,
         &default_schema,
     );
+    if !options.force {
+        refuse_overwrite(&root, &plan.changes)?;
+    }
     let warnings = write(&root, &plan.changes)?;
     Ok(Initialized {
         files: plan.changes.iter().map(|c| c.rel_path.clone()).collect(),
@@ -132,6 +135,18 @@ fn refuse_existing(root: &Path, force: bool) -> anyhow::Result<()> {
         return Err(UserError::new(format!("{} is not a directory", root.display())).into());
     }
     Ok(())
+}
+
+/// Without --force, no file of someone else's is replaced.
+fn refuse_overwrite(root: &Path, changes: &[FileChange]) -> Result<(), UserError> {
+    match changes.iter().find(|c| c.expected_prior.is_some()) {
+        Some(taken) => Err(UserError::new(format!(
+            "{} already exists",
+            root.join(&taken.rel_path).display()
+        ))
+        .with_hint("pass --force to replace it, or init into another directory")),
+        None => Ok(()),
+    }
 }
 
 /// The engine, how to connect now, and what to write under `[connection]`.
