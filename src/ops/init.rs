@@ -202,6 +202,16 @@ fn duckdb_connection(options: &InitOptions, engine: Engine) -> anyhow::Result<Co
     };
     let absolute = std::path::absolute(path)
         .map_err(|e| anyhow::anyhow!("could not resolve {}: {e}", path.display()))?;
+    if !absolute.is_file() {
+        return Err(UserError::new(format!(
+            "DuckDB database {} does not exist",
+            absolute.display()
+        ))
+        .with_hint(
+            "--path names an existing DuckDB file: sqb opens it read-only and never creates one",
+        )
+        .into());
+    }
     let root = std::path::absolute(&options.dir)
         .map_err(|e| anyhow::anyhow!("could not resolve {}: {e}", options.dir.display()))?;
     let written = relative_to(&absolute, &root);

@@ -169,6 +169,7 @@ pub fn with_database(url: &str, database: &str) -> String {
 }
 
 /// Builds a DuckDB file from SQL; the connection is closed on return, releasing its lock.
+#[cfg(feature = "duckdb")]
 pub fn duckdb_file(path: &Path, sql: &str) {
     let conn = duckdb::Connection::open(path).unwrap();
     conn.execute_batch(sql)
