@@ -696,7 +696,7 @@ fn only_the_engine_homes_branch_on_the_engine() {
         "project::config",
         "ops::publish",
         "team_contracts::changes",
-        "commands::import_dbt",
+        "commands",
     ];
     let offenders = repo()
         .tree

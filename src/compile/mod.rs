@@ -608,7 +608,7 @@ fn check_numeric_precision(project: &Project, diags: &mut Vec<Diagnostic>) {
             diags.push(
                 Diagnostic::warning(Code::NumericWithoutPrecision, format!("column `{}` is NUMERIC without a precision", column.name.value))
                     .at(text.loc.clone(), "precision and scale not stated")
-                    .hint("state the precision the relation is built with, such as \"NUMERIC(18,2)\" (the defaults differ: scale 0 in the SQL standard and many warehouses, DECIMAL(18,3) on DuckDB, unbounded on Postgres); where the warehouse column itself has none (a bare Postgres `numeric`), keep NUMERIC, which is what `contract diff` compares, and cast it in the model's SQL to give it one"),
+                    .hint("state the precision the column is built with, such as \"NUMERIC(18,2)\" (the defaults differ: scale 0 in the SQL standard and many warehouses, DECIMAL(18,3) on DuckDB, unbounded on Postgres); where the warehouse column has none (a bare Postgres `numeric`), a declared precision is a `type_mismatch`: first give the column one with a cast in the model's SQL, `CAST(x AS NUMERIC(18,2))`"),
             );
         }
     }

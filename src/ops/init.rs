@@ -13,6 +13,7 @@ use crate::diagnostics::did_you_mean;
 use crate::edit::transaction::{self, FileChange, STATE_DIR};
 use crate::engine::Engine;
 use crate::error::UserError;
+pub use crate::report::init::{Adopted, Initialized, Left};
 use crate::warehouse::session::{self, Connect, Survey};
 use crate::warehouse::{SchemaListing, Timeouts};
 
@@ -33,43 +34,6 @@ pub struct InitOptions {
     /// Replace an existing `sqb.toml` and the source files init writes.
     pub force: bool,
     pub timeouts: Timeouts,
-}
-
-/// One adopted schema.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Adopted {
-    pub schema: String,
-    /// The target that names it.
-    pub target: String,
-    /// The source file holding its relations (none for a schema without relations).
-    pub file: Option<String>,
-    pub relations: usize,
-    pub columns: usize,
-}
-
-/// A relation init did not declare, and why.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Left {
-    pub schema: String,
-    pub relation: String,
-    pub reason: String,
-}
-
-/// What init wrote.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Initialized {
-    pub root: PathBuf,
-    /// Every file written, relative to the root, in order.
-    pub files: Vec<String>,
-    pub schemas: Vec<Adopted>,
-    /// User schemas that exist and were not chosen.
-    pub other_schemas: Vec<String>,
-    pub left_out: Vec<Left>,
-    pub default_target: String,
-    /// The URL held a password, which was not written.
-    pub password_dropped: bool,
-    /// Warnings `sqb compile` reports on the new project.
-    pub warnings: usize,
 }
 
 /// How the project will connect: what goes under `[connection]`, and how init connects now.
@@ -177,14 +141,9 @@ fn postgres_connection(options: &InitOptions, engine: Engine) -> anyhow::Result<
     }
     crate::redact::register_url(&url);
     let (written, password_dropped) = without_password(&url)?;
-    let connect = Connect::new(
-        Engine::Postgres,
-        Some(url),
-        PathBuf::new(),
-        options.timeouts,
-    )?;
+    let connect = Connect::new(engine, Some(url), PathBuf::new(), options.timeouts)?;
     Ok(Connection {
-        engine: Engine::Postgres,
+        engine,
         connect,
         written: ("url", written),
         password_dropped,

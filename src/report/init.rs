@@ -3,8 +3,46 @@
 
 use std::io::{self, Write};
 
-use crate::ops::init::Initialized;
+use std::path::PathBuf;
+
 use crate::report::count;
+
+/// One adopted schema.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Adopted {
+    pub schema: String,
+    /// The target that names it.
+    pub target: String,
+    /// The source file holding its relations (none for a schema without relations).
+    pub file: Option<String>,
+    pub relations: usize,
+    pub columns: usize,
+}
+
+/// A relation init did not declare, and why.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Left {
+    pub schema: String,
+    pub relation: String,
+    pub reason: String,
+}
+
+/// What init wrote.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Initialized {
+    pub root: PathBuf,
+    /// Every file written, relative to the root, in order.
+    pub files: Vec<String>,
+    pub schemas: Vec<Adopted>,
+    /// User schemas that exist and were not chosen.
+    pub other_schemas: Vec<String>,
+    pub left_out: Vec<Left>,
+    pub default_target: String,
+    /// The URL held a password, which was not written.
+    pub password_dropped: bool,
+    /// Warnings `sqb compile` reports on the new project.
+    pub warnings: usize,
+}
 
 pub fn emit_text(done: &Initialized, w: &mut dyn Write) -> io::Result<()> {
     writeln!(
