@@ -129,16 +129,20 @@ pub(crate) struct LogicalLocation {
 
 /// The `meaning` column of a docs table, by its first column (backticks dropped): `cells` is
 /// how many columns come before the meaning, which may itself hold `|`.
+/// A key's first row wins: a later table (contract-diff.md's severities) names the same keys.
 fn help_table(doc: &str, cells: usize) -> HashMap<String, String> {
-    doc.lines()
-        .filter_map(|line| {
-            let row = line.strip_prefix("| ")?;
-            let mut parts = row.splitn(cells + 1, " | ");
-            let key = parts.next()?.trim_matches('`').to_string();
-            let meaning = parts.nth(cells - 1)?.trim_end_matches(" |").to_string();
-            Some((key, meaning))
-        })
-        .collect()
+    let mut table = HashMap::new();
+    let rows = doc.lines().filter_map(|line| {
+        let row = line.strip_prefix("| ")?;
+        let mut parts = row.splitn(cells + 1, " | ");
+        let key = parts.next()?.trim_matches('`').to_string();
+        let meaning = parts.nth(cells - 1)?.trim_end_matches(" |").to_string();
+        Some((key, meaning))
+    });
+    for (key, meaning) in rows {
+        table.entry(key).or_insert(meaning);
+    }
+    table
 }
 
 /// What a diagnostic code means, from docs/diagnostics.md.
@@ -306,5 +310,7 @@ mod tests {
             code_help(Code::UnknownKey),
             "a key that this table does not take"
         );
+        // The findings table, not the severity table after it.
+        assert!(kind_help(FindingKind::InspectionUnavailable).starts_with("the relation exists"));
     }
 }
