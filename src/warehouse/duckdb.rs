@@ -33,17 +33,17 @@ UNION ALL
 SELECT view_name, true FROM duckdb_views() WHERE database_name = ? AND schema_name = ? AND NOT internal";
 
 /// Every user schema of the file's catalog with its tables and views (a schema without any gives
-/// one row with a NULL relation). `?1`: catalog.
+/// one row with a NULL relation). `$1`: catalog.
 const SURVEY_QUERY: &str = "
 WITH relations AS (
-    SELECT schema_name, table_name AS relation FROM duckdb_tables() WHERE database_name = ?1
+    SELECT schema_name, table_name AS relation FROM duckdb_tables() WHERE database_name = $1
     UNION ALL
-    SELECT schema_name, view_name FROM duckdb_views() WHERE database_name = ?1 AND NOT internal
+    SELECT schema_name, view_name FROM duckdb_views() WHERE database_name = $1 AND NOT internal
 )
 SELECT s.schema_name, r.relation
   FROM duckdb_schemas() s
   LEFT JOIN relations r ON r.schema_name = s.schema_name
- WHERE s.database_name = ?1
+ WHERE s.database_name = $1
    AND s.schema_name NOT IN ('information_schema', 'pg_catalog')
  ORDER BY 1, 2";
 
