@@ -117,6 +117,10 @@ pub(super) struct RawConfig {
     name: Option<Spanned<String>>,
     default_target: Option<Spanned<String>>,
     connection_loc: Option<Loc>,
+    /// Required keys already reported where they are written (an invalid value, or a
+    /// misspelled key whose did-you-mean names them): `connection.engine`,
+    /// `targets.NAME.schema`. Their absence is not reported again.
+    reported: std::collections::BTreeSet<String>,
     engine: Option<Spanned<String>>,
     path: Option<Spanned<String>>,
     url: Option<Spanned<String>>,
@@ -183,6 +187,11 @@ pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
     if let Some(conn) = r.table(root, "connection") {
         r.check_keys(conn, CONNECTION_KEYS, "[connection]");
         raw.connection_loc = Some(r.key_loc(root, "connection"));
+        for key in ["engine", "path"] {
+            if written(conn, key, CONNECTION_KEYS) {
+                raw.reported.insert(format!("connection.{key}"));
+            }
+        }
         raw.engine = r.choice(conn, "engine", &["duckdb", "postgres"]);
         raw.path = r.string(conn, "path");
         raw.url = r.string(conn, "url");
@@ -193,6 +202,9 @@ pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
                 continue;
             };
             r.check_keys(t, TARGET_KEYS, &format!("target `{name}`"));
+            if written(t, "schema", TARGET_KEYS) {
+                raw.reported.insert(format!("targets.{name}.schema"));
+            }
             let target = Target {
                 name: name.to_string(),
                 loc: r.key_loc(targets, name),
@@ -342,6 +354,16 @@ fn read_waiver(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc, context: &str) -
     })
 }
 
+/// Whether `key` is written in `table`, or misspelled there as a key whose did-you-mean (among
+/// `allowed`) is `key`: either way a diagnostic already points at it, if one is due.
+fn written(table: &dyn TableLike, key: &str, allowed: &[&str]) -> bool {
+    table.contains_key(key)
+        || table.iter().any(|(k, _)| {
+            !allowed.contains(&k)
+                && crate::diagnostics::did_you_mean(k, allowed.iter().copied()) == Some(key)
+        })
+}
+
 /// Overrides `base` with what `local` sets, field by field.
 pub(super) fn merge(base: RawConfig, local: RawConfig) -> RawConfig {
     let mut targets = base.targets;
@@ -356,6 +378,8 @@ pub(super) fn merge(base: RawConfig, local: RawConfig) -> RawConfig {
             }
         }
     }
+    let mut reported = base.reported;
+    reported.extend(local.reported);
     let mut path_defaults = base.path_defaults;
     for (path, props) in local.path_defaults {
         match path_defaults
@@ -377,6 +401,7 @@ pub(super) fn merge(base: RawConfig, local: RawConfig) -> RawConfig {
         name: local.name.or(base.name),
         default_target: local.default_target.or(base.default_target),
         connection_loc: base.connection_loc.or(local.connection_loc),
+        reported,
         engine: local.engine.or(base.engine),
         path: local.path.or(base.path),
         url: local.url.or(base.url),
@@ -398,6 +423,7 @@ pub(super) fn finish(r: &mut Reader<'_>, raw: RawConfig) -> Config {
     let file_start = Loc::file_start(r.file);
     let engine = match raw.engine.as_ref() {
         Some(e) => Engine::parse(&e.value).unwrap_or(Engine::DuckDb),
+        None if raw.reported.contains("connection.engine") => Engine::DuckDb,
         None => {
             let (loc, context) = match raw.connection_loc.clone() {
                 Some(loc) => (loc, "[connection]"),
@@ -412,7 +438,11 @@ pub(super) fn finish(r: &mut Reader<'_>, raw: RawConfig) -> Config {
             Engine::DuckDb
         }
     };
-    if engine.in_process() && raw.engine.is_some() && raw.path.is_none() {
+    if engine.in_process()
+        && raw.engine.is_some()
+        && raw.path.is_none()
+        && !raw.reported.contains("connection.path")
+    {
         let loc = raw.connection_loc.clone().unwrap_or(file_start);
         r.missing(
             loc,
@@ -434,7 +464,10 @@ pub(super) fn finish(r: &mut Reader<'_>, raw: RawConfig) -> Config {
         }
     }
     for target in raw.targets.values() {
-        if target.schema.is_none() {
+        let reported = raw
+            .reported
+            .contains(&format!("targets.{}.schema", target.name));
+        if target.schema.is_none() && !reported {
             r.missing(
                 target.loc.clone(),
                 "schema",
