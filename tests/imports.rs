@@ -931,3 +931,46 @@ fn graph_selectors_reach_imported_models() {
     ));
     insta::assert_snapshot!(text);
 }
+
+/// A new import has no baseline yet: compile says so (E035) and what makes it, the commands
+/// that need one refuse, and `imports update` takes the snapshot as the first baseline, after
+/// which the project compiles.
+#[test]
+fn the_first_update_writes_the_first_baseline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    projects("duckdb", root);
+    let vendor = root.join("consumer/vendor/shop");
+    publish(root, &vendor.join("current.json"));
+    let _ = std::fs::remove_file(vendor.join("baseline.json"));
+    let consumer = |args: &[&str]| {
+        run(sqb()
+            .arg("--project-dir")
+            .arg(root.join("consumer"))
+            .args(args))
+    };
+
+    let compiled = compile(root, "text");
+    let text = transcript(&compiled, root);
+    assert_eq!(compiled.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("E035")
+            && text.contains("`sqb imports update shop` takes the snapshot as the first one"),
+        "{text}"
+    );
+    assert_eq!(consumer(&["imports", "diff"]).status.code(), Some(2));
+
+    let update = consumer(&["imports", "update"]);
+    let shown = transcript(&update, root);
+    assert_eq!(update.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("shop: accepted") && shown.contains("no baseline yet"),
+        "{shown}"
+    );
+    assert_eq!(
+        std::fs::read(vendor.join("baseline.json")).unwrap(),
+        std::fs::read(vendor.join("current.json")).unwrap()
+    );
+    let after = compile(root, "text");
+    assert_eq!(after.status.code(), Some(0), "{}", transcript(&after, root));
+}

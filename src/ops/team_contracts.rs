@@ -30,7 +30,7 @@ pub struct UpdateOptions {
 pub fn diff(root: &Path, names: &[String]) -> anyhow::Result<Vec<ImportDiff>> {
     let project = Project::load(root)?;
     let selected = select(&project, names)?;
-    refuse_unusable(&project)?;
+    refuse_unusable(&project, false)?;
     let compiled = analyze(&project, Options::default());
     let today = crate::compile::today();
     let mut out = Vec::new();
@@ -67,7 +67,7 @@ pub fn diff(root: &Path, names: &[String]) -> anyhow::Result<Vec<ImportDiff>> {
 pub fn reads(root: &Path) -> anyhow::Result<ReadsFile> {
     let project = Project::load(root)?;
     select(&project, &[])?;
-    refuse_unusable(&project)?;
+    refuse_unusable(&project, false)?;
     let compiled = analyze(&project, Options::default());
     let imports = project
         .imports
@@ -99,12 +99,25 @@ fn declared_at(project: &Project, import: &Import) -> (String, usize, usize) {
     (file.rel_path.clone(), line, col)
 }
 
-/// An import whose files cannot be read stops every imports command (exit 2).
-pub(super) fn refuse_unusable(project: &Project) -> Result<(), UserError> {
+/// An import whose files cannot be read stops every imports command (exit 2), except a
+/// baseline that does not exist yet where `first_baseline` allows it (`imports update` writes
+/// it).
+pub(super) fn refuse_unusable(project: &Project, first_baseline: bool) -> Result<(), UserError> {
+    let awaited: Vec<&crate::source::Loc> = project
+        .imports
+        .iter()
+        .filter(|i| first_baseline && i.baseline_missing && i.snapshot.is_some())
+        .map(|i| &i.decl.baseline.loc)
+        .collect();
     let unusable: Vec<_> = project
         .diagnostics
         .iter()
         .filter(|d| matches!(d.code, Code::ImportUnreadable | Code::ImportTooNew))
+        .filter(|d| {
+            !d.primary
+                .as_ref()
+                .is_some_and(|l| awaited.contains(&&l.loc))
+        })
         .cloned()
         .collect();
     if unusable.is_empty() {
@@ -118,15 +131,22 @@ pub(super) fn refuse_unusable(project: &Project) -> Result<(), UserError> {
 pub fn update(root: &Path, options: &UpdateOptions) -> anyhow::Result<Vec<ImportState>> {
     let project = Project::load(root)?;
     let selected = select(&project, &options.names)?;
-    refuse_unusable(&project)?;
+    refuse_unusable(&project, true)?;
     let writing = !options.check && !options.dry_run;
     let compiled = (writing && !options.force).then(|| analyze(&project, Options::default()));
     let mut out = Vec::new();
     for import in selected {
-        let (Some(snapshot), Some(baseline)) = (&import.snapshot, &import.baseline) else {
+        let Some(snapshot) = &import.snapshot else {
             continue;
         };
-        let behind = snapshot.content_hash != baseline.content_hash;
+        let first = import.baseline.is_none() && import.baseline_missing;
+        let baseline = match (&import.baseline, first) {
+            (Some(baseline), _) => baseline,
+            // The first baseline is the snapshot itself: no change is accepted with it.
+            (None, true) => snapshot,
+            (None, false) => continue,
+        };
+        let behind = first || snapshot.content_hash != baseline.content_hash;
         let stale_pin = import
             .decl
             .pin
@@ -136,12 +156,16 @@ pub fn update(root: &Path, options: &UpdateOptions) -> anyhow::Result<Vec<Import
         let mut state = ImportState {
             name: import.decl.name.clone(),
             producer: snapshot.project.clone(),
-            baseline: baseline.content_hash.clone(),
+            baseline: match first {
+                true => String::new(),
+                false => baseline.content_hash.clone(),
+            },
             snapshot: snapshot.content_hash.clone(),
             changes: impact::changelog(baseline, snapshot, project.engine()),
             behind,
             stale_pin,
             written: false,
+            first,
         };
         if writing && behind {
             // Every import is checked before any baseline is written.

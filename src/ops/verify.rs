@@ -29,7 +29,7 @@ pub struct VerifyOptions {
 pub fn verify(root: &Path, options: &VerifyOptions) -> anyhow::Result<DiffReport> {
     let project = Project::load_cached(root, options.use_cache)?;
     let imports = super::team_contracts::select(&project, &options.names)?;
-    super::team_contracts::refuse_unusable(&project)?;
+    super::team_contracts::refuse_unusable(&project, false)?;
     let target = super::inspect::target(&project, &options.from)?;
     let models: Vec<(&Import, &Snapshot, &PublishedModel)> = imports
         .iter()

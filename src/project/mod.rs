@@ -70,6 +70,8 @@ pub struct Import {
     pub decl: ImportDecl,
     pub snapshot: Option<crate::team_contracts::snapshot::Snapshot>,
     pub baseline: Option<crate::team_contracts::snapshot::Snapshot>,
+    /// The baseline file does not exist (E035): `imports update` writes the first one.
+    pub baseline_missing: bool,
     /// What was read (each file's bytes, or why it could not be), for the compile cache's key.
     pub fingerprint: String,
 }

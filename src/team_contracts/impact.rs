@@ -311,4 +311,7 @@ pub struct ImportState {
     pub stale_pin: Option<String>,
     /// The baseline was rewritten.
     pub written: bool,
+    /// There was no baseline yet: the snapshot is accepted as the first one, and `baseline`
+    /// is empty.
+    pub first: bool,
 }

@@ -18,6 +18,7 @@ pub(super) fn load_imports(
             let mut fingerprint = String::new();
             // The baseline is most often the snapshot itself: the same bytes are parsed once.
             let mut last: Option<(String, crate::team_contracts::snapshot::Snapshot)> = None;
+            let mut baseline_missing = false;
             let mut read = |file: &Spanned<String>, role: &str| {
                 let path = dir.join(&file.value);
                 let shown = crate::project::rel_path(&loader.root, &path);
@@ -30,10 +31,16 @@ pub(super) fn load_imports(
                     Ok(bytes) => bytes,
                     Err(e) => {
                         fingerprint.push_str(&format!("{e};"));
+                        let first = role == "baseline" && e.kind() == std::io::ErrorKind::NotFound;
+                        let hint = match first {
+                            true => format!("a new import has no baseline yet: `sqb imports update {}` takes the snapshot as the first one", decl.name),
+                            false => "vendor the producer's `sqb publish` output there".to_string(),
+                        };
+                        baseline_missing |= first;
                         loader.diags.push(failed(
                             Code::ImportUnreadable,
                             format!("cannot read {shown}, the {role} of import `{}`: {e}", decl.name),
-                            "vendor the producer's `sqb publish` output there",
+                            &hint,
                         ));
                         return None;
                     }
@@ -87,6 +94,7 @@ pub(super) fn load_imports(
                 decl: decl.clone(),
                 snapshot,
                 baseline,
+                baseline_missing,
                 fingerprint,
             }
         })

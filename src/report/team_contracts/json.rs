@@ -113,6 +113,9 @@ struct UpdateImportJson<'a> {
     snapshot: &'a str,
     /// The baseline file was rewritten to the snapshot.
     written: bool,
+    /// There was no baseline: the snapshot is (or would be) the first one.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    first_baseline: bool,
     /// A concrete pin that is not the snapshot's hash.
     stale_pin: Option<&'a str>,
     changes: &'a [ChangelogEntry],
@@ -135,6 +138,7 @@ pub fn update_json(states: &[ImportState], mode: UpdateMode, w: &mut dyn Write) 
                 baseline: &s.baseline,
                 snapshot: &s.snapshot,
                 written: s.written,
+                first_baseline: s.first,
                 stale_pin: s.stale_pin.as_deref(),
                 changes: match s.behind {
                     true => &s.changes,

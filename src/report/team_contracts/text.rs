@@ -91,7 +91,13 @@ pub fn update_text(states: &[ImportState], mode: UpdateMode, w: &mut dyn Write) 
             other => other,
         };
         writeln!(w, "{}: {verdict}", state.name)?;
-        if state.behind {
+        if state.first {
+            writeln!(
+                w,
+                "  no baseline yet: the snapshot {} is the first, every published model as it is",
+                state.snapshot
+            )?;
+        } else if state.behind {
             for change in &state.changes {
                 writeln!(w, "  {}", change.describe())?;
             }
