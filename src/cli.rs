@@ -346,8 +346,8 @@ pub struct DriftReportArgs {
     #[arg(long, value_name = "NAME")]
     pub target: Option<String>,
 
-    /// The period: the last N days (`30d`), or since a UTC date or time (`2026-11-01`,
-    /// `2026-11-01 02:00:00`). Default: every run.
+    /// The period: a duration before now (`30d`, `1w`, `12h`, `1w2d`, `90 minutes`), or since
+    /// a UTC date or time (`2026-11-01`, `2026-11-01 02:00:00`). Default: every run.
     #[arg(long, value_name = "PERIOD")]
     pub since: Option<String>,
 

@@ -91,3 +91,54 @@ mod tests {
         }
     }
 }
+
+/// A humane duration in seconds: one or more `<number><unit>` parts (`30d`, `1w`, `12h`,
+/// `1w2d`, `90 minutes`), units `s`, `m`/`min`, `h`, `d`, `w` and their spelled-out forms.
+/// `None` for anything else (months and years have no fixed length).
+pub fn duration_secs(text: &str) -> Option<i64> {
+    let mut rest = text.trim();
+    let mut total: i64 = 0;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let number: i64 = rest[..digits].parse().ok()?;
+        rest = rest[digits..].trim_start();
+        let letters = rest
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        let unit = match rest[..letters].to_ascii_lowercase().as_str() {
+            "s" | "sec" | "secs" | "second" | "seconds" => 1,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60,
+            "h" | "hr" | "hrs" | "hour" | "hours" => 3_600,
+            "d" | "day" | "days" => 86_400,
+            "w" | "week" | "weeks" => 604_800,
+            _ => return None,
+        };
+        total = total.checked_add(number.checked_mul(unit)?)?;
+        rest = rest[letters..].trim_start();
+    }
+    Some(total)
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::duration_secs;
+
+    #[test]
+    fn humane_durations_are_read_and_odd_ones_refused() {
+        assert_eq!(duration_secs("30d"), Some(30 * 86_400));
+        assert_eq!(duration_secs("1w"), Some(604_800));
+        assert_eq!(duration_secs("1w2d"), Some(604_800 + 2 * 86_400));
+        assert_eq!(duration_secs("12h"), Some(43_200));
+        assert_eq!(duration_secs("90 minutes"), Some(5_400));
+        assert_eq!(duration_secs("2 weeks"), Some(1_209_600));
+        for bad in ["", "d", "3", "1mo", "1y", "-1d", "1.5d", "2026-11-01"] {
+            assert_eq!(duration_secs(bad), None, "{bad}");
+        }
+        assert_eq!(duration_secs("99999999999999999w"), None);
+    }
+}

@@ -101,16 +101,15 @@ pub fn report(path: &Path, options: &DriftOptions) -> anyhow::Result<DriftReport
     Ok(drift::build(target, since, &summary))
 }
 
-/// The period's start: `30d` (that many days before now), or a date or time as given.
+/// The period's start: a duration before now (`30d`, `1w`, `12h`), or a date or time as
+/// given.
 fn since(text: &str) -> Result<String, UserError> {
-    let start = match text.strip_suffix('d').map(str::parse::<i64>) {
-        Some(Ok(days)) if days >= 0 => Some(crate::clock::now_secs() - days * 86_400),
-        _ => crate::clock::parse(text),
+    let start = match crate::clock::duration_secs(text) {
+        Some(secs) => crate::clock::now_secs().checked_sub(secs),
+        None => crate::clock::parse(text),
     };
     start.map(crate::clock::timestamp).ok_or_else(|| {
-        UserError::new(format!(
-            "--since {text:?} is neither a number of days nor a date"
-        ))
-        .with_hint("write it as 30d, 2026-11-01 or \"2026-11-01 02:00:00\" (UTC)")
+        UserError::new(format!("--since {text:?} is neither a duration nor a date"))
+            .with_hint("write it as 30d, 1w, 12h, 2026-11-01 or \"2026-11-01 02:00:00\" (UTC)")
     })
 }
