@@ -583,10 +583,35 @@ fn duckdb_missing_and_locked_files_are_clear_errors() {
     writer
         .execute_batch("INSERT INTO analytics.orders VALUES (1)")
         .unwrap();
-    let locked = diff(tmp.path(), None, &["--from", "prod"]);
-    drop(writer);
+    let locked = diff(
+        tmp.path(),
+        None,
+        &["--from", "prod", "--connect-timeout", "1"],
+    );
     assert_eq!(locked.status.code(), Some(2));
     insta::assert_snapshot!(transcript(&locked, tmp.path()));
+    // A writer that finishes within the connect timeout is waited for, said once.
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        drop(writer);
+    });
+    let waited = diff(
+        tmp.path(),
+        None,
+        &["--from", "prod", "--connect-timeout", "20"],
+    );
+    release.join().unwrap();
+    let shown = transcript(&waited, tmp.path());
+    assert_ne!(waited.status.code(), Some(2), "{shown}");
+    assert_eq!(
+        shown
+            .matches(
+                "note: waiting up to 20s for [ROOT]/w.duckdb, which another process holds locked"
+            )
+            .count(),
+        1,
+        "{shown}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

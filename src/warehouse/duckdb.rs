@@ -53,22 +53,54 @@ pub struct DuckDbIntrospector {
 }
 
 impl DuckDbIntrospector {
-    /// Opens the database file read-only (blocking).
-    pub fn open(path: &Path) -> Result<Self, WarehouseError> {
-        let shown = path.display().to_string();
+    /// Opens the database file read-only (blocking). A file another process holds locked (a
+    /// writer) is waited for, up to `wait`, with one line on stderr saying so.
+    pub fn open(path: &Path, wait: Duration) -> Result<Self, WarehouseError> {
+        let shown = std::fs::canonicalize(path)
+            .unwrap_or_else(|_| path.to_path_buf())
+            .display()
+            .to_string();
         if !path.is_file() {
             return Err(WarehouseError::DuckDbMissing { path: shown });
         }
+        let deadline = std::time::Instant::now() + wait;
+        let mut said = false;
+        loop {
+            match Self::open_once(path, &shown) {
+                Err(WarehouseError::DuckDbLocked { .. })
+                    if std::time::Instant::now() < deadline =>
+                {
+                    if !said {
+                        crate::message::eprint(
+                            crate::message::Level::Note,
+                            &format!(
+                                "waiting up to {}s for {shown}, which another process holds locked",
+                                wait.as_secs().max(1)
+                            ),
+                        );
+                        said = true;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(WarehouseError::DuckDbLocked { path }) => {
+                    return Err(WarehouseError::DuckDbLocked { path })
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_once(path: &Path, shown: &str) -> Result<Self, WarehouseError> {
         let open_error = |e: duckdb::Error| {
             let reason = e.to_string();
             // Not just "lock": other messages say "block".
             if reason.contains("Could not set lock") || reason.contains("Conflicting lock") {
                 WarehouseError::DuckDbLocked {
-                    path: shown.clone(),
+                    path: shown.to_string(),
                 }
             } else {
                 WarehouseError::DuckDbOpen {
-                    path: shown.clone(),
+                    path: shown.to_string(),
                     reason: first_line(&reason),
                 }
             }

@@ -97,7 +97,7 @@ pub enum WarehouseError {
     Failed(String),
     #[error("DuckDB database {path} does not exist")]
     DuckDbMissing { path: String },
-    #[error("DuckDB database {path} is locked by another process")]
+    #[error("DuckDB database {path} is locked by another process, past the connect timeout")]
     DuckDbLocked { path: String },
     #[error("could not open DuckDB database {path}: {reason}")]
     DuckDbOpen { path: String, reason: String },
@@ -127,7 +127,7 @@ impl WarehouseError {
             }
             WarehouseError::QueryTimeout { .. } => "raise --statement-timeout, or ask for fewer dimensions",
             WarehouseError::DuckDbMissing { .. } => "check `path` under [connection]; it is relative to the project root",
-            WarehouseError::DuckDbLocked { .. } => "a process is writing to the file; retry when it has finished",
+            WarehouseError::DuckDbLocked { .. } => "a process is writing to the file: raise --connect-timeout to wait longer, or retry when it has finished",
             WarehouseError::DuckDbOpen { .. } => return None,
             WarehouseError::DuckDbCatalog { .. } => "a DuckDB target's `database` must be the file's catalog name, or be left out",
             WarehouseError::Unsupported(_) => "install sqb with its default features",

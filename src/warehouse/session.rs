@@ -304,7 +304,10 @@ async fn open(connect: &Connect) -> Result<Warehouse, WarehouseError> {
             Box::new(PgIntrospector::configure(url, connect.timeouts)?)
         }
         #[cfg(feature = "duckdb")]
-        Engine::DuckDb => Box::new(DuckDbIntrospector::open(&connect.path)?),
+        Engine::DuckDb => Box::new(DuckDbIntrospector::open(
+            &connect.path,
+            connect.timeouts.connect,
+        )?),
         #[cfg(not(feature = "duckdb"))]
         Engine::DuckDb => return Err(WarehouseError::Unsupported("DuckDB")),
     })
