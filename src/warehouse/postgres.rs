@@ -440,11 +440,23 @@ fn decode_cell(row: &PgRow, i: usize, column: &Column) -> Result<Cell, Warehouse
         "int8" => Cell::Int(row.try_get::<i64, _>(i).map_err(get_err)?.into()),
         "float4" => Cell::Float(row.try_get::<f32, _>(i).map_err(get_err)?.into()),
         "float8" => Cell::Float(row.try_get(i).map_err(get_err)?),
-        "numeric" => Cell::Decimal(
-            row.try_get::<sqlx::types::BigDecimal, _>(i)
-                .map_err(get_err)?
-                .to_plain_string(),
-        ),
+        "numeric" => {
+            let value = row
+                .try_get::<sqlx::types::BigDecimal, _>(i)
+                .map_err(get_err)?;
+            // The decoded value's scale is a multiple of Postgres's 4-digit groups: the display
+            // scale the server prints (`2328.60`, not `2328.6000`) is the binary header's.
+            let scale = raw
+                .as_bytes()
+                .ok()
+                .and_then(|b| b.get(6..8))
+                .map(|b| i64::from(u16::from_be_bytes([b[0], b[1]])));
+            let value = match scale {
+                Some(scale) => value.with_scale(scale),
+                None => value,
+            };
+            Cell::Decimal(value.to_plain_string())
+        }
         "date" => Cell::Date(
             row.try_get::<chrono::NaiveDate, _>(i)
                 .map_err(get_err)?
