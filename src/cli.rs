@@ -299,7 +299,7 @@ pub struct ImportDbtArgs {
     pub dbt_project_dir: PathBuf,
 
     /// The directory to write the sqb project into: absent or empty, unless --force.
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
     pub out: PathBuf,
 
     /// The manifest `dbt compile` wrote. Default: DBT_PROJECT_DIR/target/manifest.json.
@@ -454,7 +454,7 @@ pub struct ImportsReadsArgs {
     pub format: TextOrJson,
 
     /// Write to FILE (atomically) instead of stdout.
-    #[arg(long, value_name = "FILE")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE")]
     pub out: Option<std::path::PathBuf>,
 }
 
@@ -483,7 +483,13 @@ pub struct ImportsUpdateArgs {
 #[derive(Debug, Args)]
 pub struct PublishArgs {
     /// Write the snapshot to FILE (atomically) instead of stdout.
-    #[arg(long, value_name = "FILE", conflicts_with = "check")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "out",
+        value_name = "FILE",
+        conflicts_with = "check"
+    )]
     pub out: Option<PathBuf>,
 
     /// The target whose namespace names the published relations. Default: `default_target`.

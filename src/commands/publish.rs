@@ -125,7 +125,7 @@ fn delivered(
         }
         Delivery::OutOfDate(path) => {
             anstream::eprintln!(
-                "{} is out of date: `sqb publish --out {}` writes the current snapshot",
+                "{} is out of date: `sqb publish --output {}` writes the current snapshot",
                 path.display(),
                 path.display()
             );

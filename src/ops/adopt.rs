@@ -134,7 +134,7 @@ fn check_out(options: &ImportDbtOptions) -> anyhow::Result<()> {
     if let Ok(canonical) = out.canonicalize() {
         if dbt.starts_with(&canonical) {
             return Err(UserError::new(format!(
-                "--out {} holds the dbt project itself",
+                "--output {} holds the dbt project itself",
                 out.display()
             ))
             .with_hint("write the sqb project into a directory of its own")

@@ -86,7 +86,7 @@ pub fn run(
         return Err(UserError::new(
             "--consumers compares with the previous snapshot, and none is named",
         )
-        .with_hint("pass it as --check FILE (or --out FILE, which it then replaces)")
+        .with_hint("pass it as --check FILE (or --output FILE, which it then replaces)")
         .into());
     }
     let published = publish(root, options)?;
