@@ -20,8 +20,10 @@ pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
         &root,
     )?;
     let from = target_name(&root, args.from.as_deref())?;
+    let mut inspect = inspect_options(global, &from, &args.selection, &args.connect);
+    inspect.partial = true;
     let options = DiffOptions {
-        inspect: inspect_options(global, &from, &args.selection, &args.connect),
+        inspect,
         baseline: args.baseline.clone(),
         history: args.history.as_ref().map(|path| HistoryOptions {
             path: path.clone(),
@@ -30,6 +32,7 @@ pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
     };
     let output = Output::of(args.output.as_deref());
     let outcome = diff(&root, &options, |report| {
+        show_compile_errors(report);
         let written = tracing::debug_span!("report written")
             .in_scope(|| report::write(output, |w| emit(report, &format, w)));
         Ok(written?)
@@ -45,8 +48,27 @@ pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
         (FailOn::New, Some(comparison)) => comparison.new_differences > 0,
         _ => report.has_differences(),
     };
-    Ok(match failing {
+    Ok(match failing || !report.compile_errors.is_empty() {
         true => ExitStatus::Failure,
         false => ExitStatus::Success,
     })
+}
+
+/// A project that does not compile is compared all the same: its errors go to stderr first,
+/// and fail the run (exit 1) beside the findings.
+fn show_compile_errors(report: &crate::report::diff::DiffReport) {
+    if report.compile_errors_text.is_empty() {
+        return;
+    }
+    for error in &report.compile_errors_text {
+        anstream::eprintln!("{error}\n");
+    }
+    crate::message::eprint(
+        crate::message::Level::Error,
+        &format!(
+            "the project does not compile ({}); the {} whose declarations loaded were compared",
+            report::count(report.compile_errors_text.len(), "error", "errors"),
+            report::count(report.resources.len(), "resource", "resources"),
+        ),
+    );
 }

@@ -168,6 +168,7 @@ pub fn inspect_options(
         },
         timeouts: timeouts(connect),
         use_cache: !global.no_cache,
+        partial: false,
     }
 }
 

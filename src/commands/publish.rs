@@ -18,6 +18,7 @@ pub fn run(global: &GlobalArgs, args: &PublishArgs) -> anyhow::Result<ExitStatus
         target: args.target.clone(),
         all: args.all,
         from: args.from.as_ref().map(|from| InspectOptions {
+            partial: false,
             from: from.clone(),
             selection: SelectOptions::default(),
             timeouts: timeouts(&args.connect),

@@ -57,12 +57,21 @@ pub fn run(
     let mut report = diff(root, &options.inspect)?;
     if report.resources.is_empty() {
         // A check with nothing to check must not pass.
-        return Err(UserError::new(format!(
-            "nothing was compared with target `{}`: the project declares no model or source",
-            report.target
-        ))
-        .with_hint("`sqb init` declares a warehouse's relations as sources; `sqb contract generate --write` fills a model's columns")
-        .into());
+        let error = match report.compile_errors_text.is_empty() {
+            true => UserError::new(format!(
+                "nothing was compared with target `{}`: the project declares no model or source",
+                report.target
+            ))
+            .with_hint("`sqb init` declares a warehouse's relations as sources; `sqb contract generate --write` fills a model's columns"),
+            false => UserError::new(format!(
+                "nothing was compared with target `{}`: the project does not compile ({})",
+                report.target,
+                crate::report::count(report.compile_errors_text.len(), "error", "errors")
+            ))
+            .with_hint("fix the errors above; `sqb compile` lists them")
+            .with_diagnostics(report.compile_errors_text.join("\n\n")),
+        };
+        return Err(error.into());
     }
     if let Some((path, b)) = &baseline {
         report
@@ -109,8 +118,13 @@ fn report(from: &str, inspected: ReadTarget<'_>) -> anyhow::Result<DiffReport> {
     let ReadTarget {
         project,
         target,
-        inspection,
+        mut inspection,
+        errors,
     } = inspected;
+    // A model whose sidecar does not parse has no declarations to compare: its error says why.
+    inspection
+        .items
+        .retain(|item| !matches!(item.resource, Resource::Model(m) if m.unreadable));
     let namespace = NamespaceInfo {
         engine: project.engine(),
         database: inspection.database.clone(),
@@ -142,6 +156,11 @@ fn report(from: &str, inspected: ReadTarget<'_>) -> anyhow::Result<DiffReport> {
     crate::memory::leave_to_exit(inspection);
     let mut report = DiffReport::new(from.to_string(), namespace, resources);
     report.summary.type_sizes_compared = project.config.settings.compares_type_size();
+    report.compile_errors = errors
+        .iter()
+        .map(|d| crate::diagnostics::to_json(d, &project.sources))
+        .collect();
+    report.compile_errors_text = crate::diagnostics::render_errors(&errors, &project.sources);
     Ok(report)
 }
 

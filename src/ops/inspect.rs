@@ -57,6 +57,9 @@ pub struct InspectOptions {
     pub timeouts: Timeouts,
     /// Read and write the compile cache.
     pub use_cache: bool,
+    /// Go on when the project has errors outside its configuration: compare what loaded, and
+    /// hand the errors over ([`ReadTarget::errors`]). Otherwise any error fails first.
+    pub partial: bool,
 }
 
 /// A compiled project's selected resources, matched to what the target holds.
@@ -64,6 +67,8 @@ pub struct ReadTarget<'p> {
     pub project: &'p Project,
     pub target: &'p Target,
     pub inspection: Inspection<'p>,
+    /// With [`InspectOptions::partial`]: the project's errors (empty when it compiles).
+    pub errors: Vec<crate::diagnostics::Diagnostic>,
 }
 
 /// What becomes of the files' texts once the project compiles.
@@ -90,16 +95,18 @@ pub fn inspect<T>(
     let project_file = Project::begin(root, options.use_cache);
     let session = start_session(root, project_file.config(), options);
     let mut project = tracing::debug_span!("project loaded").in_scope(|| project_file.finish())?;
-    let compiled = compile_while_reading(&project, options, session)?;
+    let mut compiled = compile_while_reading(&project, options, session)?;
     if texts == Texts::Release {
         let released = project.sources.release_texts();
         tracing::debug!(files = released, "texts released");
     }
+    let errors = std::mem::take(&mut compiled.errors);
     let (target, inspection) = match_answer(&project, options, compiled)?;
     let result = then(ReadTarget {
         project: &project,
         target,
         inspection,
+        errors,
     })?;
     Ok((project, result))
 }
@@ -153,6 +160,8 @@ struct CompiledWhileReading {
     /// The selection, when it was known before compiling and its request sent then.
     early: Option<Selected>,
     graph: Graph,
+    /// The project's errors, kept under [`InspectOptions::partial`].
+    errors: Vec<crate::diagnostics::Diagnostic>,
 }
 
 /// Compiles `project` on another thread while the session connects and reads, and checks the
@@ -179,12 +188,19 @@ fn compile_while_reading(
         _ => None,
     };
     let (diags, graph) = compile(project, options.use_cache)?;
-    super::ensure_compiles(project, &diags)?;
+    let config_file = project.config.file;
+    let config_broken = diags.iter().any(|d| {
+        d.is_error() && d.primary.as_ref().is_some_and(|l| l.loc.file == config_file)
+    }) || project.config.unparsed;
+    if !options.partial || config_broken {
+        super::ensure_compiles(project, &diags)?;
+    }
     Ok(CompiledWhileReading {
         session,
         selection,
         early: sent,
         graph,
+        errors: diags.into_iter().filter(|d| d.is_error()).collect(),
     })
 }
 
@@ -200,6 +216,7 @@ fn match_answer<'p>(
         selection,
         early,
         graph,
+        errors: _,
     } = compiled;
     let target = target(project, &options.from)?;
     let (resources, answer) = match early {

@@ -32,6 +32,13 @@ pub struct DiffReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<baseline::Comparison>,
     pub resources: Vec<ResourceReport>,
+    /// The project's errors when it does not compile: the resources whose declarations loaded
+    /// were compared all the same.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub compile_errors: Vec<crate::diagnostics::JsonDiagnostic>,
+    /// The same errors rendered with their snippets, for stderr.
+    #[serde(skip)]
+    pub compile_errors_text: Vec<String>,
 }
 
 /// The target's namespace. Never connection details.
@@ -197,6 +204,8 @@ impl DiffReport {
             summary,
             baseline: None,
             resources,
+            compile_errors: Vec::new(),
+            compile_errors_text: Vec::new(),
         }
     }
 
