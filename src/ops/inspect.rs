@@ -2,7 +2,8 @@
 //! project loads (it connects, and reads ahead when every resource is selected), the compile on
 //! a thread of its own meanwhile, the selection, and the catalog read matched to it.
 //!
-//! A project with errors fails first, even when the warehouse is unreachable.
+//! A project with errors fails first, even when the warehouse is unreachable; `contract diff`
+//! (`partial`) goes on with what loaded unless the errors are in the configuration.
 
 use std::path::{Path, PathBuf};
 
