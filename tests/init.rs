@@ -399,3 +399,43 @@ fn an_interrupted_init_leaves_nothing() {
         assert!(!root.exists(), "{step}: {}", tree(&root));
     }
 }
+
+/// A project that does not compile (an enforced model that declares no columns, E020) is still
+/// compared, its error beside the findings (exit 1); `generate --write` fills the columns from
+/// the warehouse, which fixes it, and says so.
+#[test]
+fn a_project_that_does_not_compile_is_compared_and_generate_fixes_it() {
+    let Some(db) = postgres_warehouse("init_broken") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("w");
+    let out = run(sqb().arg("init").arg(&root).args(["--url", &db.url]));
+    assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, &root));
+    common::copy_tree(&repo().join("testdata/init/enforced_without_columns"), &root);
+    pg_exec(
+        &db.url,
+        "CREATE TABLE big_spenders AS SELECT customer_id, amount FROM orders WHERE amount > 100",
+    );
+    let with_password = |args: &[&str]| {
+        run(sqb()
+            .arg("--project-dir")
+            .arg(&root)
+            .args(args)
+            .env("PGPASSWORD", password(&db)))
+    };
+    let diff = with_password(&["contract", "diff"]);
+    let shown = stable(&transcript(&diff, &root), &db);
+    assert_eq!(diff.status.code(), Some(1), "{shown}");
+    insta::assert_snapshot!("broken_project_diff", shown);
+
+    let generate = with_password(&["contract", "generate", "--write"]);
+    let shown = stable(&transcript(&generate, &root), &db);
+    assert_eq!(generate.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("it fixed 1 error: the project compiles"),
+        "{shown}"
+    );
+    let diff = with_password(&["contract", "diff"]);
+    assert_eq!(diff.status.code(), Some(0), "{}", transcript(&diff, &root));
+}

@@ -15,12 +15,28 @@ use crate::report::{count, OutputError};
 pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
     let from = target_name(&root, args.from.as_deref())?;
+    let mut inspect = inspect_options(global, &from, &args.selection, &args.connect);
+    inspect.partial = true;
     let options = GenerateOptions {
-        inspect: inspect_options(global, &from, &args.selection, &args.connect),
+        inspect,
         overwrite: args.overwrite,
         write: args.write,
     };
-    let Generated { plan, changes } = generate::plan(&root, &options)?;
+    let Generated {
+        plan,
+        changes,
+        errors_before,
+    } = generate::plan(&root, &options)?;
+    if !errors_before.is_empty() {
+        say(
+            global,
+            Level::Warning,
+            &format!(
+                "the project does not compile ({}): the proposals come from what loaded, and a write may fix errors but never add one",
+                count(errors_before.len(), "error", "errors")
+            ),
+        );
+    }
     match tracing::debug_span!("changes shown")
         .in_scope(|| show(global, args, &from, &plan, &changes))
     {
@@ -34,10 +50,22 @@ pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatu
     }
     // The write recompiles the project from disk: the plan is not held beside it.
     drop(plan);
-    match generate::write(&root, &changes, !global.no_cache)? {
-        Written::Done => {
+    match generate::write(&root, &changes, !global.no_cache, &errors_before)? {
+        Written::Done { fixed, left } => {
             let files = count(changes.len(), "file", "files");
-            note(global, &format!("wrote {files}; the project compiles"));
+            let verdict = match (fixed, left) {
+                (0, 0) => "the project compiles".to_string(),
+                (fixed, 0) => format!(
+                    "it fixed {}: the project compiles",
+                    count(fixed, "error", "errors")
+                ),
+                (fixed, left) => format!(
+                    "it fixed {} and added none; {} left (`sqb compile` lists them)",
+                    count(fixed, "error", "errors"),
+                    count(left, "error", "errors")
+                ),
+            };
+            note(global, &format!("wrote {files}; {verdict}"));
             Ok(ExitStatus::Success)
         }
         Written::Interrupted(signal) => {

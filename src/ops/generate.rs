@@ -26,13 +26,39 @@ pub struct GenerateOptions {
 pub struct Generated {
     pub plan: Plan,
     pub changes: Vec<FileChange>,
+    /// The project's errors before the write (it was planned from what loaded): the write may
+    /// fix some and must add none.
+    pub errors_before: Vec<ErrorKey>,
+}
+
+/// What tells one error from another across a write: its code, message and file (its line may
+/// move with the edit).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ErrorKey {
+    pub code: &'static str,
+    pub message: String,
+    pub file: Option<String>,
+}
+
+impl ErrorKey {
+    fn of(d: &crate::diagnostics::Diagnostic, project: &Project) -> Self {
+        Self {
+            code: d.code.as_str(),
+            message: d.message.clone(),
+            file: d
+                .primary
+                .as_ref()
+                .map(|l| project.sources.get(l.loc.file).rel_path.clone()),
+        }
+    }
 }
 
 /// How a write ended without an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Written {
-    /// Every file was written and the project compiles.
-    Done,
+    /// Every file was written; the project has no error it did not have before. `fixed`
+    /// errors it had are gone, `left` remain.
+    Done { fixed: usize, left: usize },
     /// Ctrl-C or SIGTERM (the signal's number) arrived; every file was restored.
     Interrupted(i32),
 }
@@ -68,7 +94,16 @@ pub fn plan(root: &Path, options: &GenerateOptions) -> anyhow::Result<Generated>
         );
         let changes = tracing::debug_span!("files edited in memory")
             .in_scope(|| file_changes(&read.project.sources, &plan))?;
-        Ok(Generated { plan, changes })
+        let errors_before = read
+            .errors
+            .iter()
+            .map(|d| ErrorKey::of(d, read.project))
+            .collect();
+        Ok(Generated {
+            plan,
+            changes,
+            errors_before,
+        })
     })?;
     // A write reloads the project from disk and recompiles it: this copy, and a DuckDB
     // database the read left open, are freed meanwhile, so that they are not held beside the
@@ -83,22 +118,35 @@ pub fn plan(root: &Path, options: &GenerateOptions) -> anyhow::Result<Generated>
     Ok(generated)
 }
 
-/// The write transaction: write every file, recompile from disk, restore on failure.
-pub fn write(root: &Path, changes: &[FileChange], use_cache: bool) -> anyhow::Result<Written> {
+/// The write transaction: write every file, recompile from disk, restore on failure: when
+/// the project has an error it did not have before (`before`).
+pub fn write(
+    root: &Path,
+    changes: &[FileChange],
+    use_cache: bool,
+    before: &[ErrorKey],
+) -> anyhow::Result<Written> {
+    let mut counts = (0, 0);
     let check = || {
         // The planned project is freed on its own thread meanwhile; it is gone before the
         // reload, so that two are never held at once.
         tracing::debug_span!("planned project freed").in_scope(crate::memory::wait_for_frees);
-        tracing::debug_span!("project reloaded and recompiled")
-            .in_scope(|| recompile(root, use_cache))
+        let left = tracing::debug_span!("project reloaded and recompiled")
+            .in_scope(|| recompile(root, use_cache, before))?;
+        counts = (before.len().saturating_sub(left), left);
+        Ok(())
     };
     let result = tracing::debug_span!("files written and checked")
         .in_scope(|| transaction::apply(root, changes, check));
     match result {
-        Ok(Ok(())) => Ok(Written::Done),
-        Ok(Err(rendered)) => Err(UserError::new(
-            "the generated declarations do not compile; every file was restored to its prior content",
-        )
+        Ok(Ok(())) => Ok(Written::Done {
+            fixed: counts.0,
+            left: counts.1,
+        }),
+        Ok(Err(rendered)) => Err(UserError::new(match before.is_empty() {
+            true => "the generated declarations do not compile; every file was restored to its prior content",
+            false => "the generated declarations add errors to a project that did not compile; every file was restored to its prior content",
+        })
         .with_hint("fix the declarations or the warehouse as the diagnostics say, then run again")
         .with_diagnostics(rendered)
         .into()),
@@ -112,14 +160,20 @@ pub fn write(root: &Path, changes: &[FileChange], use_cache: bool) -> anyhow::Re
     }
 }
 
-/// The check: the project as written compiles. Its errors are rendered while the reloaded
-/// sources are at hand.
-fn recompile(root: &Path, use_cache: bool) -> Result<(), String> {
+/// The check: the project as written has no error that was not in `before`; the number of
+/// errors left. The new errors are rendered while the reloaded sources are at hand.
+fn recompile(root: &Path, use_cache: bool, before: &[ErrorKey]) -> Result<usize, String> {
     let reloaded = Project::load_cached(root, use_cache).map_err(|e| format!("error: {e}"))?;
     let (diags, _) = compile_cached(&reloaded, Default::default(), use_cache);
-    let rendered = render_errors(&diags, &reloaded.sources);
-    match rendered.is_empty() {
-        true => Ok(()),
-        false => Err(rendered.join("\n\n")),
+    let errors: Vec<_> = diags.into_iter().filter(|d| d.is_error()).collect();
+    let known: std::collections::HashSet<&ErrorKey> = before.iter().collect();
+    let new: Vec<_> = errors
+        .iter()
+        .filter(|d| !known.contains(&ErrorKey::of(d, &reloaded)))
+        .cloned()
+        .collect();
+    match new.is_empty() {
+        true => Ok(errors.len()),
+        false => Err(render_errors(&new, &reloaded.sources).join("\n\n")),
     }
 }

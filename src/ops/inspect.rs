@@ -191,7 +191,10 @@ fn compile_while_reading(
     let (diags, graph) = compile(project, options.use_cache)?;
     let config_file = project.config.file;
     let config_broken = diags.iter().any(|d| {
-        d.is_error() && d.primary.as_ref().is_some_and(|l| l.loc.file == config_file)
+        d.is_error()
+            && d.primary
+                .as_ref()
+                .is_some_and(|l| l.loc.file == config_file)
     }) || project.config.unparsed;
     if !options.partial || config_broken {
         super::ensure_compiles(project, &diags)?;

@@ -1,0 +1,1 @@
+SELECT customer_id, amount FROM orders WHERE amount > 100
