@@ -72,6 +72,13 @@ pub enum Command {
     /// usage error).
     Compile(CompileArgs),
 
+    /// List what a selection picks (every model and source without one), offline, as `dbt ls`
+    /// does: each resource's type, name, relation and declaring file.
+    ///
+    /// Exit status: 0 when listed, 2 when a selector matches nothing or the project cannot be
+    /// read.
+    Ls(LsArgs),
+
     /// Compare column declarations with the warehouse.
     #[command(subcommand)]
     Contract(ContractCommand),
@@ -125,6 +132,16 @@ pub enum Command {
     /// when an assertion could not run or the command failed. The verdicts are recorded (in
     /// .sqb/cache/) for `sqb query`'s trust tiers.
     Assert(AssertArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    #[command(flatten)]
+    pub selection: SelectArgs,
+
+    /// Output format: aligned lines, or a JSON list.
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
 }
 
 #[derive(Debug, Args)]

@@ -412,7 +412,10 @@ fn a_project_that_does_not_compile_is_compared_and_generate_fixes_it() {
     let root = tmp.path().join("w");
     let out = run(sqb().arg("init").arg(&root).args(["--url", &db.url]));
     assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, &root));
-    common::copy_tree(&repo().join("testdata/init/enforced_without_columns"), &root);
+    common::copy_tree(
+        &repo().join("testdata/init/enforced_without_columns"),
+        &root,
+    );
     pg_exec(
         &db.url,
         "CREATE TABLE big_spenders AS SELECT customer_id, amount FROM orders WHERE amount > 100",

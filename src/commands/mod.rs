@@ -15,6 +15,7 @@ pub mod imports_update;
 pub mod imports_verify;
 pub mod init;
 pub mod lineage;
+pub mod ls;
 pub mod publish;
 pub mod query;
 
@@ -41,6 +42,7 @@ pub fn run(cli: &Cli) -> ExitStatus {
     let result = match &cli.command {
         Command::Init(args) => init::run(&cli.global, args),
         Command::Compile(args) => compile::run(&cli.global, args),
+        Command::Ls(args) => ls::run(&cli.global, args),
         Command::Contract(ContractCommand::Diff(args)) => contract_diff::run(&cli.global, args),
         Command::Contract(ContractCommand::Generate(args)) => {
             contract_generate::run(&cli.global, args)

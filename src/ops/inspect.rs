@@ -35,7 +35,7 @@ impl SelectOptions {
     }
 
     /// The selection, with the selector file's lines read.
-    fn load(&self) -> anyhow::Result<Selection> {
+    pub fn load(&self) -> anyhow::Result<Selection> {
         let mut selection = Selection {
             select: self.select.clone(),
             exclude: self.exclude.clone(),

@@ -15,6 +15,7 @@ pub mod generate;
 pub mod init;
 pub mod inspect;
 pub mod lineage;
+pub mod ls;
 pub mod publish;
 pub mod query;
 pub mod root;

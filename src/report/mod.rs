@@ -12,6 +12,7 @@ pub mod drift;
 pub mod generate;
 pub mod init;
 pub mod lineage;
+pub mod ls;
 pub mod query;
 pub mod sarif;
 pub mod team_contracts;
