@@ -66,7 +66,7 @@ fn show_compile_errors(report: &crate::report::diff::DiffReport) {
     crate::message::eprint(
         crate::message::Level::Error,
         &format!(
-            "the project does not compile ({}); the {} whose declarations loaded were compared",
+            "the project does not compile ({}); what loaded was compared: {}",
             report::count(report.compile_errors_text.len(), "error", "errors"),
             report::count(report.resources.len(), "resource", "resources"),
         ),
