@@ -9,7 +9,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// sqb reads a project of SQL models with TOML column declarations (sqb.toml at its root),
 /// validates it offline, and compares the declarations with the relations in Postgres or DuckDB.
 #[derive(Debug, Parser)]
-#[command(name = "sqb", version, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "sqb",
+    version,
+    propagate_version = true,
+    max_term_width = 100,
+    after_help = ENVIRONMENT
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -17,6 +23,16 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The environment variables sqb reads, shown under `sqb --help`.
+const ENVIRONMENT: &str = "Environment:
+  SQB_DATABASE_URL  the Postgres connection URL; overrides `url` under [connection]
+  PGPASSWORD        the Postgres password (also ~/.pgpass); PGHOST, PGPORT, PGUSER and
+                    PGDATABASE fill what a URL leaves out
+  SQB_NO_CACHE      any value but 0 or false: the same as --no-cache
+  NO_COLOR          no colours with --color auto
+  RUST_LOG          log filter for -v (e.g. sqb=trace)
+  SQB_NOW           stands in for the clock (tests and reproducible reports)";
 
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
