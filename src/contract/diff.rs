@@ -105,6 +105,8 @@ pub struct Finding {
     pub message: String,
     /// The declaration's location, where one exists.
     pub loc: Option<Loc>,
+    /// For `nullability_mismatch`: whether the declaration and the catalog say nullable.
+    pub nullable: Option<(bool, bool)>,
 }
 
 /// Looks up the project's enums by type name.
@@ -304,10 +306,16 @@ fn finding(
         physical_type: None,
         message,
         loc,
+        nullable: None,
     }
 }
 
 impl Finding {
+    fn with_nullable(mut self, declared: bool, physical: bool) -> Self {
+        self.nullable = Some((declared, physical));
+        self
+    }
+
     fn with_types(mut self, declared: Option<String>, physical: Option<String>) -> Self {
         self.declared_type = declared;
         self.physical_type = physical;
@@ -401,7 +409,8 @@ fn compare_column(
                 Some(stated.loc.clone()),
             )
             .with_types(declared_text(), Some(physical.type_text.clone()))
-            .with_column(name),
+            .with_column(name)
+            .with_nullable(stated.value, physical_nullable),
         );
     }
 }

@@ -178,6 +178,7 @@ fn undeclared_report(project: &Project, database: &str, u: adoption::Undeclared)
             u.schema, u.relation, u.schema
         ),
         loc: Some(u.loc),
+        nullable: None,
     };
     let relation = [database, u.schema.as_str(), u.relation.as_str()]
         .map(quote_ident)

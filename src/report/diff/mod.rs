@@ -102,6 +102,10 @@ pub struct FindingReport {
     /// its declaration, its `label` saying what it is (docs/semantic-contracts.md).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub semantic_uses: Vec<JsonLocation>,
+    /// For `nullability_mismatch`: whether the declaration and the catalog say nullable (the
+    /// text table shows it; JSON has it in the message).
+    #[serde(skip)]
+    pub nullable: Option<(bool, bool)>,
 }
 
 impl FindingReport {
@@ -118,6 +122,7 @@ impl FindingReport {
             fingerprint: String::new(),
             baseline: None,
             semantic_uses: Vec::new(),
+            nullable: f.nullable,
         }
     }
 

@@ -96,10 +96,18 @@ fn table(findings: &[FindingReport], compared: bool) -> String {
             (Some(c), None) => c.clone(),
             _ => "-".to_string(),
         };
+        let null = |nullable: bool| match nullable {
+            true => " NULL",
+            false => " NOT NULL",
+        };
+        let (declared_null, physical_null) = match f.nullable {
+            Some((declared, physical)) => (null(declared), null(physical)),
+            None => ("", ""),
+        };
         let mut row = vec![
             column,
-            f.declared_type.clone().unwrap_or_else(|| "-".into()),
-            f.physical_type.clone().unwrap_or_else(|| "-".into()),
+            f.declared_type.clone().unwrap_or_else(|| "-".into()) + declared_null,
+            f.physical_type.clone().unwrap_or_else(|| "-".into()) + physical_null,
             severity_label(f.severity, f.kind.as_str()),
         ];
         if compared {
