@@ -9,7 +9,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{duckdb_file, pg_exec, pg_try_exec, postgres_url, repo, run, sqb, transcript, TestDb};
+use common::{
+    duckdb_file, pg_exec, pg_try_exec, postgres_url, repo, run, sqb, transcript, tree, TestDb,
+};
 use serde_json::Value;
 
 fn jaffle() -> PathBuf {
@@ -23,24 +25,6 @@ fn import(dbt: &Path, out: &Path, extra: &[&str]) -> Output {
         .arg("--out")
         .arg(out)
         .args(extra))
-}
-
-/// Every file under `root`, each under a `=== path` line, for one snapshot.
-fn tree(root: &Path) -> String {
-    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(root)
-        .into_iter()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.path().strip_prefix(root).unwrap().to_path_buf())
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|rel| {
-            let text = std::fs::read_to_string(root.join(rel)).unwrap();
-            format!("=== {}\n{text}", rel.display())
-        })
-        .collect()
 }
 
 #[test]

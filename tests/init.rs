@@ -5,34 +5,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 #[cfg(feature = "duckdb")]
 use common::duckdb_file;
-use common::{pg_exec, repo, run, sqb, transcript, TestDb};
+use common::{pg_exec, repo, run, sqb, transcript, tree, TestDb};
 
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(repo().join("testdata/init").join(name)).unwrap()
-}
-
-/// Every file under `root` but sqb's own state, each under a `=== path` line.
-fn tree(root: &Path) -> String {
-    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(root)
-        .into_iter()
-        .filter_entry(|e| e.file_name() != ".sqb")
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.path().strip_prefix(root).unwrap().to_path_buf())
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .map(|rel| {
-            let text = std::fs::read_to_string(root.join(rel)).unwrap();
-            format!("=== {}\n{text}", rel.display())
-        })
-        .collect()
 }
 
 /// `text` with the test server's address and the test database's name made stable.
@@ -48,6 +29,15 @@ fn stable(text: &str, db: &TestDb) -> String {
 
 fn in_project(root: &Path, args: &[&str]) -> Output {
     run(sqb().arg("--project-dir").arg(root).args(args))
+}
+
+/// `sqb ARGS` in the project at `root`, the password given as PGPASSWORD (init never writes it).
+fn with_password(root: &Path, db: &TestDb, args: &[&str]) -> Output {
+    run(sqb()
+        .arg("--project-dir")
+        .arg(root)
+        .args(args)
+        .env("PGPASSWORD", password(db)))
 }
 
 fn postgres_warehouse(test: &str) -> Option<TestDb> {
@@ -92,11 +82,7 @@ fn postgres_gives_a_project_that_compiles_clean_and_agrees() {
         "{compiled_text}"
     );
 
-    let diff = run(sqb()
-        .arg("--project-dir")
-        .arg(&root)
-        .args(["contract", "diff"])
-        .env("PGPASSWORD", &secret));
+    let diff = with_password(&root, &db, &["contract", "diff"]);
     let diff_text = stable(&transcript(&diff, &root), &db);
     assert_eq!(diff.status.code(), Some(0), "{diff_text}");
     assert!(diff_text.contains("7 resources agree"), "{diff_text}");
@@ -119,11 +105,7 @@ fn drift_planted_after_init_is_found() {
          ALTER TABLE customers ADD COLUMN phone text;
          CREATE TABLE staging.\"Refunds\" (id bigint NOT NULL, amount numeric(10, 2));",
     );
-    let diff = run(sqb()
-        .arg("--project-dir")
-        .arg(&root)
-        .args(["contract", "diff", "--format", "json"])
-        .env("PGPASSWORD", password(&db)));
+    let diff = with_password(&root, &db, &["contract", "diff", "--format", "json"]);
     assert_eq!(diff.status.code(), Some(1), "{}", transcript(&diff, &root));
     let report: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
     let mut findings: Vec<String> = report["resources"]
@@ -156,11 +138,7 @@ fn drift_planted_after_init_is_found() {
 
     // generate declares the new relation with its exact columns, and the added column; the
     // retype and the drops are left for the user (--overwrite).
-    let generate = run(sqb()
-        .arg("--project-dir")
-        .arg(&root)
-        .args(["contract", "generate", "--write"])
-        .env("PGPASSWORD", password(&db)));
+    let generate = with_password(&root, &db, &["contract", "generate", "--write"]);
     assert_eq!(
         generate.status.code(),
         Some(0),
@@ -169,11 +147,7 @@ fn drift_planted_after_init_is_found() {
     );
     let staging = std::fs::read_to_string(root.join("sources/staging.toml")).unwrap();
     insta::assert_snapshot!("generated_new_relation", staging);
-    let after = run(sqb()
-        .arg("--project-dir")
-        .arg(&root)
-        .args(["contract", "diff", "--format", "json"])
-        .env("PGPASSWORD", password(&db)));
+    let after = with_password(&root, &db, &["contract", "diff", "--format", "json"]);
     let report: serde_json::Value = serde_json::from_slice(&after.stdout).unwrap();
     assert_eq!(report["summary"]["by_kind"]["undeclared_relation"], 0);
     assert_eq!(
@@ -367,11 +341,7 @@ fn a_diff_with_nothing_to_compare_fails() {
         .arg(&root)
         .args(["--url", &db.url, "--schema", "empty_one"]));
     assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, &root));
-    let diff = run(sqb()
-        .arg("--project-dir")
-        .arg(&root)
-        .args(["contract", "diff"])
-        .env("PGPASSWORD", password(&db)));
+    let diff = with_password(&root, &db, &["contract", "diff"]);
     insta::assert_snapshot!("nothing_to_compare", transcript(&diff, &root));
     assert_eq!(diff.status.code(), Some(2));
 }
@@ -420,25 +390,18 @@ fn a_project_that_does_not_compile_is_compared_and_generate_fixes_it() {
         &db.url,
         "CREATE TABLE big_spenders AS SELECT customer_id, amount FROM orders WHERE amount > 100",
     );
-    let with_password = |args: &[&str]| {
-        run(sqb()
-            .arg("--project-dir")
-            .arg(&root)
-            .args(args)
-            .env("PGPASSWORD", password(&db)))
-    };
-    let diff = with_password(&["contract", "diff"]);
+    let diff = with_password(&root, &db, &["contract", "diff"]);
     let shown = stable(&transcript(&diff, &root), &db);
     assert_eq!(diff.status.code(), Some(1), "{shown}");
     insta::assert_snapshot!("broken_project_diff", shown);
 
-    let generate = with_password(&["contract", "generate", "--write"]);
+    let generate = with_password(&root, &db, &["contract", "generate", "--write"]);
     let shown = stable(&transcript(&generate, &root), &db);
     assert_eq!(generate.status.code(), Some(0), "{shown}");
     assert!(
         shown.contains("it fixed 1 error: the project compiles"),
         "{shown}"
     );
-    let diff = with_password(&["contract", "diff"]);
+    let diff = with_password(&root, &db, &["contract", "diff"]);
     assert_eq!(diff.status.code(), Some(0), "{}", transcript(&diff, &root));
 }

@@ -162,8 +162,12 @@ fn duckdb_connection(options: &InitOptions, engine: Engine) -> anyhow::Result<Co
     let absolute = std::path::absolute(path)
         .map_err(|e| anyhow::anyhow!("could not resolve {}: {e}", path.display()))?;
     if !absolute.is_file() {
+        let what = match absolute.exists() {
+            true => "is not a file",
+            false => "does not exist",
+        };
         return Err(UserError::new(format!(
-            "DuckDB database {} does not exist",
+            "DuckDB database {} {what}",
             absolute.display()
         ))
         .with_hint(

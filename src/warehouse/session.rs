@@ -221,8 +221,10 @@ async fn answer(
     adopted: Vec<String>,
 ) -> Result<Answer, WarehouseError> {
     let mut relations = Vec::with_capacity(request.len());
+    // Only with adopted schemas: a large request's names are not copied for nothing.
     let requested: HashSet<(String, String)> = request
         .iter()
+        .filter(|_| !adopted.is_empty())
         .filter(|(namespace, _)| namespace.database.is_none())
         .flat_map(|(namespace, names)| {
             names

@@ -186,6 +186,26 @@ pub fn write_files(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// Every file under `root` but sqb's own state (`.sqb/`), each under a `=== path` line, in
+/// path order: a written project as one snapshot.
+pub fn tree(root: &Path) -> String {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".sqb")
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.path().strip_prefix(root).unwrap().to_path_buf())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|rel| {
+            let text = std::fs::read_to_string(root.join(rel)).unwrap();
+            format!("=== {}\n{text}", rel.display())
+        })
+        .collect()
+}
+
 /// Copies a directory tree.
 pub fn copy_tree(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
