@@ -101,10 +101,11 @@ pub enum Command {
 
     /// Show column-level lineage of a model: each output column and the upstream columns
     /// (of models, sources or external relations) it is computed from, through CTEs and
-    /// subqueries. Offline, like compile.
+    /// subqueries. With `source:NAME`, a source's columns and the model columns computed from
+    /// each. Offline, like compile.
     ///
     /// Exit status: 0 when the lineage is shown, 2 when the project does not compile, the model
-    /// does not exist, or its output cannot be inferred.
+    /// or source does not exist, or the model's output cannot be inferred.
     Lineage(LineageArgs),
 
     /// Write the snapshot of the project's public models that other projects import.
@@ -559,8 +560,10 @@ pub struct PublishArgs {
 
 #[derive(Debug, Args)]
 pub struct LineageArgs {
-    /// The model.
-    pub model: String,
+    /// The model (`NAME` or `model:NAME`), or `source:NAME` for a source: the model columns
+    /// computed from each of its columns.
+    #[arg(value_name = "NODE")]
+    pub node: String,
 
     /// Also list the columns used directly in joins, filters, grouping, windows and ordering
     /// (not propagated to upstream models, and not lineage edges).

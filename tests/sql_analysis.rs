@@ -352,6 +352,37 @@ fn lineage_through_ctes_subqueries_and_stars() {
     insta::assert_snapshot!("unknown_model", transcript(&missing, &shop));
 }
 
+/// `sqb lineage source:NAME`: each source column and the model columns computed from it (an
+/// open source's undeclared columns too), its uses, and the errors that name the way out.
+#[test]
+fn lineage_of_a_source() {
+    let dir = repo().join("testdata/lineage_source");
+    let lineage = |args: &[&str]| {
+        let out = run(sqb()
+            .arg("--project-dir")
+            .arg(&dir)
+            .arg("lineage")
+            .args(args));
+        (out.status.code(), transcript(&out, &dir))
+    };
+    let (code, text) = lineage(&["source:events", "--include-uses"]);
+    assert_eq!(code, Some(0), "{text}");
+    insta::assert_snapshot!("source_events_text", text);
+    let (code, json) = lineage(&["source:events", "--include-uses", "--format", "json"]);
+    assert_eq!(code, Some(0), "{json}");
+    insta::assert_snapshot!("source_events_json", json);
+    let (code, model) = lineage(&["model:stg_events"]);
+    assert_eq!(code, Some(0), "{model}");
+    insta::assert_snapshot!("model_with_unproven_types", model);
+    let mut errors = String::new();
+    for args in [["events"], ["source:event"], ["tag:nightly"]] {
+        let (code, text) = lineage(&args);
+        assert_eq!(code, Some(2), "{text}");
+        errors.push_str(&format!("$ sqb lineage {}\n{text}\n", args[0]));
+    }
+    insta::assert_snapshot!("source_lineage_errors", errors);
+}
+
 /// A model's inferred shape reaches the models that read it however they spell its name (any
 /// case, quoted), even when its own SQL mentions its name too: the compile keeps a shape
 /// only for models that another model's SQL mentions.

@@ -9,7 +9,7 @@ use crate::report;
 pub fn run(global: &GlobalArgs, args: &LineageArgs) -> anyhow::Result<ExitStatus> {
     let root = project_root(global)?;
     let options = LineageOptions {
-        model: args.model.clone(),
+        node: args.node.clone(),
         include_uses: args.include_uses,
         use_cache: !global.no_cache,
     };
