@@ -24,15 +24,28 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The environment variables sqb reads, shown under `sqb --help`.
-const ENVIRONMENT: &str = "Environment:
+/// The lines of the environment variables that the commands connecting to a warehouse read.
+macro_rules! warehouse_environment {
+    () => {
+        "Environment:
   SQB_DATABASE_URL  the Postgres connection URL; overrides `url` under [connection]
   PGPASSWORD        the Postgres password (also ~/.pgpass); PGHOST, PGPORT, PGUSER and
-                    PGDATABASE fill what a URL leaves out
+                    PGDATABASE fill what a URL leaves out"
+    };
+}
+
+/// The environment variables of the commands that connect, shown under their `--help`.
+const WAREHOUSE_ENVIRONMENT: &str = warehouse_environment!();
+
+/// The environment variables sqb reads, shown under `sqb --help`.
+const ENVIRONMENT: &str = concat!(
+    warehouse_environment!(),
+    "
   SQB_NO_CACHE      any value but 0 or false: the same as --no-cache
   NO_COLOR          no colours with --color auto
   RUST_LOG          log filter for -v (e.g. sqb=trace)
-  SQB_NOW           stands in for the clock (tests and reproducible reports)";
+  SQB_NOW           stands in for the clock (tests and reproducible reports)"
+);
 
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
@@ -79,6 +92,7 @@ pub enum Command {
     /// SQB_DATABASE_URL. The new project compiles as written, or nothing is kept. Exit status:
     /// 0 when written, 2 when nothing was written (an existing sqb.toml without --force, an
     /// unreachable warehouse, an unknown schema).
+    #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Init(InitArgs),
 
     /// Validate the whole project offline: every file, every contract rule, and each model's SQL.
@@ -140,6 +154,7 @@ pub enum Command {
     /// ambiguous, 12 ambiguous_join_path, 13 unreachable, 14 fanout_unsafe, 15
     /// unsupported_measure, 16 guardrail, 17 undeclared_source, 18 no_principal, 19 forbidden,
     /// 20 invalid_filter, 21 zero_denominator, 22 invalid_claims.
+    #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Query(QueryArgs),
 
     /// Run the assertions (known-good queries with expected answers) through the query
@@ -148,7 +163,37 @@ pub enum Command {
     /// Exit status: 0 when all pass (or at least --min-accuracy of them), 1 when some fail, 2
     /// when an assertion could not run or the command failed. The verdicts are recorded (in
     /// .sqb/cache/) for `sqb query`'s trust tiers.
+    #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Assert(AssertArgs),
+
+    /// Print the shell completion script for bash, zsh, fish, PowerShell or elvish, built from
+    /// the same definitions as `--help`.
+    ///
+    /// Load it for the session (`source <(sqb completions bash)`) or save it where the shell
+    /// reads completions (docs/install.md). Exit status: 0.
+    Completions(CompletionsArgs),
+
+    /// Print sqb's man page (roff), or with --dir write one page per command (sqb.1,
+    /// sqb-contract-diff.1, ...) into a directory, built from the same definitions as `--help`.
+    ///
+    /// Read it with `sqb man | man -l -`. Exit status: 0 when written, 2 when a page could not
+    /// be written.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write a page per command into this directory (created when missing), replacing pages
+    /// already there, instead of printing sqb.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -436,6 +481,7 @@ pub enum ImportsCommand {
     ///
     /// The findings and report formats are `contract diff`'s. Exit status: 0 when every
     /// imported relation agrees, 1 when one differs, 2 when the check could not run.
+    #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Verify(ImportsVerifyArgs),
 }
 
@@ -586,6 +632,7 @@ pub enum ContractCommand {
     /// Exit status: 0 when declarations and relations agree, 1 when they differ, 2 when the
     /// command failed (invalid project, configuration, connection, authentication, timeout,
     /// usage).
+    #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Diff(DiffArgs),
 
     /// Propose declaration changes from the warehouse, and with --write make them.
@@ -603,6 +650,7 @@ pub enum ContractCommand {
     ///
     /// Exit status: 0 after a preview or a successful write, 2 on any failure (a recompile
     /// failure included: the files are restored).
+    #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Generate(GenerateArgs),
 }
 

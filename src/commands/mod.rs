@@ -5,6 +5,7 @@
 
 pub mod assert;
 pub mod compile;
+pub mod completions;
 pub mod contract_diff;
 pub mod contract_generate;
 pub mod drift_report;
@@ -16,6 +17,7 @@ pub mod imports_verify;
 pub mod init;
 pub mod lineage;
 pub mod ls;
+pub mod man;
 pub mod publish;
 pub mod query;
 
@@ -57,6 +59,8 @@ pub fn run(cli: &Cli) -> ExitStatus {
         Command::Import(ImportCommand::Dbt(args)) => import_dbt::run(&cli.global, args),
         Command::Query(args) => query::run(&cli.global, args),
         Command::Assert(args) => assert::run(&cli.global, args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(&cli.global, args),
     };
     match result {
         Ok(status) => status,
