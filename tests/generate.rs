@@ -600,3 +600,73 @@ fn a_quiet_write_prints_nothing_and_writes_the_same() {
         .args(["-q", "contract", "generate", "--from", "prod"]));
     assert!(!preview.stdout.is_empty());
 }
+
+/// A case-only rename in the warehouse under an open source is held back on Postgres while a
+/// model reads the old spelling unquoted (a filter counts), and named as the break it is;
+/// once the models quote the new spelling, `--overwrite` renames the declaration.
+#[test]
+fn a_rename_that_breaks_readers_is_held_back_and_named() {
+    let Some(db) = TestDb::create("gen_rename") else {
+        return;
+    };
+    let case = repo().join("testdata/generate/breaking_rename");
+    pg_exec(
+        &db.url,
+        &std::fs::read_to_string(case.join("warehouse.sql")).unwrap(),
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&case.join("project"), tmp.path());
+    let generate = |args: &[&str]| {
+        run(sqb()
+            .arg("--project-dir")
+            .arg(tmp.path())
+            .env("SQB_DATABASE_URL", &db.url)
+            .args(["contract", "generate"])
+            .args(args))
+    };
+    let before = tree(tmp.path());
+    let held = generate(&["--write", "--overwrite"]);
+    assert_eq!(held.status.code(), Some(0));
+    insta::assert_snapshot!(transcript(&held, tmp.path()));
+    assert_eq!(tree(tmp.path()), before);
+    let json = generate(&["--format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["proposals"], serde_json::json!([]), "{report:#}");
+
+    for (model, sql) in [
+        (
+            "item_totals",
+            "SELECT id, \"Quantity\" * price AS total\nFROM shop.items\n",
+        ),
+        (
+            "in_stock",
+            "SELECT id\nFROM shop.items\nWHERE \"Quantity\" > 0\n",
+        ),
+    ] {
+        std::fs::write(tmp.path().join(format!("models/{model}.sql")), sql).unwrap();
+    }
+    let renamed = generate(&["--write", "--overwrite"]);
+    assert_eq!(
+        renamed.status.code(),
+        Some(0),
+        "{}",
+        transcript(&renamed, tmp.path())
+    );
+    let source = std::fs::read_to_string(tmp.path().join("sources/shop.toml")).unwrap();
+    assert!(source.contains("[items.columns.Quantity]"), "{source}");
+    // Now the open source declares exactly its table's columns: `complete = true` is
+    // suggested, never written.
+    let json = generate(&["--format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        report["skipped"],
+        serde_json::json!([{"reason": "could_be_complete", "resource": "items", "file": "sources/shop.toml"}]),
+        "{report:#}"
+    );
+    let written = generate(&["--write"]);
+    assert_eq!(written.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("sources/shop.toml")).unwrap(),
+        source
+    );
+}

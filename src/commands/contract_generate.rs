@@ -3,7 +3,7 @@
 
 use crate::cli::{GenerateArgs, GenerateFormat, GlobalArgs};
 use crate::commands::{inspect_options, note, project_root, say, stdout};
-use crate::contract::plan::Plan;
+use crate::contract::plan::{Plan, Skipped};
 use crate::edit::transaction::{FileChange, TxError};
 use crate::exit::ExitStatus;
 use crate::message::Level;
@@ -97,7 +97,11 @@ fn show(
     }
     stdout(|w| emit_preview(changes, w))?;
     for skipped in &plan.skipped {
-        say(global, Level::Note, &skipped.describe());
+        let level = match skipped {
+            Skipped::BreakingRename { .. } => Level::Warning,
+            _ => Level::Note,
+        };
+        say(global, level, &skipped.describe());
     }
     let summary = format!(
         "{} in {} ({} new)",
@@ -109,8 +113,8 @@ fn show(
         global,
         &match (changes.is_empty(), args.write) {
             (true, _) if !plan.skipped.is_empty() => format!(
-                "nothing to change but what sqb will not change ({})",
-                count(plan.skipped.len(), "note", "notes")
+                "nothing to change but what sqb will not change ({} above)",
+                count(plan.skipped.len(), "change", "changes")
             ),
             (true, _) => {
                 "nothing to change: the declarations already say what the warehouse has".into()

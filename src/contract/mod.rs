@@ -4,3 +4,4 @@ pub mod adoption;
 pub mod diff;
 pub mod matching;
 pub mod plan;
+pub mod renames;

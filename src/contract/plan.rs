@@ -83,6 +83,18 @@ pub enum Skipped {
     GeneratedFile { resource: String, file: String },
     /// The resource has no readable relation in the target.
     NoRelation { resource: String, relation: String },
+    /// `--overwrite` would rename a column to a spelling that models reading its old name do
+    /// not find (the engine compares names exactly).
+    BreakingRename {
+        resource: String,
+        column: String,
+        new: String,
+        /// Each model that reads the old name, with its SQL file.
+        read_by: Vec<String>,
+    },
+    /// An open source declares every column of its relation: `complete = true` would make a
+    /// new column drift, and reading an undeclared one an error.
+    CouldBeComplete { resource: String, file: String },
     /// `--overwrite` would remove a column that semantic contracts use.
     SemanticUse {
         resource: String,
@@ -106,6 +118,16 @@ impl Skipped {
             Skipped::NoRelation { resource, relation } => {
                 format!("`{resource}`: no readable relation {relation}, nothing to generate from")
             }
+            Skipped::BreakingRename { resource, column, new, read_by } => format!(
+                "column `{column}` of `{resource}` was not renamed to `{new}`: {} {} `{column}`, which no longer names it (the warehouse's rename broke {}); quote \"{new}\" in {} SQL, or rename the column back in the warehouse",
+                read_by.join(", "),
+                if read_by.len() == 1 { "reads" } else { "read" },
+                if read_by.len() == 1 { "it" } else { "them" },
+                if read_by.len() == 1 { "its" } else { "their" },
+            ),
+            Skipped::CouldBeComplete { resource, file } => format!(
+                "source `{resource}` declares every column of its relation: `complete = true` under [{resource}] ({file}) would make a new column drift and reading an undeclared one an error (sqb leaves that to you)"
+            ),
             Skipped::SemanticUse { resource, column, used_by } => format!(
                 "column `{column}` of `{resource}` was not removed: {} {} it; change {} first",
                 used_by.join(", "),
@@ -206,6 +228,7 @@ fn plan_resource<'p>(
             _ => {}
         }
     }
+    rules.suggest_complete(out);
 }
 
 /// The rules for one resource: its physical relation, its declarations, and the proposal every
@@ -220,6 +243,25 @@ struct Rules<'a, 'p> {
 }
 
 impl Rules<'_, '_> {
+    /// An open source that declares exactly its relation's columns could say `complete = true`:
+    /// said, not written, since how strict a declaration is stays an authored decision.
+    fn suggest_complete(&self, out: &mut Plan) {
+        let Resource::Source(source) = self.resource else {
+            return;
+        };
+        let declared = &self.declared.columns;
+        let exact = declared.len() == self.physical.columns.len()
+            && declared
+                .iter()
+                .all(|d| self.physical_named(&d.name.value).is_some());
+        if !source.complete && exact && !declared.is_empty() {
+            out.skipped.push(Skipped::CouldBeComplete {
+                resource: source.name.value.clone(),
+                file: self.base.file.clone(),
+            });
+        }
+    }
+
     fn physical_named(&self, name: &str) -> Option<&PhysicalColumn> {
         self.physical.columns.iter().find(|c| c.name == name)
     }

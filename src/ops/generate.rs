@@ -5,9 +5,11 @@
 use std::path::Path;
 
 use super::inspect::{inspect, InspectOptions, Texts};
+use crate::compile::analyze;
 use crate::compile::compile_cached;
 use crate::contract::adoption;
-use crate::contract::plan::{plan as plan_changes, plan_new_sources, Plan};
+use crate::contract::plan::{plan as plan_changes, plan_new_sources, Action, Plan};
+use crate::contract::renames::hold_breaking_renames;
 use crate::diagnostics::render_errors;
 use crate::edit::apply::file_changes;
 use crate::edit::transaction::{self, FileChange, TxError};
@@ -74,6 +76,15 @@ pub fn plan(root: &Path, options: &GenerateOptions) -> anyhow::Result<Generated>
     let (project, generated) = inspect(root, &options.inspect, Texts::Release, |read| {
         let mut plan = tracing::debug_span!("changes planned")
             .in_scope(|| plan_changes(read.project, &read.inspection.items, options.overwrite));
+        if plan
+            .proposals
+            .iter()
+            .any(|p| p.action == Action::RenameColumn)
+        {
+            let analysis = tracing::debug_span!("readers of renamed columns found")
+                .in_scope(|| analyze(read.project, Default::default()));
+            hold_breaking_renames(read.project, &analysis, &mut plan);
+        }
         let inspection = &read.inspection;
         let undeclared = adoption::undeclared(
             read.project,

@@ -1,0 +1,3 @@
+SELECT id
+FROM shop.items
+WHERE quantity > 0

@@ -1,0 +1,2 @@
+SELECT id, quantity * price AS total
+FROM shop.items
