@@ -10,8 +10,8 @@ use anyhow::Context;
 
 use super::inspect::{inspect, InspectOptions, ReadTarget, Texts};
 use crate::contract::diff::{diff as diff_resource, Declared, Finding, FindingKind};
-use crate::contract::{adoption, matching};
-use crate::diagnostics::{JsonLocation, Severity};
+use crate::contract::{adoption, cause, matching};
+use crate::diagnostics::{Code, Diagnostic, JsonLocation, Severity};
 use crate::error::UserError;
 use crate::ident::quote_ident;
 use crate::project::{Project, Resource};
@@ -119,7 +119,7 @@ fn report(from: &str, inspected: ReadTarget<'_>) -> anyhow::Result<DiffReport> {
         project,
         target,
         mut inspection,
-        errors,
+        mut errors,
     } = inspected;
     // A model whose sidecar does not parse has no declarations to compare: its error says why.
     inspection
@@ -154,6 +154,7 @@ fn report(from: &str, inspected: ReadTarget<'_>) -> anyhow::Result<DiffReport> {
     // The catalog's rows were allocated on the session's thread: freeing them from this one
     // took a third of the comparing's time, just before the command ends.
     crate::memory::leave_to_exit(inspection);
+    explain_errors(project, &resources, &mut errors);
     let mut report = DiffReport::new(from.to_string(), namespace, resources);
     report.summary.type_sizes_compared = project.config.settings.compares_type_size();
     report.compile_errors = errors
@@ -162,6 +163,54 @@ fn report(from: &str, inspected: ReadTarget<'_>) -> anyhow::Result<DiffReport> {
         .collect();
     report.compile_errors_text = crate::diagnostics::render_errors(&errors, &project.sources);
     Ok(report)
+}
+
+/// Marks the E052s that follow from a source declaration the warehouse proves wrong. The
+/// lineage this needs is computed only when there are both.
+fn explain_errors(project: &Project, resources: &[ResourceReport], errors: &mut [Diagnostic]) {
+    if !errors.iter().any(|d| d.code == Code::ProvenTypeMismatch) {
+        return;
+    }
+    let wrong = wrong_sources(project, resources);
+    if wrong.is_empty() {
+        return;
+    }
+    let analysis = tracing::debug_span!("lineage of the errors")
+        .in_scope(|| crate::compile::analyze(project, Default::default()));
+    cause::explain(project, &analysis, &wrong, errors);
+}
+
+/// The source columns whose declared type the warehouse contradicts.
+fn wrong_sources(project: &Project, resources: &[ResourceReport]) -> cause::WrongSources {
+    let mut wrong = cause::WrongSources::new();
+    for r in resources.iter().filter(|r| r.resource_type == "source") {
+        let source = project
+            .source_tables
+            .iter()
+            .find(|s| s.name.value == r.resource_name);
+        for f in r
+            .findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::TypeMismatch)
+        {
+            let Some(column) = &f.column else {
+                continue;
+            };
+            let loc = source
+                .and_then(|s| s.columns.iter().find(|c| &c.name.value == column))
+                .and_then(|c| c.type_text.as_ref())
+                .map(|t| t.loc.clone());
+            wrong.insert(
+                (r.resource_name.clone(), column.clone()),
+                cause::WrongSource {
+                    declared: f.declared_type.clone().unwrap_or_default(),
+                    physical: f.physical_type.clone().unwrap_or_default(),
+                    loc,
+                },
+            );
+        }
+    }
+    wrong
 }
 
 /// A relation of an adopted schema that nothing declares, as a resource of its own.
