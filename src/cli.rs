@@ -673,6 +673,12 @@ pub struct GenerateArgs {
     #[arg(long, requires = "write")]
     pub overwrite: bool,
 
+    /// When the write makes a downstream model's declared column disagree with what its SQL
+    /// now produces (E052), retype that declaration too, in the same write, level after level;
+    /// without it such a write is refused with the columns named.
+    #[arg(long, requires = "write")]
+    pub cascade: bool,
+
     /// Output format: unified diffs and a summary, or a JSON list of proposals.
     #[arg(long, value_enum, default_value_t = GenerateFormat::Text)]
     pub format: GenerateFormat,

@@ -670,3 +670,58 @@ fn a_rename_that_breaks_readers_is_held_back_and_named() {
         source
     );
 }
+
+/// A retype that breaks downstream declarations (E052) is refused naming each of them; with
+/// `--cascade` they are retyped in the same write, comments kept, and the source then agrees
+/// with the warehouse.
+#[test]
+fn cascade_retypes_the_downstream_declarations_a_write_breaks() {
+    let case = repo().join("testdata/generate/cascade");
+    let tmp = tempfile::tempdir().unwrap();
+    // The warehouse beside the project (`path = "../w.duckdb"`), out of the compared tree.
+    let root = tmp.path().join("project");
+    copy_tree(&case.join("project"), &root);
+    let sql = std::fs::read_to_string(case.join("warehouse.sql")).unwrap();
+    duckdb_file(&tmp.path().join("w.duckdb"), &sql);
+    let before = tree(&root);
+    let refused = generate(&root, &["--write", "--overwrite"]);
+    assert_eq!(refused.status.code(), Some(2));
+    insta::assert_snapshot!("cascade_refused", transcript(&refused, &root));
+    assert!(tree(&root) == before, "a refused write restores every file");
+
+    let cascaded = generate(&root, &["--write", "--overwrite", "--cascade"]);
+    assert_eq!(
+        cascaded.status.code(),
+        Some(0),
+        "{}",
+        transcript(&cascaded, &root)
+    );
+    insta::assert_snapshot!("cascade_written", String::from_utf8_lossy(&cascaded.stderr));
+    assert_tree(&root, &case.join("after_cascade"));
+    // The source now agrees; the models' tables, built before, differ until they are rebuilt.
+    let diff = run(sqb()
+        .arg("--project-dir")
+        .arg(&root)
+        .args(["contract", "diff", "--format", "json"]));
+    let report: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
+    let differing: Vec<(&str, &str)> = report["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| {
+            r["findings"].as_array().unwrap().iter().map(|f| {
+                (
+                    r["resource_name"].as_str().unwrap(),
+                    f["kind"].as_str().unwrap(),
+                )
+            })
+        })
+        .collect();
+    assert_eq!(
+        differing,
+        [
+            ("event_counts", "type_mismatch"),
+            ("stg_events", "type_mismatch")
+        ]
+    );
+}

@@ -50,9 +50,24 @@ pub fn run(global: &GlobalArgs, args: &GenerateArgs) -> anyhow::Result<ExitStatu
     }
     // The write recompiles the project from disk: the plan is not held beside it.
     drop(plan);
-    match generate::write(&root, &changes, !global.no_cache, &errors_before)? {
-        Written::Done { fixed, left } => {
-            let files = count(changes.len(), "file", "files");
+    let written = generate::write(
+        &root,
+        &changes,
+        !global.no_cache,
+        &errors_before,
+        args.cascade,
+    )?;
+    match written {
+        Written::Done {
+            fixed,
+            left,
+            files,
+            cascaded,
+        } => {
+            for c in &cascaded {
+                say(global, Level::Note, &format!("cascaded: {c}"));
+            }
+            let files = count(files, "file", "files");
             let verdict = match (fixed, left) {
                 (0, 0) => "the project compiles".to_string(),
                 (fixed, 0) => format!(

@@ -512,7 +512,7 @@ fn check_proven(
                         column.name.value, text.value, model.name
                     ),
                 )
-                .at(text.loc.clone(), format!("the SQL produces {proven}"))
+                .at(text.loc.clone(), format!("{PRODUCES}{proven}"))
                 .related(sql_loc(model, out, project), "this expression")
                 .hint(format!(
                     "cast it in the SQL (CAST(… AS {})), or declare {proven}",
@@ -535,6 +535,17 @@ fn check_proven(
                 .hint("wrap it in coalesce(…, default), filter the nulls out, or declare it nullable"),
             );
         }
+    }
+}
+
+/// The label of an E052 at the declared type, before the proven type.
+const PRODUCES: &str = "the SQL produces ";
+
+/// The type an E052 says the SQL produces (in the canonical spelling).
+pub fn proven_type(error: &Diagnostic) -> Option<&str> {
+    match error.code {
+        Code::ProvenTypeMismatch => error.primary.as_ref()?.text.strip_prefix(PRODUCES),
+        _ => None,
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::compile::sql::ColumnRef;
 use crate::compile::Analysis;
 use crate::diagnostics::{Code, Diagnostic};
-use crate::project::Project;
+use crate::project::{Column, Model, Project};
 use crate::source::Loc;
 
 /// A source column whose declared type the warehouse contradicts: where it is declared, and
@@ -74,13 +74,22 @@ pub fn explain(
 
 /// The model and column whose declared type the E052 points at.
 fn declared_at(project: &Project, error: &Diagnostic) -> Option<(String, String)> {
+    declared_column(project, error).map(|(m, c)| (m.name.clone(), c.name.value.clone()))
+}
+
+/// The model and its declared column (in its sidecar or a shared schema) whose type a
+/// diagnostic points at.
+pub fn declared_column<'p>(
+    project: &'p Project,
+    error: &Diagnostic,
+) -> Option<(&'p Model, &'p Column)> {
     let at = &error.primary.as_ref()?.loc;
     project.models.iter().find_map(|m| {
         project
             .effective_columns(m)
             .into_iter()
             .find(|c| c.type_text.as_ref().is_some_and(|t| &t.loc == at))
-            .map(|c| (m.name.clone(), c.name.value.clone()))
+            .map(|c| (m, c))
     })
 }
 

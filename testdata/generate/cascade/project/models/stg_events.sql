@@ -1,0 +1,2 @@
+SELECT id AS event_id, kind
+FROM raw.events
