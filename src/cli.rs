@@ -47,6 +47,17 @@ const ENVIRONMENT: &str = concat!(
   SQB_NOW           stands in for the clock (tests and reproducible reports)"
 );
 
+/// A timeout: whole seconds (`30`), or a humane duration (`90s`, `2m`, `1h30m`).
+fn seconds(text: &str) -> Result<u64, String> {
+    let parsed = match text.trim().parse::<u64>() {
+        Ok(secs) => Some(secs),
+        Err(_) => crate::clock::duration_secs(text).and_then(|s| u64::try_from(s).ok()),
+    };
+    parsed.ok_or_else(|| {
+        format!("`{text}` is not a duration: write seconds (`30`) or `90s`, `2m`, `1h`")
+    })
+}
+
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// The project root (the directory holding sqb.toml). Default: the nearest sqb.toml found
@@ -440,7 +451,7 @@ pub struct DriftReportArgs {
     pub output: Option<PathBuf>,
 
     /// How long to wait for a history another process is writing.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    #[arg(long, value_name = "DURATION", default_value_t = 30, value_parser = seconds)]
     pub history_timeout: u64,
 }
 
@@ -713,12 +724,14 @@ pub struct SelectArgs {
 
 #[derive(Debug, Args)]
 pub struct ConnectArgs {
-    /// Seconds to wait for a Postgres connection, transient refusals retried within it.
-    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    /// How long to wait for a Postgres connection (transient refusals retried within it) or
+    /// a DuckDB file another process holds: seconds, or a duration such as `90s` or `2m`.
+    #[arg(long, default_value_t = 10, value_name = "DURATION", value_parser = seconds)]
     pub connect_timeout: u64,
 
-    /// Seconds a query (the catalog's, or a semantic query) may run before it is cancelled.
-    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    /// How long a query (the catalog's, or a semantic query) may run before it is cancelled:
+    /// seconds, or a duration such as `90s` or `5m`.
+    #[arg(long, default_value_t = 60, value_name = "DURATION", value_parser = seconds)]
     pub statement_timeout: u64,
 }
 
@@ -763,9 +776,10 @@ pub struct DiffArgs {
     /// How long to wait for a history another run is writing.
     #[arg(
         long,
-        value_name = "SECONDS",
+        value_name = "DURATION",
         default_value_t = 30,
-        requires = "history"
+        requires = "history",
+        value_parser = seconds
     )]
     pub history_timeout: u64,
 

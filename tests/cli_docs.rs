@@ -169,3 +169,41 @@ fn help_names_the_environment() {
         );
     }
 }
+
+/// Every duration option takes seconds or a humane duration, and says so when it gets neither.
+#[test]
+fn timeouts_take_humane_durations() {
+    let shop = repo().join("examples/shop");
+    for args in [
+        &["--connect-timeout", "2m", "--statement-timeout", "90s"][..],
+        &["--connect-timeout", "30", "--statement-timeout", "1h30m"],
+    ] {
+        // `--sql` compiles the query offline: the options only have to parse.
+        let out = run(sqb()
+            .arg("--project-dir")
+            .arg(&shop)
+            .args([
+                "query",
+                "-m",
+                "revenue",
+                "--sql",
+                "--claims",
+                r#"{"roles": ["analyst"]}"#,
+            ])
+            .args(args));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            transcript(&out, &shop)
+        );
+    }
+    let bad = run(sqb().arg("--project-dir").arg(&shop).args([
+        "contract",
+        "diff",
+        "--connect-timeout",
+        "2mo",
+    ]));
+    assert_eq!(bad.status.code(), Some(2));
+    insta::assert_snapshot!(transcript(&bad, &shop));
+}
