@@ -177,6 +177,17 @@ pub enum Command {
     #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Assert(AssertArgs),
 
+    /// Run the audits the selected models and sources declare (`audits = [..]` on their
+    /// columns) against a target's relations, read-only: one scan per relation counts every
+    /// audit's failing rows at once, and each failed audit shows a sample of them (values of
+    /// `pii` columns redacted).
+    ///
+    /// Exit status: 0 when every error-severity audit passes (warn-severity failures allowed),
+    /// 1 when one fails, 2 when an audit could not run (a relation missing, the warehouse
+    /// unreachable, a project that does not compile): a check that cannot run never passes.
+    #[command(after_help = WAREHOUSE_ENVIRONMENT)]
+    Audit(AuditArgs),
+
     /// Print the shell completion script for bash, zsh, fish, PowerShell or elvish, built from
     /// the same definitions as `--help`.
     ///
@@ -190,6 +201,27 @@ pub enum Command {
     /// Read it with `sqb man | man -l -`. Exit status: 0 when written, 2 when a page could not
     /// be written.
     Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// The target whose relations are audited. Default: `default_target`.
+    #[arg(long, value_name = "TARGET")]
+    pub from: Option<String>,
+
+    #[command(flatten)]
+    pub selection: SelectArgs,
+
+    /// Output format: a listing by relation, or JSON (docs/audits.md).
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
+
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(short, long, alias = "out", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 #[derive(Debug, Args)]

@@ -136,6 +136,8 @@ codes! {
     RoleCycle => ("E086", "role-cycle"),
     RoleUnknownEntry => ("E087", "role-unknown-entry"),
     MaskUnresolved => ("E088", "mask-unresolved"),
+    UnknownAudit => ("E089", "unknown-audit"),
+    AuditArgument => ("E090", "audit-argument"),
     SemanticTypeUnknown => ("W060", "semantic-type-unknown"),
     ContractNotChecked => ("W061", "contract-not-checked"),
     AssertionWithoutTruth => ("W062", "assertion-without-source-of-truth"),

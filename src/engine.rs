@@ -31,6 +31,9 @@ struct Facts {
     queries_name_the_database: bool,
     /// The type a value is cast to for comparing it as text.
     text_type: &'static str,
+    /// The type a bound number is cast to for comparing it with any numeric column (DuckDB's
+    /// bare DECIMAL would round it to three places).
+    bound_number_type: &'static str,
     /// The bytes that end a `--` comment.
     comment_ends: &'static [u8],
     /// CHAR, VARCHAR(n) and TEXT are stored as distinct types (not all as VARCHAR).
@@ -59,6 +62,7 @@ const POSTGRES: Facts = Facts {
     names_ignore_case: false,
     queries_name_the_database: false,
     text_type: "text",
+    bound_number_type: "numeric",
     comment_ends: b"\n\r",
     keeps_string_kinds: true,
     keeps_array_sizes: false,
@@ -77,6 +81,7 @@ const DUCKDB: Facts = Facts {
     names_ignore_case: true,
     queries_name_the_database: true,
     text_type: "VARCHAR",
+    bound_number_type: "DOUBLE",
     comment_ends: b"\n",
     keeps_string_kinds: false,
     keeps_array_sizes: true,
@@ -174,6 +179,11 @@ impl Engine {
     /// The type a value is cast to for comparing it as text.
     pub fn text_type(self) -> &'static str {
         self.facts().text_type
+    }
+
+    /// The type a bound number is cast to, to compare it with any numeric column.
+    pub fn bound_number_type(self) -> &'static str {
+        self.facts().bound_number_type
     }
 
     /// The bytes that end a `--` comment: PostgreSQL's ends at a carriage return too.

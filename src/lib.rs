@@ -9,6 +9,7 @@
 
 pub mod adopt;
 pub mod atomic;
+pub mod audit;
 pub mod cache_dir;
 pub mod catalog;
 pub mod cli;

@@ -4,6 +4,7 @@
 //! warehouse command takes.
 
 pub mod assert;
+pub mod audit;
 pub mod compile;
 pub mod completions;
 pub mod contract_diff;
@@ -59,6 +60,7 @@ pub fn run(cli: &Cli) -> ExitStatus {
         Command::Import(ImportCommand::Dbt(args)) => import_dbt::run(&cli.global, args),
         Command::Query(args) => query::run(&cli.global, args),
         Command::Assert(args) => assert::run(&cli.global, args),
+        Command::Audit(args) => audit::run(&cli.global, args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(&cli.global, args),
     };

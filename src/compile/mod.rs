@@ -2,6 +2,7 @@
 //!
 //! Everything here is offline and pure: it reads the [`Project`] and returns diagnostics.
 
+mod audits;
 pub mod cache;
 pub mod contract_shape;
 pub mod deps;
@@ -279,6 +280,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Analysis
         }
     }
     check_numeric_precision(project, &mut diags);
+    audits::check(project, &mut diags);
     diags.extend(crate::semantic::validate(project));
     let graph = deps::build(project, parents, imports.len(), &mut diags);
     if options.sql_analysis {

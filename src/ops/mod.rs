@@ -8,6 +8,7 @@
 
 pub mod adopt;
 pub mod assert;
+pub mod audit;
 pub mod compile;
 pub mod diff;
 pub mod drift;

@@ -4,7 +4,7 @@
 use toml_edit::TableLike;
 
 use super::reader::Reader;
-use super::{Access, Audit, Column, ColumnDocs, Contract, ModelProps};
+use super::{Access, Audit, AuditArg, Column, ColumnDocs, Contract, ModelProps};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::source::Spanned;
 
@@ -135,6 +135,17 @@ fn read_column(r: &mut Reader<'_>, t: &dyn TableLike, name: Spanned<String>) -> 
     }
 }
 
+fn audit_arg(value: &toml_edit::Value) -> AuditArg {
+    match value {
+        toml_edit::Value::String(s) => AuditArg::Text(s.value().clone()),
+        toml_edit::Value::Integer(i) => AuditArg::Int(*i.value()),
+        toml_edit::Value::Float(f) => AuditArg::Float(*f.value()),
+        toml_edit::Value::Boolean(b) => AuditArg::Bool(*b.value()),
+        toml_edit::Value::Array(items) => AuditArg::List(items.iter().map(audit_arg).collect()),
+        other => AuditArg::Other(other.to_string().trim().to_string()),
+    }
+}
+
 fn read_audits(r: &mut Reader<'_>, t: &dyn TableLike) -> Vec<Audit> {
     let Some(item) = t.get("audits") else {
         return Vec::new();
@@ -154,12 +165,22 @@ fn read_audits(r: &mut Reader<'_>, t: &dyn TableLike) -> Vec<Audit> {
             audits.push(Audit {
                 name: name.to_string(),
                 loc,
+                args: Vec::new(),
             });
         } else if let Some(table) = value.as_inline_table().filter(|t| t.len() == 1) {
-            let (name, _) = table.iter().next().expect("one entry");
+            let (name, value) = table.iter().next().expect("one entry");
+            let args = match value {
+                toml_edit::Value::InlineTable(inner) => inner
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), audit_arg(v)))
+                    .collect(),
+                toml_edit::Value::Array(_) => vec![("values".to_string(), audit_arg(value))],
+                other => vec![("value".to_string(), audit_arg(other))],
+            };
             audits.push(Audit {
                 name: name.to_string(),
                 loc,
+                args,
             });
         } else {
             r.diags.push(

@@ -296,6 +296,21 @@ impl Column {
 pub struct Audit {
     pub name: String,
     pub loc: Loc,
+    /// Its arguments as written: `{ name = { key = value } }` gives each key;
+    /// `{ accepted_values = [..] }` gives `values`; `{ name = value }` gives `value`.
+    pub args: Vec<(String, AuditArg)>,
+}
+
+/// An audit argument's value, as TOML wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum AuditArg {
+    Text(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    List(Vec<AuditArg>),
+    /// A table, a date or anything else no audit takes.
+    Other(String),
 }
 
 /// What an enum's members resolve to.

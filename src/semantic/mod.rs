@@ -13,7 +13,7 @@ pub mod filter;
 mod guardrails;
 mod metrics;
 mod policies;
-mod predicate;
+pub(crate) mod predicate;
 pub mod query;
 mod relation;
 mod resolve;

@@ -46,6 +46,21 @@ impl<'m> Importer<'m> {
                 );
                 continue;
             };
+            let name = match &meta.namespace {
+                Some(ns) => format!("{ns}.{}", meta.name),
+                None => meta.name.clone(),
+            };
+            // Only what `sqb audit` runs is carried: an audit it cannot run would not compile.
+            if !crate::audit::spec::NAMES.contains(&name.as_str()) {
+                self.entry(
+                    &test.original_file_path,
+                    &test.unique_id,
+                    "data test",
+                    Carried::Not,
+                    format!("the generic test `{name}` on column `{column}` is no audit sqb runs (docs/audits.md lists them)"),
+                );
+                continue;
+            }
             let audit = self.audit(test, meta, attached.as_deref().unwrap_or_default());
             let columns = match target {
                 Target::Model(i) => &mut self.models[i].columns,

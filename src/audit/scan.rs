@@ -1,0 +1,169 @@
+//! The statements an audit run sends: one scan per relation that counts the failing rows of
+//! every check at once (conditional aggregates, one window per `unique`, one join per
+//! `relationships`), and for each check that failed a bounded sample of what failed.
+//! Identifiers are quoted; values are bound parameters. A `where` or an `expression` is the
+//! project's own SQL, checked at compile time, and runs in a read-only transaction.
+
+use super::spec::{Check, Spec};
+use crate::engine::Engine;
+use crate::ident::quoted;
+use crate::rows::Statement;
+
+/// One audit of one column, ready to run: `parent` is the quoted relation a `relationships`
+/// check reads.
+#[derive(Debug, Clone)]
+pub struct ColumnCheck<'a> {
+    pub column: &'a str,
+    pub spec: &'a Spec,
+    pub parent: Option<String>,
+}
+
+/// How many failing rows (or values) a sample shows at most.
+pub const SAMPLE_ROWS: usize = 5;
+
+/// The one statement counting every check's failures on `relation` (quoted): its first column
+/// is the number of rows, then one count per check, in order.
+pub fn scan(engine: Engine, relation: &str, checks: &[ColumnCheck<'_>]) -> Statement {
+    let mut params = Vec::new();
+    let mut windows = Vec::new();
+    let mut joins = Vec::new();
+    let mut counts = vec!["count(*)".to_string()];
+    for (i, c) in checks.iter().enumerate() {
+        let col = format!("t.{}", quoted(c.column));
+        let filter = filter_of(c.spec);
+        let count = match &c.spec.check {
+            Check::NotNull => format!("count(*) FILTER (WHERE {filter} AND {col} IS NULL)"),
+            Check::Unique => {
+                windows.push(format!(
+                    "sum(CASE WHEN {filter} THEN 1 ELSE 0 END) OVER (PARTITION BY {}) AS sqb_unique_{i}",
+                    quoted(c.column)
+                ));
+                format!(
+                    "count(DISTINCT {col}) FILTER (WHERE {filter} AND {col} IS NOT NULL AND t.sqb_unique_{i} > 1)"
+                )
+            }
+            Check::AcceptedValues(values) => {
+                let text = format!("CAST({col} AS {})", engine.text_type());
+                let list = bind_all(&mut params, values);
+                format!("count(DISTINCT {text}) FILTER (WHERE {filter} AND {col} IS NOT NULL AND {text} NOT IN ({list}))")
+            }
+            Check::AcceptedRange { .. } => format!(
+                "count(*) FILTER (WHERE {filter} AND NOT ({}))",
+                in_range(engine, &col, &c.spec.check, &mut params)
+            ),
+            Check::NotConstant => format!(
+                "CASE WHEN count(DISTINCT {col}) FILTER (WHERE {filter}) = 1 THEN 1 ELSE 0 END"
+            ),
+            Check::AtLeastOne => {
+                format!("CASE WHEN count({col}) FILTER (WHERE {filter}) = 0 THEN 1 ELSE 0 END")
+            }
+            Check::Expression(predicate) => {
+                format!("count(*) FILTER (WHERE {filter} AND NOT ({predicate}))")
+            }
+            Check::Relationships { field, .. } => {
+                let parent = c.parent.as_deref().unwrap_or_default();
+                joins.push(format!(
+                    "LEFT JOIN (SELECT DISTINCT {} AS sqb_key FROM {parent}) AS sqb_parent_{i} ON {col} = sqb_parent_{i}.sqb_key",
+                    quoted(field)
+                ));
+                format!("count(*) FILTER (WHERE {filter} AND {col} IS NOT NULL AND sqb_parent_{i}.sqb_key IS NULL)")
+            }
+        };
+        counts.push(format!("{count} AS sqb_check_{i}"));
+    }
+    let inner = match windows.is_empty() {
+        true => relation.to_string(),
+        false => format!("(SELECT *, {} FROM {relation})", windows.join(", ")),
+    };
+    let mut sql = format!("SELECT {} FROM {inner} AS t", counts.join(", "));
+    for join in joins {
+        sql.push(' ');
+        sql.push_str(&join);
+    }
+    Statement { sql, params }
+}
+
+/// The sample of one failed check: the failing rows (at most [`SAMPLE_ROWS`]), or for a
+/// `unique` and an `accepted_values` the failing values with how many rows hold each. `None`
+/// for a check about the whole column (`not_constant`, `at_least_one`).
+pub fn sample(engine: Engine, relation: &str, check: &ColumnCheck<'_>) -> Option<Statement> {
+    let col = format!("t.{}", quoted(check.column));
+    let filter = filter_of(check.spec);
+    let mut params = Vec::new();
+    let limit = SAMPLE_ROWS;
+    let sql = match &check.spec.check {
+        Check::NotNull => format!("SELECT t.* FROM {relation} AS t WHERE {filter} AND {col} IS NULL LIMIT {limit}"),
+        Check::Unique => format!(
+            "SELECT {col} AS value, count(*) AS n FROM {relation} AS t WHERE {filter} AND {col} IS NOT NULL GROUP BY {col} HAVING count(*) > 1 ORDER BY count(*) DESC, 1 LIMIT {limit}"
+        ),
+        Check::AcceptedValues(values) => {
+            let text = format!("CAST({col} AS {})", engine.text_type());
+            let list = bind_all(&mut params, values);
+            format!("SELECT {text} AS value, count(*) AS n FROM {relation} AS t WHERE {filter} AND {col} IS NOT NULL AND {text} NOT IN ({list}) GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT {limit}")
+        }
+        Check::AcceptedRange { .. } => format!(
+            "SELECT t.* FROM {relation} AS t WHERE {filter} AND NOT ({}) LIMIT {limit}",
+            in_range(engine, &col, &check.spec.check, &mut params)
+        ),
+        Check::Expression(predicate) => format!(
+            "SELECT t.* FROM {relation} AS t WHERE {filter} AND NOT ({predicate}) LIMIT {limit}"
+        ),
+        Check::Relationships { field, .. } => format!(
+            "SELECT t.* FROM {relation} AS t LEFT JOIN (SELECT DISTINCT {} AS sqb_key FROM {}) AS p ON {col} = p.sqb_key WHERE {filter} AND {col} IS NOT NULL AND p.sqb_key IS NULL LIMIT {limit}",
+            quoted(field),
+            check.parent.as_deref().unwrap_or_default()
+        ),
+        Check::NotConstant | Check::AtLeastOne => return None,
+    };
+    Some(Statement { sql, params })
+}
+
+fn filter_of(spec: &Spec) -> String {
+    spec.filter
+        .as_deref()
+        .map_or_else(|| "TRUE".to_string(), |w| format!("({w})"))
+}
+
+/// `$n, $n+1, …` for `values`, bound.
+fn bind_all(params: &mut Vec<String>, values: &[String]) -> String {
+    values
+        .iter()
+        .map(|v| {
+            params.push(v.clone());
+            format!("${}", params.len())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The predicate "within the bounds", the bounds bound as numbers.
+fn in_range(engine: Engine, col: &str, check: &Check, params: &mut Vec<String>) -> String {
+    let Check::AcceptedRange {
+        min,
+        max,
+        inclusive,
+    } = check
+    else {
+        return "TRUE".into();
+    };
+    let (lower, upper) = match inclusive {
+        true => (">=", "<="),
+        false => (">", "<"),
+    };
+    let mut bound = |op: &str, value: &str| {
+        params.push(value.to_string());
+        format!(
+            "{col} {op} CAST(${} AS {})",
+            params.len(),
+            engine.bound_number_type()
+        )
+    };
+    let parts: Vec<String> = [
+        min.as_deref().map(|m| bound(lower, m)),
+        max.as_deref().map(|m| bound(upper, m)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    parts.join(" AND ")
+}

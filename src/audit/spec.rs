@@ -1,0 +1,309 @@
+//! What an audit says: its check, its `where` and its `severity`, read from the arguments as
+//! written, with dbt's names (and dbt_utils' namespaced ones) accepted for the same checks.
+
+use crate::project::{Audit, AuditArg};
+
+/// A check of one column's values, counted as dbt counts its failures.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Check {
+    /// Rows where the column is NULL.
+    NotNull,
+    /// Values held by more than one row.
+    Unique,
+    /// Values (not NULL) outside the list, compared as text.
+    AcceptedValues(Vec<String>),
+    /// Rows whose value is outside the bounds (numbers).
+    AcceptedRange {
+        min: Option<String>,
+        max: Option<String>,
+        inclusive: bool,
+    },
+    /// One row when the column has exactly one distinct value.
+    NotConstant,
+    /// One row when the column has no value that is not NULL.
+    AtLeastOne,
+    /// Rows where the SQL predicate is false.
+    Expression(String),
+    /// Rows (not NULL) whose value the other relation's `field` does not hold.
+    Relationships { to: String, field: String },
+}
+
+impl Check {
+    /// The audit's name as reports show it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Check::NotNull => "not_null",
+            Check::Unique => "unique",
+            Check::AcceptedValues(_) => "accepted_values",
+            Check::AcceptedRange { .. } => "accepted_range",
+            Check::NotConstant => "not_constant",
+            Check::AtLeastOne => "at_least_one",
+            Check::Expression(_) => "expression",
+            Check::Relationships { .. } => "relationships",
+        }
+    }
+}
+
+/// Whether a failing audit fails the run (`error`, the default) or is only reported (`warn`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditSeverity {
+    Error,
+    Warn,
+}
+
+/// An audit sqb can run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    pub check: Check,
+    /// dbt's `where`: a SQL predicate the relation's rows are filtered by first.
+    pub filter: Option<String>,
+    pub severity: AuditSeverity,
+}
+
+/// Why an audit cannot run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpecError {
+    /// No such audit; the closest known name, if any.
+    Unknown(Option<&'static str>),
+    /// A missing, unknown or mistyped argument.
+    Argument(String),
+}
+
+/// Every audit name sqb runs, dbt's and dbt_utils' spellings included.
+pub const NAMES: &[&str] = &[
+    "not_null",
+    "unique",
+    "accepted_values",
+    "relationships",
+    "accepted_range",
+    "not_constant",
+    "at_least_one",
+    "expression",
+    "expression_is_true",
+    "dbt_utils.accepted_range",
+    "dbt_utils.not_constant",
+    "dbt_utils.at_least_one",
+    "dbt_utils.expression_is_true",
+];
+
+/// Reads `audit` of column `column`.
+pub fn parse(audit: &Audit, column: &str) -> Result<Spec, SpecError> {
+    let mut args = Args::new(&audit.args);
+    let filter = args.text("where")?;
+    let severity = match args.text("severity")?.as_deref() {
+        None => AuditSeverity::Error,
+        Some(s) if s.eq_ignore_ascii_case("error") => AuditSeverity::Error,
+        Some(s) if s.eq_ignore_ascii_case("warn") => AuditSeverity::Warn,
+        Some(other) => {
+            return Err(SpecError::Argument(format!(
+                "`severity` is `error` or `warn`, not `{other}`"
+            )))
+        }
+    };
+    let short = audit.name.strip_prefix("dbt_utils.").unwrap_or(&audit.name);
+    let check = match short {
+        "not_null" if !audit.name.contains('.') => Check::NotNull,
+        "unique" if !audit.name.contains('.') => Check::Unique,
+        "accepted_values" if !audit.name.contains('.') => {
+            Check::AcceptedValues(args.required_list("values")?)
+        }
+        "relationships" if !audit.name.contains('.') => Check::Relationships {
+            to: args.required_text("to")?,
+            field: args.required_text("field")?,
+        },
+        "accepted_range" => accepted_range(&mut args)?,
+        "not_constant" => Check::NotConstant,
+        "at_least_one" => Check::AtLeastOne,
+        "expression" if !audit.name.contains('.') => Check::Expression(
+            args.text("value")?
+                .or(args.text("expression")?)
+                .ok_or_else(|| {
+                    SpecError::Argument(
+                        "`expression` takes a SQL predicate: `{ expression = \"amount >= 0\" }`"
+                            .into(),
+                    )
+                })?,
+        ),
+        "expression_is_true" => {
+            let expression = args.required_text("expression")?;
+            Check::Expression(format!(
+                "{} {expression}",
+                crate::ident::quote_ident(column)
+            ))
+        }
+        _ => {
+            let close = crate::diagnostics::did_you_mean(&audit.name, NAMES.iter().copied());
+            return Err(SpecError::Unknown(close));
+        }
+    };
+    args.finish()?;
+    Ok(Spec {
+        check,
+        filter,
+        severity,
+    })
+}
+
+fn accepted_range(args: &mut Args<'_>) -> Result<Check, SpecError> {
+    let min = args.number("min_value")?;
+    let max = args.number("max_value")?;
+    if min.is_none() && max.is_none() {
+        return Err(SpecError::Argument(
+            "`accepted_range` needs `min_value`, `max_value` or both".into(),
+        ));
+    }
+    let inclusive = match args.take("inclusive") {
+        None => true,
+        Some(AuditArg::Bool(b)) => *b,
+        Some(_) => return Err(SpecError::Argument("`inclusive` is true or false".into())),
+    };
+    Ok(Check::AcceptedRange {
+        min,
+        max,
+        inclusive,
+    })
+}
+
+/// The arguments, each taken once; what is left over is an error.
+struct Args<'a> {
+    left: Vec<&'a (String, AuditArg)>,
+}
+
+impl<'a> Args<'a> {
+    fn new(args: &'a [(String, AuditArg)]) -> Self {
+        Self {
+            left: args.iter().collect(),
+        }
+    }
+
+    fn take(&mut self, key: &str) -> Option<&'a AuditArg> {
+        let at = self.left.iter().position(|(k, _)| k == key)?;
+        Some(&self.left.remove(at).1)
+    }
+
+    fn text(&mut self, key: &str) -> Result<Option<String>, SpecError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(AuditArg::Text(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+            Some(_) => Err(SpecError::Argument(format!(
+                "`{key}` takes a non-empty string"
+            ))),
+        }
+    }
+
+    fn required_text(&mut self, key: &str) -> Result<String, SpecError> {
+        self.text(key)?
+            .ok_or_else(|| SpecError::Argument(format!("missing `{key}`")))
+    }
+
+    fn number(&mut self, key: &str) -> Result<Option<String>, SpecError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(AuditArg::Int(i)) => Ok(Some(i.to_string())),
+            Some(AuditArg::Float(f)) if f.is_finite() => Ok(Some(f.to_string())),
+            Some(_) => Err(SpecError::Argument(format!("`{key}` takes a number"))),
+        }
+    }
+
+    fn required_list(&mut self, key: &str) -> Result<Vec<String>, SpecError> {
+        let Some(AuditArg::List(items)) = self.take(key) else {
+            return Err(SpecError::Argument(format!(
+                "`{key}` takes a list: `{{ accepted_values = [\"a\", \"b\"] }}`"
+            )));
+        };
+        let values: Option<Vec<String>> = items
+            .iter()
+            .map(|v| match v {
+                AuditArg::Text(s) => Some(s.clone()),
+                AuditArg::Int(i) => Some(i.to_string()),
+                AuditArg::Bool(b) => Some(b.to_string()),
+                _ => None,
+            })
+            .collect();
+        match values {
+            Some(values) if !values.is_empty() => Ok(values),
+            Some(_) => Err(SpecError::Argument(format!("`{key}` is empty"))),
+            None => Err(SpecError::Argument(format!(
+                "`{key}` holds strings, integers or booleans"
+            ))),
+        }
+    }
+
+    /// dbt's config keys that change nothing sqb reports are accepted; anything else is a
+    /// mistake.
+    fn finish(self) -> Result<(), SpecError> {
+        match self
+            .left
+            .iter()
+            .find(|(k, _)| !matches!(k.as_str(), "quote" | "config" | "tags" | "meta"))
+        {
+            Some((key, _)) => Err(SpecError::Argument(format!("unknown argument `{key}`"))),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{FileId, Loc};
+
+    fn audit(name: &str, args: Vec<(&str, AuditArg)>) -> Audit {
+        Audit {
+            name: name.into(),
+            loc: Loc::file_start(FileId(0)),
+            args: args.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        }
+    }
+
+    #[test]
+    fn dbt_spellings_read_as_sqb_checks() {
+        let range = audit(
+            "dbt_utils.accepted_range",
+            vec![
+                ("min_value", AuditArg::Int(0)),
+                ("where", AuditArg::Text("x > 1".into())),
+            ],
+        );
+        let spec = parse(&range, "amount").unwrap();
+        assert_eq!(spec.filter.as_deref(), Some("x > 1"));
+        assert_eq!(
+            spec.check,
+            Check::AcceptedRange {
+                min: Some("0".into()),
+                max: None,
+                inclusive: true
+            }
+        );
+        let expr = audit(
+            "dbt_utils.expression_is_true",
+            vec![("expression", AuditArg::Text(">= 0".into()))],
+        );
+        assert_eq!(
+            parse(&expr, "Amount").unwrap().check,
+            Check::Expression("\"Amount\" >= 0".into())
+        );
+    }
+
+    #[test]
+    fn what_cannot_run_is_refused() {
+        assert_eq!(
+            parse(&audit("uniqe", vec![]), "x"),
+            Err(SpecError::Unknown(Some("unique")))
+        );
+        assert!(
+            matches!(parse(&audit("relationships", vec![("to", AuditArg::Text("m".into()))]), "x"), Err(SpecError::Argument(m)) if m == "missing `field`")
+        );
+        assert!(matches!(
+            parse(
+                &audit("unique", vec![("severity", AuditArg::Text("fatal".into()))]),
+                "x"
+            ),
+            Err(SpecError::Argument(_))
+        ));
+        assert!(
+            matches!(parse(&audit("not_null", vec![("colour", AuditArg::Int(1))]), "x"), Err(SpecError::Argument(m)) if m == "unknown argument `colour`")
+        );
+    }
+}

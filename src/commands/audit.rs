@@ -1,0 +1,61 @@
+//! `sqb audit`: the declared audits run against a target; the report on stdout (or
+//! `--output`), the summary on stderr.
+
+use crate::cli::{AuditArgs, GlobalArgs, TextOrJson};
+use crate::commands::{note, project_root, timeouts};
+use crate::exit::ExitStatus;
+use crate::ops::audit::{audit, AuditOptions};
+use crate::ops::inspect::{target_name, SelectOptions};
+use crate::report::audit::{emit_json, emit_text};
+use crate::report::{self, count, Output};
+
+pub fn run(global: &GlobalArgs, args: &AuditArgs) -> anyhow::Result<ExitStatus> {
+    let root = project_root(global)?;
+    let options = AuditOptions {
+        from: target_name(&root, args.from.as_deref())?,
+        selection: SelectOptions {
+            select: args.selection.select.clone(),
+            exclude: args.selection.exclude.clone(),
+            file: args.selection.select_file.clone(),
+        },
+        timeouts: timeouts(&args.connect),
+        use_cache: !global.no_cache,
+    };
+    let mut report = audit(&root, &options)?;
+    report.summarize();
+    let output = Output::of(args.output.as_deref());
+    report::write(output, |w| match args.format {
+        TextOrJson::Text => emit_text(&report, w),
+        TextOrJson::Json => emit_json(&report, w),
+    })?;
+    let s = &report.summary;
+    if s.audits == 0 {
+        // A check that has nothing to check must not pass, as `contract diff` does not.
+        return Err(crate::error::UserError::new(
+            "nothing was checked: no selected model or source declares an audit",
+        )
+        .with_hint(
+            "declare them on columns: `audits = [\"unique\", \"not_null\"]` (docs/audits.md)",
+        )
+        .into());
+    }
+    note(
+        global,
+        &format!(
+            "{} on {} of target `{}`: {} pass, {} fail, {} warn, {} could not run ({})",
+            count(s.audits, "audit", "audits"),
+            count(s.relations, "relation", "relations"),
+            report.target,
+            s.pass,
+            s.fail,
+            s.warn,
+            s.error,
+            count(s.queries, "query", "queries"),
+        ),
+    );
+    Ok(match (s.error, s.fail) {
+        (0, 0) => ExitStatus::Success,
+        (0, _) => ExitStatus::Failure,
+        _ => ExitStatus::Error,
+    })
+}

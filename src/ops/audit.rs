@@ -1,0 +1,269 @@
+//! `sqb audit`: run the declared audits of the selected models and sources against a target's
+//! relations, read-only. One scan per relation counts every check's failures; each check that
+//! failed gets one more query for a sample of its failing rows (values of `pii` columns
+//! redacted). A relation that cannot be read fails its audits closed: never a pass.
+
+use std::path::Path;
+
+use super::inspect::SelectOptions;
+use crate::audit::scan::{sample, scan, ColumnCheck};
+use crate::audit::spec::{parse, AuditSeverity, Check, Spec};
+use crate::compile::compile_cached;
+use crate::ident::quoted;
+use crate::project::{Column, Project, Resource};
+use crate::report::audit::{AuditReport, AuditResult, Status};
+use crate::rows::{Cell, Rows, Statement};
+use crate::warehouse::{session, Timeouts};
+
+pub struct AuditOptions {
+    pub from: String,
+    pub selection: SelectOptions,
+    pub timeouts: Timeouts,
+    pub use_cache: bool,
+}
+
+/// One relation's audits, ready to run.
+struct Planned<'p> {
+    resource: Resource<'p>,
+    /// As SQL names it, quoted.
+    relation: String,
+    /// As reports show it: `schema.name`.
+    shown: String,
+    columns: Vec<&'p Column>,
+    specs: Vec<Spec>,
+    /// Each spec's audit, for its location.
+    audits: Vec<&'p crate::project::Audit>,
+}
+
+pub fn audit(root: &Path, options: &AuditOptions) -> anyhow::Result<AuditReport> {
+    let project = Project::load_cached(root, options.use_cache)?;
+    let selection = options.selection.load()?;
+    let (diags, graph) = compile_cached(&project, Default::default(), options.use_cache);
+    super::ensure_compiles(&project, &diags)?;
+    let target = super::inspect::target(&project, &options.from)?;
+    let schema = target.schema.as_ref().map_or("", |s| s.value.as_str());
+    let resources = selection.resolve(&project, &graph)?;
+    let planned: Vec<Planned<'_>> = resources
+        .into_iter()
+        .filter_map(|r| plan(&project, r, schema))
+        .collect();
+    let mut report = AuditReport::new(options.from.clone());
+    if planned.is_empty() {
+        return Ok(report);
+    }
+    let connect = super::connection(&project.config, &project.root, options.timeouts)?;
+    let engine = project.engine();
+    let scans: Vec<Statement> = planned
+        .iter()
+        .map(|p| scan(engine, &p.relation, &checks(&project, p, schema)))
+        .collect();
+    report.queries = scans.len();
+    let answers = session::run(connect.clone(), None, scans)?;
+    let mut samples = Vec::new();
+    for (p, answer) in planned.iter().zip(answers) {
+        let start = report.results.len();
+        match answer {
+            Ok(rows) => results(&project, p, &rows, &mut report.results),
+            Err(e) => unreadable(&project, p, &e.to_string(), &mut report.results),
+        }
+        let checks = checks(&project, p, schema);
+        for (i, result) in report.results[start..].iter().enumerate() {
+            if result.status.failed() {
+                if let Some(s) = sample(engine, &p.relation, &checks[i]) {
+                    samples.push((start + i, s));
+                }
+            }
+        }
+    }
+    if !samples.is_empty() {
+        report.queries += samples.len();
+        let (at, statements): (Vec<usize>, Vec<Statement>) = samples.into_iter().unzip();
+        for (i, answer) in at.into_iter().zip(session::run(connect, None, statements)?) {
+            let redacted = redacted_columns(&project, &report.results[i]);
+            report.results[i].sample = match answer {
+                Ok(rows) => shown(&rows, &redacted),
+                Err(_) => Vec::new(),
+            };
+        }
+    }
+    Ok(report)
+}
+
+/// A resource's audits, or `None` when it declares none.
+fn plan<'p>(project: &'p Project, resource: Resource<'p>, schema: &str) -> Option<Planned<'p>> {
+    let declared: Vec<&Column> = match resource {
+        Resource::Model(m) => project.effective_columns(m),
+        Resource::Source(s) => s.columns.iter().collect(),
+    };
+    let mut planned = Planned {
+        resource,
+        relation: relation_sql(project, resource, schema),
+        shown: relation_parts(resource, schema).join("."),
+        columns: Vec::new(),
+        specs: Vec::new(),
+        audits: Vec::new(),
+    };
+    for column in declared {
+        for audit in column.docs.iter().flat_map(|d| d.audits.iter()) {
+            // Compile refused what does not parse: only runnable audits are left.
+            if let Ok(spec) = parse(audit, &column.name.value) {
+                planned.columns.push(column);
+                planned.specs.push(spec);
+                planned.audits.push(audit);
+            }
+        }
+    }
+    (!planned.specs.is_empty()).then_some(planned)
+}
+
+fn checks<'a>(project: &Project, p: &'a Planned<'_>, schema: &str) -> Vec<ColumnCheck<'a>> {
+    p.columns
+        .iter()
+        .zip(&p.specs)
+        .map(|(column, spec)| ColumnCheck {
+            column: &column.name.value,
+            spec,
+            parent: match &spec.check {
+                Check::Relationships { to, .. } => {
+                    named(project, to).map(|r| relation_sql(project, r, schema))
+                }
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+fn named<'p>(project: &'p Project, name: &str) -> Option<Resource<'p>> {
+    project.model(name).map(Resource::Model).or_else(|| {
+        project
+            .source_tables
+            .iter()
+            .find(|s| s.name.value == name)
+            .map(Resource::Source)
+    })
+}
+
+/// The relation as SQL names it: a source's `schema.table` (and database, where it names
+/// one), a model's relation in the target's schema.
+fn relation_sql(project: &Project, resource: Resource<'_>, schema: &str) -> String {
+    let _ = project;
+    relation_parts(resource, schema)
+        .into_iter()
+        .map(quoted)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+fn relation_parts<'p>(resource: Resource<'p>, schema: &'p str) -> Vec<&'p str> {
+    let parts: Vec<&str> = match resource {
+        Resource::Source(s) => s
+            .database
+            .iter()
+            .map(|d| d.value.as_str())
+            .chain(s.schema.iter().map(|x| x.value.as_str()))
+            .chain([s.relation_name()])
+            .collect(),
+        Resource::Model(m) => vec![schema, m.relation_name()],
+    };
+    parts.into_iter().filter(|p| !p.is_empty()).collect()
+}
+
+fn base_result(project: &Project, p: &Planned<'_>, i: usize) -> AuditResult {
+    let audit = p.audits[i];
+    let file = project.sources.get(audit.loc.file);
+    let (line, col) = file.line_col(audit.loc.span().start);
+    AuditResult {
+        resource_type: p.resource.resource_type(),
+        resource: p.resource.name().to_string(),
+        relation: p.shown.clone(),
+        column: p.columns[i].name.value.clone(),
+        audit: p.specs[i].check.name(),
+        severity: p.specs[i].severity,
+        status: Status::Pass,
+        failing: None,
+        rows: None,
+        sample: Vec::new(),
+        error: None,
+        file: file.rel_path.clone(),
+        line,
+        column_number: col,
+    }
+}
+
+/// Each check's verdict from the scan's one row: its failures counted, against its severity.
+fn results(project: &Project, p: &Planned<'_>, rows: &Rows, out: &mut Vec<AuditResult>) {
+    let row = rows.rows.first();
+    let count = |i: usize| match row.and_then(|r| r.get(i)) {
+        Some(Cell::Int(n)) => u64::try_from(*n).ok(),
+        Some(Cell::Decimal(d)) => d.parse().ok(),
+        _ => None,
+    };
+    for i in 0..p.specs.len() {
+        let mut result = base_result(project, p, i);
+        result.rows = count(0);
+        result.failing = count(i + 1);
+        result.status = match (result.failing, p.specs[i].severity) {
+            (Some(0), _) => Status::Pass,
+            (Some(_), AuditSeverity::Error) => Status::Fail,
+            (Some(_), AuditSeverity::Warn) => Status::Warn,
+            (None, _) => Status::Error,
+        };
+        if result.status == Status::Error {
+            result.error = Some("the scan returned no count".into());
+        }
+        out.push(result);
+    }
+}
+
+/// A relation that could not be scanned fails every audit on it.
+fn unreadable(project: &Project, p: &Planned<'_>, why: &str, out: &mut Vec<AuditResult>) {
+    for i in 0..p.specs.len() {
+        let mut result = base_result(project, p, i);
+        result.status = Status::Error;
+        result.error = Some(crate::redact::redact(why));
+        out.push(result);
+    }
+}
+
+/// The columns whose values a sample of `result` must not show: those tagged `pii`.
+fn redacted_columns(project: &Project, result: &AuditResult) -> Vec<String> {
+    let columns: Vec<&Column> = match named(project, &result.resource) {
+        Some(Resource::Model(m)) => project.effective_columns(m),
+        Some(Resource::Source(s)) => s.columns.iter().collect(),
+        None => Vec::new(),
+    };
+    let mut redacted: Vec<String> = columns
+        .into_iter()
+        .filter(|c| {
+            c.docs
+                .iter()
+                .any(|d| d.tags.iter().any(|t| t.value == "pii"))
+        })
+        .map(|c| c.name.value.clone())
+        .collect();
+    // A unique or accepted_values sample shows the audited column's values as `value`.
+    if redacted.iter().any(|c| c == &result.column) {
+        redacted.push("value".into());
+    }
+    redacted
+}
+
+fn shown(rows: &Rows, redacted: &[String]) -> Vec<Vec<(String, String)>> {
+    rows.rows
+        .iter()
+        .map(|row| {
+            rows.columns
+                .iter()
+                .zip(row)
+                .map(|(c, cell)| {
+                    let value = match redacted.iter().any(|r| r.eq_ignore_ascii_case(&c.name)) {
+                        true => "<redacted>".to_string(),
+                        false if *cell == Cell::Null => "NULL".to_string(),
+                        false => cell.display(),
+                    };
+                    (c.name.clone(), value)
+                })
+                .collect()
+        })
+        .collect()
+}

@@ -1,0 +1,173 @@
+//! `sqb audit` against real DuckDB files and a real PostgreSQL server: every audit kind of
+//! testdata/audit passing and failing, each failing count equal to what dbt's own test query
+//! counts on the same warehouse (run here, independently), samples with `pii` redacted, exit
+//! statuses, and a relation that cannot be read failing closed.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::*;
+
+/// Each audit of testdata/audit and the query dbt runs for it: the number of rows it returns
+/// is dbt's failure count.
+const ORACLES: &[(&str, &str, &str, &str)] = &[
+    ("customers", "id", "unique", "SELECT id FROM shop.customers WHERE id IS NOT NULL GROUP BY id HAVING count(*) > 1"),
+    ("customers", "id", "not_null", "SELECT id FROM shop.customers WHERE id IS NULL"),
+    ("customers", "email", "unique", "SELECT email FROM shop.customers WHERE email IS NOT NULL GROUP BY email HAVING count(*) > 1"),
+    ("customers", "email", "not_null", "SELECT email FROM (SELECT * FROM shop.customers WHERE active) AS t WHERE email IS NULL"),
+    ("customers", "active", "accepted_values", "SELECT active FROM shop.customers GROUP BY active HAVING CAST(active AS VARCHAR(10)) NOT IN ('true', 'false')"),
+    ("orders", "id", "unique", "SELECT id FROM shop.orders WHERE id IS NOT NULL GROUP BY id HAVING count(*) > 1"),
+    ("orders", "customer_id", "relationships", "SELECT c.customer_id FROM shop.orders AS c LEFT JOIN shop.customers AS p ON c.customer_id = p.id WHERE c.customer_id IS NOT NULL AND p.id IS NULL"),
+    ("orders", "status", "accepted_values", "SELECT status FROM shop.orders GROUP BY status HAVING status NOT IN ('placed', 'shipped')"),
+    ("orders", "status", "accepted_values#2", "SELECT status FROM (SELECT * FROM shop.orders WHERE id > 2) AS t GROUP BY status HAVING status NOT IN ('placed', 'shipped', 'lost')"),
+    ("orders", "amount", "accepted_range", "SELECT * FROM shop.orders WHERE NOT (amount >= 0 AND amount <= 1000)"),
+    ("orders", "amount", "expression", "SELECT * FROM shop.orders WHERE NOT (amount < 900)"),
+    ("orders", "amount", "expression#2", "SELECT * FROM shop.orders WHERE NOT (amount <> 13.5)"),
+    ("orders", "channel", "not_constant", "SELECT count(DISTINCT channel) FROM shop.orders HAVING count(DISTINCT channel) = 1"),
+    ("orders", "channel", "at_least_one", "SELECT count(channel) FROM shop.orders HAVING count(channel) = 0"),
+    ("orders", "note", "at_least_one", "SELECT count(note) FROM shop.orders HAVING count(note) = 0"),
+    ("orders", "note", "not_constant", "SELECT count(DISTINCT note) FROM shop.orders HAVING count(DISTINCT note) = 1"),
+    ("order_amounts", "order_id", "unique", "SELECT order_id FROM analytics.order_amounts WHERE order_id IS NOT NULL GROUP BY order_id HAVING count(*) > 1"),
+    ("order_amounts", "order_id", "not_null", "SELECT order_id FROM analytics.order_amounts WHERE order_id IS NULL"),
+    ("order_amounts", "customer_id", "relationships", "SELECT c.customer_id FROM analytics.order_amounts AS c LEFT JOIN shop.customers AS p ON c.customer_id = p.id WHERE c.customer_id IS NOT NULL AND p.id IS NULL"),
+];
+
+fn audit(root: &Path, url: Option<&str>, args: &[&str]) -> std::process::Output {
+    let mut cmd = sqb();
+    cmd.arg("--project-dir").arg(root).arg("audit").args(args);
+    if let Some(url) = url {
+        cmd.env("SQB_DATABASE_URL", url);
+    }
+    run(&mut cmd)
+}
+
+/// Each result's failing count, keyed as ORACLES keys it (`audit#n` for the n-th audit of a
+/// name on one column).
+fn failing(out: &std::process::Output) -> BTreeMap<(String, String, String), u64> {
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let mut seen: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    let mut counts = BTreeMap::new();
+    for r in report["results"].as_array().unwrap() {
+        let key = (
+            r["resource"].as_str().unwrap().to_string(),
+            r["column"].as_str().unwrap().to_string(),
+            r["audit"].as_str().unwrap().to_string(),
+        );
+        let n = seen.entry(key.clone()).or_default();
+        *n += 1;
+        let name = match *n {
+            1 => key.2.clone(),
+            n => format!("{}#{n}", key.2),
+        };
+        counts.insert(
+            (key.0, key.1, name),
+            r["failing"].as_u64().expect("a count"),
+        );
+    }
+    counts
+}
+
+fn expected(count: impl Fn(&str) -> u64) -> BTreeMap<(String, String, String), u64> {
+    ORACLES
+        .iter()
+        .map(|(r, c, a, sql)| ((r.to_string(), c.to_string(), a.to_string()), count(sql)))
+        .collect()
+}
+
+#[test]
+fn every_audit_counts_what_dbt_counts_on_duckdb() {
+    let case = repo().join("testdata/audit");
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "duckdb", tmp.path());
+    let db = tmp.path().join("w.duckdb");
+    duckdb_file(&db, &case_warehouse(&case, "duckdb").unwrap());
+    let text = audit(tmp.path(), None, &[]);
+    assert_eq!(
+        text.status.code(),
+        Some(1),
+        "{}",
+        transcript(&text, tmp.path())
+    );
+    insta::assert_snapshot!("duckdb_text", transcript(&text, tmp.path()));
+    let json = audit(tmp.path(), None, &["--format", "json"]);
+    let got = failing(&json);
+    let conn = duckdb::Connection::open(&db).unwrap();
+    let want = expected(|sql| {
+        let rows: i64 = conn
+            .query_row(
+                &format!("SELECT count(*) FROM ({sql}) AS dbt_test"),
+                [],
+                |r| r.get(0),
+            )
+            .unwrap_or_else(|e| panic!("{e}\n{sql}"));
+        rows as u64
+    });
+    assert_eq!(got, want);
+    // The planted defects are there: the oracle is not vacuous.
+    assert!(want.values().filter(|n| **n > 0).count() >= 10, "{want:?}");
+}
+
+#[test]
+fn every_audit_counts_what_dbt_counts_on_postgres() {
+    let Some(db) = TestDb::create("audit_oracle") else {
+        return;
+    };
+    let case = repo().join("testdata/audit");
+    pg_exec(&db.url, &case_warehouse(&case, "postgres").unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "postgres", tmp.path());
+    let json = audit(tmp.path(), Some(&db.url), &["--format", "json"]);
+    assert_eq!(
+        json.status.code(),
+        Some(1),
+        "{}",
+        transcript(&json, tmp.path())
+    );
+    let got = failing(&json);
+    let want = expected(|sql| {
+        let sql = format!("SELECT CAST(count(*) AS text) FROM ({sql}) AS dbt_test");
+        pg_strings(&db.url, &sql)[0].parse().unwrap()
+    });
+    assert_eq!(got, want);
+    // Values of pii columns never leave the warehouse in a sample.
+    let text = String::from_utf8(json.stdout).unwrap();
+    assert!(!text.contains("@example.com"), "{text}");
+    assert!(text.contains("<redacted>"), "{text}");
+}
+
+/// A relation that is not there fails its audits closed (exit 2), and the others still run;
+/// selected resources without audits are nothing to check (exit 2 too).
+#[test]
+fn what_cannot_run_never_passes() {
+    let case = repo().join("testdata/audit");
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "duckdb", tmp.path());
+    let sql = case_warehouse(&case, "duckdb").unwrap().replace(
+        "CREATE VIEW analytics.order_amounts",
+        "CREATE VIEW analytics.other_name",
+    );
+    duckdb_file(&tmp.path().join("w.duckdb"), &sql);
+    let out = audit(
+        tmp.path(),
+        None,
+        &["-s", "order_amounts", "-s", "source:customers"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        transcript(&out, tmp.path())
+    );
+    insta::assert_snapshot!("relation_missing", transcript(&out, tmp.path()));
+    std::fs::write(
+        tmp.path().join("models/order_amounts.toml"),
+        "[columns.order_id]\n",
+    )
+    .unwrap();
+    let nothing = audit(tmp.path(), None, &["-s", "order_amounts"]);
+    assert_eq!(nothing.status.code(), Some(2));
+    insta::assert_snapshot!("nothing_to_check", transcript(&nothing, tmp.path()));
+}
