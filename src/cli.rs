@@ -212,9 +212,10 @@ pub struct AuditArgs {
     #[command(flatten)]
     pub selection: SelectArgs,
 
-    /// Output format: a listing by relation, or JSON (docs/audits.md).
-    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
-    pub format: TextOrJson,
+    /// Output format: a listing by relation, JSON (docs/audits.md), JUnit XML, GitHub
+    /// annotations, or a Markdown table.
+    #[arg(long, value_enum, default_value_t = AuditFormat::Text)]
+    pub format: AuditFormat,
 
     /// Write the report to FILE (atomically) instead of stdout.
     #[arg(short, long, alias = "out", value_name = "FILE")]
@@ -222,6 +223,15 @@ pub struct AuditArgs {
 
     #[command(flatten)]
     pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuditFormat {
+    Text,
+    Json,
+    Junit,
+    Github,
+    Markdown,
 }
 
 #[derive(Debug, Args)]

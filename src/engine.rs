@@ -34,6 +34,9 @@ struct Facts {
     /// The type a bound number is cast to for comparing it with any numeric column (DuckDB's
     /// bare DECIMAL would round it to three places).
     bound_number_type: &'static str,
+    /// The current time as SQL that compares with any date or time column (DuckDB's `now()` is
+    /// zoned, and comparing it with a TIMESTAMP needs the ICU extension).
+    now: &'static str,
     /// The bytes that end a `--` comment.
     comment_ends: &'static [u8],
     /// CHAR, VARCHAR(n) and TEXT are stored as distinct types (not all as VARCHAR).
@@ -63,6 +66,7 @@ const POSTGRES: Facts = Facts {
     queries_name_the_database: false,
     text_type: "text",
     bound_number_type: "numeric",
+    now: "now()",
     comment_ends: b"\n\r",
     keeps_string_kinds: true,
     keeps_array_sizes: false,
@@ -82,6 +86,7 @@ const DUCKDB: Facts = Facts {
     queries_name_the_database: true,
     text_type: "VARCHAR",
     bound_number_type: "DOUBLE",
+    now: "CAST(now() AS TIMESTAMP)",
     comment_ends: b"\n",
     keeps_string_kinds: false,
     keeps_array_sizes: true,
@@ -179,6 +184,11 @@ impl Engine {
     /// The type a value is cast to for comparing it as text.
     pub fn text_type(self) -> &'static str {
         self.facts().text_type
+    }
+
+    /// The current time as SQL that compares with a DATE, TIMESTAMP or TIMESTAMPTZ column.
+    pub fn now(self) -> &'static str {
+        self.facts().now
     }
 
     /// The type a bound number is cast to, to compare it with any numeric column.

@@ -68,6 +68,23 @@ pub fn scan(engine: Engine, relation: &str, checks: &[ColumnCheck<'_>]) -> State
                 ));
                 format!("count(*) FILTER (WHERE {filter} AND {col} IS NOT NULL AND sqb_parent_{i}.sqb_key IS NULL)")
             }
+            Check::UniqueCombination(columns) => {
+                let by = quoted_list(columns);
+                let flag = format!("CASE WHEN {filter} THEN 1 ELSE 0 END");
+                windows.push(format!(
+                    "sum({flag}) OVER (PARTITION BY {by}) AS sqb_unique_{i}, row_number() OVER (PARTITION BY {by}, {flag}) AS sqb_first_{i}"
+                ));
+                format!("count(*) FILTER (WHERE {filter} AND t.sqb_unique_{i} > 1 AND t.sqb_first_{i} = 1)")
+            }
+            Check::Recency { field, interval } => {
+                params.push(interval.clone());
+                format!(
+                    "CASE WHEN max(t.{}) FILTER (WHERE {filter}) >= {} - CAST(${} AS INTERVAL) THEN 0 ELSE 1 END",
+                    quoted(field),
+                    engine.now(),
+                    params.len()
+                )
+            }
         };
         counts.push(format!("{count} AS sqb_check_{i}"));
     }
@@ -113,9 +130,29 @@ pub fn sample(engine: Engine, relation: &str, check: &ColumnCheck<'_>) -> Option
             quoted(field),
             check.parent.as_deref().unwrap_or_default()
         ),
+        Check::UniqueCombination(columns) => {
+            let by = columns
+                .iter()
+                .map(|c| format!("t.{}", quoted(c)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("SELECT {by}, count(*) AS n FROM {relation} AS t WHERE {filter} GROUP BY {by} HAVING count(*) > 1 ORDER BY count(*) DESC LIMIT {limit}")
+        }
+        Check::Recency { field, .. } => format!(
+            "SELECT max(t.{}) AS most_recent FROM {relation} AS t WHERE {filter}",
+            quoted(field)
+        ),
         Check::NotConstant | Check::AtLeastOne => return None,
     };
     Some(Statement { sql, params })
+}
+
+fn quoted_list(columns: &[String]) -> String {
+    columns
+        .iter()
+        .map(|c| quoted(c))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn filter_of(spec: &Spec) -> String {

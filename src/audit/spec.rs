@@ -26,6 +26,10 @@ pub enum Check {
     Expression(String),
     /// Rows (not NULL) whose value the other relation's `field` does not hold.
     Relationships { to: String, field: String },
+    /// Of a relation: combinations of the columns' values held by more than one row.
+    UniqueCombination(Vec<String>),
+    /// Of a relation: one row when its newest `field` is older than `interval` (`1 day`).
+    Recency { field: String, interval: String },
 }
 
 impl Check {
@@ -40,6 +44,8 @@ impl Check {
             Check::AtLeastOne => "at_least_one",
             Check::Expression(_) => "expression",
             Check::Relationships { .. } => "relationships",
+            Check::UniqueCombination(_) => "unique_combination_of_columns",
+            Check::Recency { .. } => "recency",
         }
     }
 }
@@ -87,9 +93,73 @@ pub const NAMES: &[&str] = &[
     "dbt_utils.expression_is_true",
 ];
 
-/// Reads `audit` of column `column`.
-pub fn parse(audit: &Audit, column: &str) -> Result<Spec, SpecError> {
+/// Every audit name sqb runs on a whole relation (a model's or a source's own `audits`).
+pub const RELATION_NAMES: &[&str] = &[
+    "unique_combination_of_columns",
+    "recency",
+    "expression",
+    "expression_is_true",
+    "dbt_utils.unique_combination_of_columns",
+    "dbt_utils.recency",
+    "dbt_utils.expression_is_true",
+];
+
+/// The units `recency` counts its interval in.
+const DATEPARTS: &[&str] = &["minute", "hour", "day", "week", "month", "year"];
+
+/// Reads `audit` of a whole relation.
+pub fn parse_relation(audit: &Audit) -> Result<Spec, SpecError> {
     let mut args = Args::new(&audit.args);
+    let (filter, severity) = common(&mut args)?;
+    let short = audit.name.strip_prefix("dbt_utils.").unwrap_or(&audit.name);
+    let check = match short {
+        "unique_combination_of_columns" => {
+            Check::UniqueCombination(args.required_list("combination_of_columns")?)
+        }
+        "recency" => {
+            let field = args.required_text("field")?;
+            let datepart = args.required_text("datepart")?.to_lowercase();
+            if !DATEPARTS.contains(&datepart.as_str()) {
+                return Err(SpecError::Argument(format!(
+                    "`datepart` is one of {}, not `{datepart}`",
+                    DATEPARTS.join(", ")
+                )));
+            }
+            let interval = match args.take("interval") {
+                Some(AuditArg::Int(n)) if *n > 0 => *n,
+                _ => {
+                    return Err(SpecError::Argument(
+                        "`interval` takes a whole number above 0".into(),
+                    ))
+                }
+            };
+            Check::Recency {
+                field,
+                interval: format!("{interval} {datepart}"),
+            }
+        }
+        "expression" if !audit.name.contains('.') => Check::Expression(
+            args.text("value")?
+                .or(args.text("expression")?)
+                .ok_or_else(|| SpecError::Argument("`expression` takes a SQL predicate".into()))?,
+        ),
+        "expression_is_true" => Check::Expression(args.required_text("expression")?),
+        _ => {
+            let close =
+                crate::diagnostics::did_you_mean(&audit.name, RELATION_NAMES.iter().copied());
+            return Err(SpecError::Unknown(close));
+        }
+    };
+    args.finish()?;
+    Ok(Spec {
+        check,
+        filter,
+        severity,
+    })
+}
+
+/// `where` and `severity`, which every audit takes.
+fn common(args: &mut Args<'_>) -> Result<(Option<String>, AuditSeverity), SpecError> {
     let filter = args.text("where")?;
     let severity = match args.text("severity")?.as_deref() {
         None => AuditSeverity::Error,
@@ -101,6 +171,13 @@ pub fn parse(audit: &Audit, column: &str) -> Result<Spec, SpecError> {
             )))
         }
     };
+    Ok((filter, severity))
+}
+
+/// Reads `audit` of column `column`.
+pub fn parse(audit: &Audit, column: &str) -> Result<Spec, SpecError> {
+    let mut args = Args::new(&audit.args);
+    let (filter, severity) = common(&mut args)?;
     let short = audit.name.strip_prefix("dbt_utils.").unwrap_or(&audit.name);
     let check = match short {
         "not_null" if !audit.name.contains('.') => Check::NotNull,

@@ -1,12 +1,13 @@
 //! `sqb audit`: the declared audits run against a target; the report on stdout (or
 //! `--output`), the summary on stderr.
 
-use crate::cli::{AuditArgs, GlobalArgs, TextOrJson};
+use crate::cli::{AuditArgs, AuditFormat, GlobalArgs};
 use crate::commands::{note, project_root, timeouts};
 use crate::exit::ExitStatus;
 use crate::ops::audit::{audit, AuditOptions};
 use crate::ops::inspect::{target_name, SelectOptions};
 use crate::report::audit::{emit_json, emit_text};
+use crate::report::audit_ci::{emit_github, emit_junit, emit_markdown};
 use crate::report::{self, count, Output};
 
 pub fn run(global: &GlobalArgs, args: &AuditArgs) -> anyhow::Result<ExitStatus> {
@@ -24,9 +25,16 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> anyhow::Result<ExitStatus> 
     let mut report = audit(&root, &options)?;
     report.summarize();
     let output = Output::of(args.output.as_deref());
+    let prefix = match args.format {
+        AuditFormat::Github => crate::commands::github_prefix(&root)?,
+        _ => String::new(),
+    };
     report::write(output, |w| match args.format {
-        TextOrJson::Text => emit_text(&report, w),
-        TextOrJson::Json => emit_json(&report, w),
+        AuditFormat::Text => emit_text(&report, w),
+        AuditFormat::Json => emit_json(&report, w),
+        AuditFormat::Junit => emit_junit(&report, w),
+        AuditFormat::Github => emit_github(&report, &prefix, w),
+        AuditFormat::Markdown => emit_markdown(&report, w),
     })?;
     let s = &report.summary;
     if s.audits == 0 {

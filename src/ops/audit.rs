@@ -29,10 +29,13 @@ struct Planned<'p> {
     relation: String,
     /// As reports show it: `schema.name`.
     shown: String,
-    columns: Vec<&'p Column>,
+    /// The column each spec checks; `None` for an audit of the whole relation.
+    columns: Vec<Option<&'p Column>>,
     specs: Vec<Spec>,
-    /// Each spec's audit, for its location.
-    audits: Vec<&'p crate::project::Audit>,
+    /// Where each spec is declared: its audit, or what implies it.
+    locs: Vec<crate::source::Loc>,
+    /// For an audit a declaration implies: what implies it.
+    implied: Vec<Option<&'static str>>,
 }
 
 pub fn audit(root: &Path, options: &AuditOptions) -> anyhow::Result<AuditReport> {
@@ -89,7 +92,8 @@ pub fn audit(root: &Path, options: &AuditOptions) -> anyhow::Result<AuditReport>
     Ok(report)
 }
 
-/// A resource's audits, or `None` when it declares none.
+/// A resource's audits, or `None` when it declares none: those its columns declare, then
+/// those their declarations imply.
 fn plan<'p>(project: &'p Project, resource: Resource<'p>, schema: &str) -> Option<Planned<'p>> {
     let declared: Vec<&Column> = match resource {
         Resource::Model(m) => project.effective_columns(m),
@@ -97,23 +101,98 @@ fn plan<'p>(project: &'p Project, resource: Resource<'p>, schema: &str) -> Optio
     };
     let mut planned = Planned {
         resource,
-        relation: relation_sql(project, resource, schema),
+        relation: relation_sql(resource, schema),
         shown: relation_parts(resource, schema).join("."),
         columns: Vec::new(),
         specs: Vec::new(),
-        audits: Vec::new(),
+        locs: Vec::new(),
+        implied: Vec::new(),
     };
     for column in declared {
-        for audit in column.docs.iter().flat_map(|d| d.audits.iter()) {
+        let audits: Vec<&crate::project::Audit> =
+            column.docs.iter().flat_map(|d| d.audits.iter()).collect();
+        for audit in &audits {
             // Compile refused what does not parse: only runnable audits are left.
             if let Ok(spec) = parse(audit, &column.name.value) {
-                planned.columns.push(column);
-                planned.specs.push(spec);
-                planned.audits.push(audit);
+                planned.push(column, spec, audit.loc.clone(), None);
             }
+        }
+        for (spec, loc, by) in implied(project, resource, column, &planned) {
+            planned.push(column, spec, loc, Some(by));
+        }
+    }
+    let own: &[crate::project::Audit] = match resource {
+        Resource::Model(m) => m.props.audits.as_deref().unwrap_or_default(),
+        Resource::Source(s) => &s.audits,
+    };
+    for audit in own {
+        if let Ok(spec) = crate::audit::spec::parse_relation(audit) {
+            planned.columns.push(None);
+            planned.specs.push(spec);
+            planned.locs.push(audit.loc.clone());
+            planned.implied.push(None);
         }
     }
     (!planned.specs.is_empty()).then_some(planned)
+}
+
+impl<'p> Planned<'p> {
+    fn push(
+        &mut self,
+        column: &'p Column,
+        spec: Spec,
+        loc: crate::source::Loc,
+        by: Option<&'static str>,
+    ) {
+        self.columns.push(Some(column));
+        self.specs.push(spec);
+        self.locs.push(loc);
+        self.implied.push(by);
+    }
+
+    fn has(&self, column: &Column, check: &Check) -> bool {
+        self.columns.iter().zip(&self.specs).any(|(c, s)| {
+            c.is_some_and(|c| std::ptr::eq(c, column)) && &s.check == check && s.filter.is_none()
+        })
+    }
+}
+
+/// The audits a column's declaration implies, unless it declares them itself: `not_null` for
+/// `nullable = false` (a view or a `CREATE TABLE AS` table does not enforce it; where the
+/// warehouse does, the count is zero at the price of one aggregate), and `accepted_values` for
+/// an enum type, on a source or a model under an enforced contract.
+fn implied(
+    project: &Project,
+    resource: Resource<'_>,
+    column: &Column,
+    planned: &Planned<'_>,
+) -> Vec<(Spec, crate::source::Loc, &'static str)> {
+    let mut out = Vec::new();
+    let spec = |check| Spec {
+        check,
+        filter: None,
+        severity: AuditSeverity::Error,
+    };
+    if let Some(n) = column.nullable.as_ref().filter(|n| !n.value) {
+        if !planned.has(column, &Check::NotNull) {
+            out.push((spec(Check::NotNull), n.loc.clone(), "nullable = false"));
+        }
+    }
+    let enforced = match resource {
+        Resource::Model(m) => project.policy(m) == crate::project::Policy::Enforced,
+        Resource::Source(_) => true,
+    };
+    let domain = column
+        .type_text
+        .as_ref()
+        .and_then(|t| project.enum_named(&t.value).map(|e| (t, e)));
+    if let (true, Some((text, domain))) = (enforced, domain) {
+        let check = Check::AcceptedValues(domain.values());
+        if !planned.has(column, &check) {
+            out.push((spec(check), text.loc.clone(), "its enum type"));
+        }
+    }
+    out
 }
 
 fn checks<'a>(project: &Project, p: &'a Planned<'_>, schema: &str) -> Vec<ColumnCheck<'a>> {
@@ -121,11 +200,11 @@ fn checks<'a>(project: &Project, p: &'a Planned<'_>, schema: &str) -> Vec<Column
         .iter()
         .zip(&p.specs)
         .map(|(column, spec)| ColumnCheck {
-            column: &column.name.value,
+            column: column.map_or("", |c| c.name.value.as_str()),
             spec,
             parent: match &spec.check {
                 Check::Relationships { to, .. } => {
-                    named(project, to).map(|r| relation_sql(project, r, schema))
+                    named(project, to).map(|r| relation_sql(r, schema))
                 }
                 _ => None,
             },
@@ -145,8 +224,7 @@ fn named<'p>(project: &'p Project, name: &str) -> Option<Resource<'p>> {
 
 /// The relation as SQL names it: a source's `schema.table` (and database, where it names
 /// one), a model's relation in the target's schema.
-fn relation_sql(project: &Project, resource: Resource<'_>, schema: &str) -> String {
-    let _ = project;
+fn relation_sql(resource: Resource<'_>, schema: &str) -> String {
     relation_parts(resource, schema)
         .into_iter()
         .map(quoted)
@@ -169,15 +247,16 @@ fn relation_parts<'p>(resource: Resource<'p>, schema: &'p str) -> Vec<&'p str> {
 }
 
 fn base_result(project: &Project, p: &Planned<'_>, i: usize) -> AuditResult {
-    let audit = p.audits[i];
-    let file = project.sources.get(audit.loc.file);
-    let (line, col) = file.line_col(audit.loc.span().start);
+    let loc = &p.locs[i];
+    let file = project.sources.get(loc.file);
+    let (line, col) = file.line_col(loc.span().start);
     AuditResult {
         resource_type: p.resource.resource_type(),
         resource: p.resource.name().to_string(),
         relation: p.shown.clone(),
-        column: p.columns[i].name.value.clone(),
+        column: p.columns[i].map(|c| c.name.value.clone()),
         audit: p.specs[i].check.name(),
+        implied_by: p.implied[i],
         severity: p.specs[i].severity,
         status: Status::Pass,
         failing: None,
@@ -242,7 +321,7 @@ fn redacted_columns(project: &Project, result: &AuditResult) -> Vec<String> {
         .map(|c| c.name.value.clone())
         .collect();
     // A unique or accepted_values sample shows the audited column's values as `value`.
-    if redacted.iter().any(|c| c == &result.column) {
+    if redacted.iter().any(|c| Some(c) == result.column.as_ref()) {
         redacted.push("value".into());
     }
     redacted

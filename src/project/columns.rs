@@ -58,6 +58,7 @@ pub(super) fn read_model_props(r: &mut Reader<'_>, t: &dyn TableLike) -> ModelPr
         on_schema_change: r.choice(t, "on_schema_change", ON_SCHEMA_CHANGE),
         promotion: r.choice(t, "promotion", &["staged", "immediate"]),
         sql_analysis: r.boolean(t, "sql_analysis"),
+        audits: None,
         access: r
             .choice(t, "access", &["public", "protected", "private"])
             .map(|a| {
@@ -146,7 +147,7 @@ fn audit_arg(value: &toml_edit::Value) -> AuditArg {
     }
 }
 
-fn read_audits(r: &mut Reader<'_>, t: &dyn TableLike) -> Vec<Audit> {
+pub(super) fn read_audits(r: &mut Reader<'_>, t: &dyn TableLike) -> Vec<Audit> {
     let Some(item) = t.get("audits") else {
         return Vec::new();
     };

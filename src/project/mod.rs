@@ -198,6 +198,9 @@ pub struct ModelProps {
     pub promotion: Option<Spanned<String>>,
     pub sql_analysis: Option<Spanned<bool>>,
     pub access: Option<Spanned<Access>>,
+    /// The model's own audits, of the relation rather than one column
+    /// (`unique_combination_of_columns`, `recency`, `expression`).
+    pub audits: Option<Vec<Audit>>,
 }
 
 /// Who may read a model from another project: `public` models are published by `sqb publish`.
@@ -232,7 +235,8 @@ impl ModelProps {
             on_schema_change,
             promotion,
             sql_analysis,
-            access
+            access,
+            audits
         )
     }
 
@@ -358,6 +362,8 @@ pub struct SourceTable {
     pub columns: Vec<Column>,
     /// `[NAME.measures.*]` and the other semantic keys, when the source has any.
     pub semantic: Option<Box<semantic::Semantic>>,
+    /// The source's own audits, of the relation rather than one column.
+    pub audits: Vec<Audit>,
     /// `complete = true`: the declared columns are the table's whole shape (compile reads
     /// `*` over it and rejects references to other columns; diff reports undeclared columns).
     pub complete: bool,

@@ -53,8 +53,13 @@ pub struct AuditResult {
     pub resource_type: &'static str,
     pub resource: String,
     pub relation: String,
-    pub column: String,
+    /// `null` for an audit of the whole relation.
+    pub column: Option<String>,
     pub audit: &'static str,
+    /// For an audit no `audits` list declares: the declaration that implies it
+    /// (`nullable = false`, `its enum type`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub implied_by: Option<&'static str>,
     pub severity: AuditSeverity,
     pub status: Status,
     /// Failing rows (distinct values for `unique` and `accepted_values`, as dbt counts them);
@@ -113,6 +118,29 @@ pub fn emit_json(report: &AuditReport, w: &mut dyn Write) -> io::Result<()> {
 }
 
 pub fn emit_text(report: &AuditReport, w: &mut dyn Write) -> io::Result<()> {
+    body(report, w)?;
+    if report.results.iter().any(|r| r.implied_by.is_some()) {
+        writeln!(
+            w,
+            "* implied by the column's declaration (`nullable = false`, an enum type)"
+        )?;
+    }
+    Ok(())
+}
+
+fn body(report: &AuditReport, w: &mut dyn Write) -> io::Result<()> {
+    let column_width = report
+        .results
+        .iter()
+        .map(|r| r.column.as_deref().unwrap_or("(relation)").chars().count())
+        .max()
+        .unwrap_or(0);
+    let audit_width = report
+        .results
+        .iter()
+        .map(|r| r.audit.len() + usize::from(r.implied_by.is_some()))
+        .max()
+        .unwrap_or(0);
     let mut last = None;
     for r in &report.results {
         if last != Some(&r.relation) {
@@ -136,7 +164,15 @@ pub fn emit_text(report: &AuditReport, w: &mut dyn Write) -> io::Result<()> {
             ),
             (_, None) => "no count".to_string(),
         };
-        writeln!(w, "  {:<18} {:<16} {verdict}", r.column, r.audit)?;
+        let audit = match r.implied_by {
+            Some(_) => format!("{}*", r.audit),
+            None => r.audit.to_string(),
+        };
+        let column = r.column.as_deref().unwrap_or("(relation)");
+        writeln!(
+            w,
+            "  {column:<column_width$}  {audit:<audit_width$}  {verdict}"
+        )?;
         for row in &r.sample {
             let shown: Vec<String> = row.iter().map(|(k, v)| format!("{k}={v}")).collect();
             writeln!(w, "      {}", shown.join("  "))?;
@@ -146,7 +182,7 @@ pub fn emit_text(report: &AuditReport, w: &mut dyn Write) -> io::Result<()> {
 }
 
 /// What an audit's failures count, said.
-fn failures(audit: &str, n: u64) -> String {
+pub(crate) fn failures(audit: &str, n: u64) -> String {
     match audit {
         "unique" => crate::report::count(
             n as usize,
@@ -158,6 +194,12 @@ fn failures(audit: &str, n: u64) -> String {
         }
         "not_constant" => "the column holds one value only".to_string(),
         "at_least_one" => "the column holds no value".to_string(),
+        "recency" => "its newest row is older than the interval".to_string(),
+        "unique_combination_of_columns" => crate::report::count(
+            n as usize,
+            "combination held by several rows",
+            "combinations held by several rows",
+        ),
         _ => crate::report::count(n as usize, "failing row", "failing rows"),
     }
 }

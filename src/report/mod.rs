@@ -7,6 +7,7 @@
 pub mod adopt;
 pub mod assert;
 pub mod audit;
+pub mod audit_ci;
 pub mod compile;
 pub mod diff;
 pub mod drift;

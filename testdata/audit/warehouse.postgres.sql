@@ -9,4 +9,6 @@ INSERT INTO shop.orders VALUES
     (1, 1, 'placed', 10.00, 'web', NULL), (2, 2, 'shipped', 950.00, 'web', NULL),
     (3, 99, 'lost', -5.00, 'web', NULL), (4, 99, 'lost', 13.50, 'web', NULL),
     (5, NULL, 'unknown', 20.00, 'web', NULL), (6, 4, NULL, 1000.00, 'web', NULL);
+CREATE TABLE shop.events (happened_on date);
+INSERT INTO shop.events VALUES (current_date - 3), (current_date - 5);
 CREATE VIEW analytics.order_amounts AS SELECT o.id AS order_id, o.customer_id, o.amount FROM shop.orders AS o;

@@ -20,6 +20,7 @@ pub(super) const SIDECAR_KEYS: &[&str] = &[
     "promotion",
     "sql_analysis",
     "access",
+    "audits",
     "meta",
     "columns",
     "measures",
@@ -174,7 +175,10 @@ pub(in crate::project) fn parse_sidecar_toml(
     parse_toml(text, id, |r, root| {
         let owner = format!("model `{name}`");
         r.check_keys(root, SIDECAR_KEYS, &owner);
-        let props = read_model_props(r, root);
+        let mut props = read_model_props(r, root);
+        props.audits = root
+            .contains_key("audits")
+            .then(|| super::super::columns::read_audits(r, root));
         let columns = read_columns(r, root, &owner);
         let semantic = read_semantic(r, root, &owner);
         (props, columns, semantic)

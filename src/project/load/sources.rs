@@ -13,6 +13,7 @@ pub(super) const SOURCE_KEYS: &[&str] = &[
     "freshness",
     "meta",
     "complete",
+    "audits",
     "columns",
     "measures",
     "dimensions",
@@ -75,6 +76,7 @@ pub(super) fn load_sources(loader: &mut Loader) -> Vec<SourceTable> {
                 columns: read_columns(&mut r, t, &format!("source `{name}`")),
                 semantic: read_semantic(&mut r, t, &format!("source `{name}`")),
                 complete: r.boolean(t, "complete").is_some_and(|b| b.value),
+                audits: super::super::columns::read_audits(&mut r, t),
                 schema,
                 name: Spanned::new(name.to_string(), name_loc),
             });
