@@ -213,7 +213,7 @@ pub struct AuditArgs {
     pub selection: SelectArgs,
 
     /// Output format: a listing by relation, JSON (docs/audits.md), JUnit XML, GitHub
-    /// annotations, or a Markdown table.
+    /// annotations, SARIF 2.1.0 for code scanning, or a Markdown table.
     #[arg(long, value_enum, default_value_t = AuditFormat::Text)]
     pub format: AuditFormat,
 
@@ -231,6 +231,7 @@ pub enum AuditFormat {
     Json,
     Junit,
     Github,
+    Sarif,
     Markdown,
 }
 

@@ -177,3 +177,61 @@ fn diff_sarif_carries_the_fingerprints_and_the_baseline() {
         .collect();
     assert_eq!(states, [("type_mismatch", "new")]);
 }
+
+/// `sqb audit --format sarif`: valid SARIF, a result per audit that did not pass at its
+/// declaration (warn severity as `warning`), a rule per audit with its help from
+/// docs/audits.md, and fingerprints that differ per audit.
+#[test]
+fn audit_sarif_has_each_failing_audit_at_its_declaration() {
+    let case = repo().join("testdata/audit");
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "duckdb", tmp.path());
+    duckdb_file(
+        &tmp.path().join("w.duckdb"),
+        &case_warehouse(&case, "duckdb").unwrap(),
+    );
+    let run_audit = |format: &str| {
+        run(sqb()
+            .current_dir(tmp.path())
+            .args(["audit", "--format", format]))
+    };
+    let sarif = run_audit("sarif");
+    assert_eq!(sarif.status.code(), Some(1));
+    let log = stdout_json(&sarif);
+    assert_valid_sarif(&log);
+    let json = stdout_json(&run_audit("json"));
+    let failing: Vec<&serde_json::Value> = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] != "pass")
+        .collect();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), failing.len());
+    for (result, audit) in results.iter().zip(&failing) {
+        assert_eq!(result["ruleId"], audit["audit"]);
+        let level = if audit["status"] == "warn" {
+            "warning"
+        } else {
+            "error"
+        };
+        assert_eq!(result["level"], level);
+        let region = &result["locations"][0]["physicalLocation"];
+        assert_eq!(region["artifactLocation"]["uri"], audit["file"]);
+        assert_eq!(region["region"]["startLine"], audit["line"]);
+    }
+    let mut prints: Vec<&str> = results
+        .iter()
+        .map(|r| r["partialFingerprints"]["sqbAudit/v1"].as_str().unwrap())
+        .collect();
+    prints.sort_unstable();
+    prints.dedup();
+    assert_eq!(prints.len(), results.len(), "one fingerprint per audit");
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    assert!(rules.iter().all(|r| r["fullDescription"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("fails on ")));
+}

@@ -7,7 +7,7 @@ use crate::exit::ExitStatus;
 use crate::ops::audit::{audit, AuditOptions};
 use crate::ops::inspect::{target_name, SelectOptions};
 use crate::report::audit::{emit_json, emit_text};
-use crate::report::audit_ci::{emit_github, emit_junit, emit_markdown};
+use crate::report::audit_ci::{emit_github, emit_junit, emit_markdown, emit_sarif};
 use crate::report::{self, count, Output};
 
 pub fn run(global: &GlobalArgs, args: &AuditArgs) -> anyhow::Result<ExitStatus> {
@@ -26,7 +26,7 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> anyhow::Result<ExitStatus> 
     report.summarize();
     let output = Output::of(args.output.as_deref());
     let prefix = match args.format {
-        AuditFormat::Github => crate::commands::github_prefix(&root)?,
+        AuditFormat::Github | AuditFormat::Sarif => crate::commands::github_prefix(&root)?,
         _ => String::new(),
     };
     report::write(output, |w| match args.format {
@@ -34,6 +34,7 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> anyhow::Result<ExitStatus> 
         AuditFormat::Json => emit_json(&report, w),
         AuditFormat::Junit => emit_junit(&report, w),
         AuditFormat::Github => emit_github(&report, &prefix, w),
+        AuditFormat::Sarif => emit_sarif(&report, &prefix, w),
         AuditFormat::Markdown => emit_markdown(&report, w),
     })?;
     let s = &report.summary;

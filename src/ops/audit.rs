@@ -66,8 +66,14 @@ pub fn audit(root: &Path, options: &AuditOptions) -> anyhow::Result<AuditReport>
     for (p, answer) in planned.iter().zip(answers) {
         let start = report.results.len();
         match answer {
-            Ok(rows) => results(&project, p, &rows, &mut report.results),
-            Err(e) => unreadable(&project, p, &e.to_string(), &mut report.results),
+            Ok(rows) => results(&project, &options.from, p, &rows, &mut report.results),
+            Err(e) => unreadable(
+                &project,
+                &options.from,
+                p,
+                &e.to_string(),
+                &mut report.results,
+            ),
         }
         let checks = checks(&project, p, schema);
         for (i, result) in report.results[start..].iter().enumerate() {
@@ -246,7 +252,7 @@ fn relation_parts<'p>(resource: Resource<'p>, schema: &'p str) -> Vec<&'p str> {
     parts.into_iter().filter(|p| !p.is_empty()).collect()
 }
 
-fn base_result(project: &Project, p: &Planned<'_>, i: usize) -> AuditResult {
+fn base_result(project: &Project, target: &str, p: &Planned<'_>, i: usize) -> AuditResult {
     let loc = &p.locs[i];
     let file = project.sources.get(loc.file);
     let (line, col) = file.line_col(loc.span().start);
@@ -266,11 +272,24 @@ fn base_result(project: &Project, p: &Planned<'_>, i: usize) -> AuditResult {
         file: file.rel_path.clone(),
         line,
         column_number: col,
+        fingerprint: crate::report::sarif::digest(&[
+            target,
+            &p.shown,
+            p.columns[i].map_or("", |c| c.name.value.as_str()),
+            &format!("{:?}", p.specs[i].check),
+            p.specs[i].filter.as_deref().unwrap_or_default(),
+        ]),
     }
 }
 
 /// Each check's verdict from the scan's one row: its failures counted, against its severity.
-fn results(project: &Project, p: &Planned<'_>, rows: &Rows, out: &mut Vec<AuditResult>) {
+fn results(
+    project: &Project,
+    target: &str,
+    p: &Planned<'_>,
+    rows: &Rows,
+    out: &mut Vec<AuditResult>,
+) {
     let row = rows.rows.first();
     let count = |i: usize| match row.and_then(|r| r.get(i)) {
         Some(Cell::Int(n)) => u64::try_from(*n).ok(),
@@ -278,7 +297,7 @@ fn results(project: &Project, p: &Planned<'_>, rows: &Rows, out: &mut Vec<AuditR
         _ => None,
     };
     for i in 0..p.specs.len() {
-        let mut result = base_result(project, p, i);
+        let mut result = base_result(project, target, p, i);
         result.rows = count(0);
         result.failing = count(i + 1);
         result.status = match (result.failing, p.specs[i].severity) {
@@ -295,9 +314,15 @@ fn results(project: &Project, p: &Planned<'_>, rows: &Rows, out: &mut Vec<AuditR
 }
 
 /// A relation that could not be scanned fails every audit on it.
-fn unreadable(project: &Project, p: &Planned<'_>, why: &str, out: &mut Vec<AuditResult>) {
+fn unreadable(
+    project: &Project,
+    target: &str,
+    p: &Planned<'_>,
+    why: &str,
+    out: &mut Vec<AuditResult>,
+) {
     for i in 0..p.specs.len() {
-        let mut result = base_result(project, p, i);
+        let mut result = base_result(project, target, p, i);
         result.status = Status::Error;
         result.error = Some(crate::redact::redact(why));
         out.push(result);

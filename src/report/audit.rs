@@ -76,6 +76,9 @@ pub struct AuditResult {
     pub line: usize,
     #[serde(rename = "column_number")]
     pub column_number: usize,
+    /// Stable across runs and edits elsewhere in the file: the target, the relation, the
+    /// column, and what the audit checks.
+    pub fingerprint: String,
 }
 
 impl AuditReport {

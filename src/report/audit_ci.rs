@@ -1,7 +1,8 @@
 //! `sqb audit` for CI: JUnit XML (one test case per audit; a failing error-severity audit is a
 //! failure, one that could not run an error, a warn-severity failure passes with its message
 //! in `system-out`), GitHub workflow commands (an annotation at each failing audit's
-//! declaration), and a Markdown table for a pull-request comment.
+//! declaration), SARIF 2.1.0 for code scanning (a rule per audit, a result per audit that did
+//! not pass), and a Markdown table for a pull-request comment.
 
 use std::io::{self, Write};
 
@@ -9,6 +10,88 @@ use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
 use super::audit::{failures, AuditReport, AuditResult, Status};
 use super::diff::github::{data, property};
+use super::sarif::{driver, location, log, rule, AutomationDetails, Message, Run, SarifResult};
+use crate::diagnostics::JsonLocation;
+
+/// The audits SARIF has a rule for, in the order of docs/audits.md's tables.
+const RULES: &[&str] = &[
+    "not_null",
+    "unique",
+    "accepted_values",
+    "relationships",
+    "accepted_range",
+    "not_constant",
+    "at_least_one",
+    "expression",
+    "unique_combination_of_columns",
+    "recency",
+];
+
+/// What an audit fails on, from the last column of its row in docs/audits.md.
+fn audit_help(name: &str) -> String {
+    let doc = include_str!("../../docs/audits.md");
+    let start = format!("| `{name}`");
+    doc.lines()
+        .find(|l| l.starts_with(&start))
+        .and_then(|l| l.trim_end_matches(" |").rsplit(" | ").next())
+        .map_or_else(String::new, |meaning| format!("fails on {meaning}"))
+}
+
+/// `sqb audit --format sarif`: a rule per audit, a result per audit that did not pass, at its
+/// declaration, fingerprinted by target, relation, column and audit.
+pub fn emit_sarif(report: &AuditReport, prefix: &str, w: &mut dyn Write) -> io::Result<()> {
+    let rules = RULES
+        .iter()
+        .map(|name| rule(name, name, &audit_help(name), "docs/audits.md"))
+        .collect();
+    let results = report
+        .results
+        .iter()
+        .filter(|r| r.status != Status::Pass)
+        .map(|r| {
+            let at = JsonLocation {
+                file: r.file.clone(),
+                line: r.line,
+                column: r.column_number,
+                end_line: r.line,
+                end_column: r.column_number,
+                label: None,
+            };
+            let logical = match &r.column {
+                Some(c) => format!("{}.{c}", r.relation),
+                None => r.relation.clone(),
+            };
+            SarifResult {
+                rule_id: r.audit.to_string(),
+                rule_index: RULES.iter().position(|n| *n == r.audit).unwrap_or(0),
+                level: match r.status {
+                    Status::Warn => "warning",
+                    _ => "error",
+                },
+                message: Message {
+                    text: format!("{}: {}", title(r), verdict(r)),
+                },
+                locations: vec![location(prefix, &at, Some(logical))],
+                partial_fingerprints: std::collections::BTreeMap::from([(
+                    "sqbAudit/v1",
+                    r.fingerprint.clone(),
+                )]),
+                baseline_state: None,
+            }
+        })
+        .collect();
+    log(
+        Run {
+            tool: driver(rules),
+            automation_details: AutomationDetails {
+                id: format!("sqb/audit/{}/", report.target),
+            },
+            column_kind: "unicodeCodePoints",
+            results,
+        },
+        w,
+    )
+}
 
 /// What a result says in one line: `3 failing rows`, `could not run: …`.
 fn verdict(r: &AuditResult) -> String {

@@ -181,7 +181,7 @@ pub(crate) fn rule(id: &str, name: &str, meaning: &str, doc: &str) -> Rule {
 }
 
 /// The first 32 hex digits of the SHA-256 of `parts` as a JSON array.
-fn digest(parts: &[&str]) -> String {
+pub(crate) fn digest(parts: &[&str]) -> String {
     let text = serde_json::to_vec(parts).expect("strings serialize");
     Sha256::digest(&text)[..16]
         .iter()
