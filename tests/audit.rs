@@ -196,3 +196,33 @@ fn what_cannot_run_never_passes() {
     assert_eq!(nothing.status.code(), Some(2));
     insta::assert_snapshot!("nothing_to_check", transcript(&nothing, tmp.path()));
 }
+
+/// A `relationships` audit may point at an imported model (`import.model`): the relation its
+/// vendored snapshot names, here the shop's `analytics.dim_customers` under examples/reports.
+#[test]
+fn a_relationship_to_an_imported_model_reads_the_relation_its_snapshot_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("reports");
+    copy_tree(&repo().join("examples/reports"), &root);
+    std::fs::create_dir_all(tmp.path().join("shop")).unwrap();
+    duckdb_file(
+        &tmp.path().join("shop/warehouse.duckdb"),
+        "CREATE SCHEMA analytics; CREATE SCHEMA reports;
+         CREATE TABLE analytics.dim_customers (customer_id INTEGER, name VARCHAR(100), email VARCHAR(255));
+         INSERT INTO analytics.dim_customers VALUES (1, 'Ada', 'ada@example.com'), (2, 'Bob', 'bob@example.com');
+         CREATE TABLE reports.large_orders_by_customer (customer_id INTEGER, name VARCHAR(100), large_orders BIGINT, large_amount DECIMAL(38,2));
+         INSERT INTO reports.large_orders_by_customer VALUES (1, 'Ada', 2, 300.00), (3, 'Cy', 1, 120.00), (4, 'Di', 1, 150.00);",
+    );
+    let out = audit(&root, None, &["--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", transcript(&out, &root));
+    let got = failing(&out);
+    let key = |audit: &str| {
+        (
+            "large_orders_by_customer".to_string(),
+            "customer_id".to_string(),
+            audit.to_string(),
+        )
+    };
+    assert_eq!(got[&key("relationships")], 2, "{got:?}");
+    assert_eq!(got[&key("unique")], 0, "{got:?}");
+}

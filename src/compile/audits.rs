@@ -101,12 +101,13 @@ fn check_one(project: &Project, column: &Column, audit: &Audit) -> Option<Diagno
     };
     if let Check::Relationships { to, .. } = &spec.check {
         let known = project.model(to).is_some()
-            || project.source_tables.iter().any(|s| &s.name.value == to);
+            || project.source_tables.iter().any(|s| &s.name.value == to)
+            || project.imported_relation(to).is_some();
         if !known {
             return Some(argument(
                 &format!("column `{name}`"),
                 audit,
-                format!("`to` names no model or source: `{to}`"),
+                format!("`to` names no model, source or imported model (`import.model`): `{to}`"),
             ));
         }
     }

@@ -209,9 +209,16 @@ fn checks<'a>(project: &Project, p: &'a Planned<'_>, schema: &str) -> Vec<Column
             column: column.map_or("", |c| c.name.value.as_str()),
             spec,
             parent: match &spec.check {
-                Check::Relationships { to, .. } => {
-                    named(project, to).map(|r| relation_sql(r, schema))
-                }
+                Check::Relationships { to, .. } => match named(project, to) {
+                    Some(r) => Some(relation_sql(r, schema)),
+                    None => project.imported_relation(to).map(|r| {
+                        [r.schema.as_str(), r.name.as_str()]
+                            .into_iter()
+                            .map(quoted)
+                            .collect::<Vec<_>>()
+                            .join(".")
+                    }),
+                },
                 _ => None,
             },
         })

@@ -91,6 +91,21 @@ impl Project {
         })
     }
 
+    /// The relation an imported model names (`import.model`), from its vendored snapshot.
+    pub fn imported_relation(
+        &self,
+        qualified: &str,
+    ) -> Option<&crate::team_contracts::snapshot::Relation> {
+        let (import, model) = qualified.split_once('.')?;
+        let import = self.imports.iter().find(|i| i.decl.name == import)?;
+        let snapshot = import.snapshot.as_ref().or(import.baseline.as_ref())?;
+        snapshot
+            .models
+            .iter()
+            .find(|m| m.name == model)
+            .map(|m| &m.relation)
+    }
+
     pub fn model(&self, name: &str) -> Option<&Model> {
         self.models.iter().find(|m| m.name == name)
     }
