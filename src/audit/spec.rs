@@ -76,6 +76,21 @@ pub enum SpecError {
     Argument(String),
 }
 
+/// Each check's own name, as reports show it (SARIF's rules), in the order docs/audits.md
+/// lists them.
+pub const CHECKS: &[&str] = &[
+    "not_null",
+    "unique",
+    "accepted_values",
+    "relationships",
+    "accepted_range",
+    "not_constant",
+    "at_least_one",
+    "expression",
+    "unique_combination_of_columns",
+    "recency",
+];
+
 /// Every audit name sqb runs, dbt's and dbt_utils' spellings included.
 pub const NAMES: &[&str] = &[
     "not_null",
@@ -138,18 +153,38 @@ pub fn parse_relation(audit: &Audit) -> Result<Spec, SpecError> {
                 interval: format!("{interval} {datepart}"),
             }
         }
-        "expression" if !audit.name.contains('.') => Check::Expression(
-            args.text("value")?
-                .or(args.text("expression")?)
-                .ok_or_else(|| SpecError::Argument("`expression` takes a SQL predicate".into()))?,
-        ),
+        "expression" if !audit.name.contains('.') => Check::Expression(predicate(&mut args)?),
         "expression_is_true" => Check::Expression(args.required_text("expression")?),
-        _ => {
-            let close =
-                crate::diagnostics::did_you_mean(&audit.name, RELATION_NAMES.iter().copied());
-            return Err(SpecError::Unknown(close));
-        }
+        _ => return Err(unknown(&audit.name, RELATION_NAMES)),
     };
+    finish(args, check, filter, severity)
+}
+
+/// `expression`'s predicate: its one value, or its `expression` argument.
+fn predicate(args: &mut Args<'_>) -> Result<String, SpecError> {
+    args.text("value")?
+        .or(args.text("expression")?)
+        .ok_or_else(|| {
+            SpecError::Argument(
+                "`expression` takes a SQL predicate: `{ expression = \"amount >= 0\" }`".into(),
+            )
+        })
+}
+
+fn unknown(name: &str, names: &'static [&'static str]) -> SpecError {
+    SpecError::Unknown(crate::diagnostics::did_you_mean(
+        name,
+        names.iter().copied(),
+    ))
+}
+
+/// The spec, once no argument is left unread.
+fn finish(
+    args: Args<'_>,
+    check: Check,
+    filter: Option<String>,
+    severity: AuditSeverity,
+) -> Result<Spec, SpecError> {
     args.finish()?;
     Ok(Spec {
         check,
@@ -192,16 +227,7 @@ pub fn parse(audit: &Audit, column: &str) -> Result<Spec, SpecError> {
         "accepted_range" => accepted_range(&mut args)?,
         "not_constant" => Check::NotConstant,
         "at_least_one" => Check::AtLeastOne,
-        "expression" if !audit.name.contains('.') => Check::Expression(
-            args.text("value")?
-                .or(args.text("expression")?)
-                .ok_or_else(|| {
-                    SpecError::Argument(
-                        "`expression` takes a SQL predicate: `{ expression = \"amount >= 0\" }`"
-                            .into(),
-                    )
-                })?,
-        ),
+        "expression" if !audit.name.contains('.') => Check::Expression(predicate(&mut args)?),
         "expression_is_true" => {
             let expression = args.required_text("expression")?;
             Check::Expression(format!(
@@ -209,17 +235,9 @@ pub fn parse(audit: &Audit, column: &str) -> Result<Spec, SpecError> {
                 crate::ident::quote_ident(column)
             ))
         }
-        _ => {
-            let close = crate::diagnostics::did_you_mean(&audit.name, NAMES.iter().copied());
-            return Err(SpecError::Unknown(close));
-        }
+        _ => return Err(unknown(&audit.name, NAMES)),
     };
-    args.finish()?;
-    Ok(Spec {
-        check,
-        filter,
-        severity,
-    })
+    finish(args, check, filter, severity)
 }
 
 fn accepted_range(args: &mut Args<'_>) -> Result<Check, SpecError> {

@@ -13,19 +13,8 @@ use super::diff::github::{data, property};
 use super::sarif::{driver, location, log, rule, AutomationDetails, Message, Run, SarifResult};
 use crate::diagnostics::JsonLocation;
 
-/// The audits SARIF has a rule for, in the order of docs/audits.md's tables.
-const RULES: &[&str] = &[
-    "not_null",
-    "unique",
-    "accepted_values",
-    "relationships",
-    "accepted_range",
-    "not_constant",
-    "at_least_one",
-    "expression",
-    "unique_combination_of_columns",
-    "recency",
-];
+/// The audits SARIF has a rule for.
+const RULES: &[&str] = crate::audit::spec::CHECKS;
 
 /// What an audit fails on, from the last column of its row in docs/audits.md.
 fn audit_help(name: &str) -> String {
