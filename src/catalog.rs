@@ -22,6 +22,8 @@ pub enum RelationKind {
     View,
     MaterializedView,
     ForeignTable,
+    /// A model's SQL as the engine describes it without running it (`contract check`).
+    Query,
 }
 
 impl RelationKind {
@@ -40,6 +42,7 @@ impl RelationKind {
             RelationKind::View => "view",
             RelationKind::MaterializedView => "materialized view",
             RelationKind::ForeignTable => "foreign table",
+            RelationKind::Query => "query",
         }
     }
 }
@@ -56,6 +59,9 @@ pub struct PhysicalColumn {
     /// What the catalog says of a user-defined type; boxed, as most columns have none and a
     /// large diff holds hundreds of thousands of columns.
     pub user_type: Option<Box<UserType>>,
+    /// The engine gave the type without its length, precision or scale, which it did not know
+    /// (Postgres describing a computed column): sizes are not compared.
+    pub size_unknown: bool,
 }
 
 /// The catalog's facts about a column's user-defined type (Postgres).
@@ -78,6 +84,7 @@ impl PhysicalColumn {
             type_text,
             nullable,
             user_type: None,
+            size_unknown: false,
         }
     }
 
@@ -93,6 +100,17 @@ impl PhysicalColumn {
         self.user_type.as_ref()?.schema.as_deref()
     }
 }
+
+/// Why the engine would not describe a query: its message, and where in the query it points
+/// (a byte offset), when it says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejected {
+    pub message: String,
+    pub offset: Option<usize>,
+}
+
+/// A query's result columns as the engine describes them, or why it would not.
+pub type Described = Result<Vec<PhysicalColumn>, Rejected>;
 
 /// A relation as the catalog reports it.
 #[derive(Debug, Clone, PartialEq)]

@@ -689,6 +689,22 @@ pub enum ContractCommand {
     #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Diff(DiffArgs),
 
+    /// Check each model's SQL against its contract, as the target's engine describes it,
+    /// without running or building anything.
+    ///
+    /// Every reference to a model or source is resolved as `compile` resolves it, to the
+    /// target's relations; Postgres prepares the statement and DuckDB binds it, read-only. The
+    /// columns, their order and exact types are compared with the declarations through
+    /// `contract diff`'s core and report formats. Each model's JSON says which columns sqb's
+    /// offline analysis proved and which only the warehouse did. A model whose SQL the engine
+    /// rejects (a relation missing from the target, a syntax it does not take) is an error at
+    /// its file and line, never a pass.
+    ///
+    /// Exit status: 0 when every model agrees with its declarations, 1 when one differs or its
+    /// SQL is rejected, 2 when the check could not run.
+    #[command(after_help = WAREHOUSE_ENVIRONMENT)]
+    Check(CheckArgs),
+
     /// Propose declaration changes from the warehouse, and with --write make them.
     ///
     /// Without --write, prints the proposed changes as unified diffs of each file and changes
@@ -825,6 +841,35 @@ pub struct DiffArgs {
         value_parser = seconds
     )]
     pub history_timeout: u64,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The target whose relations the models' references name. Default: `default_target`.
+    #[arg(long, value_name = "TARGET")]
+    pub from: Option<String>,
+
+    #[command(flatten)]
+    pub selection: SelectArgs,
+
+    /// Report format, as for `contract diff`.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+
+    /// Shorthand for --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// How many read-only connections describe models at once (Postgres; DuckDB uses one).
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=32))]
+    pub connections: u16,
 
     #[command(flatten)]
     pub connect: ConnectArgs,

@@ -7,6 +7,7 @@ pub mod assert;
 pub mod audit;
 pub mod compile;
 pub mod completions;
+pub mod contract_check;
 pub mod contract_diff;
 pub mod contract_generate;
 pub mod drift_report;
@@ -47,6 +48,7 @@ pub fn run(cli: &Cli) -> ExitStatus {
         Command::Compile(args) => compile::run(&cli.global, args),
         Command::Ls(args) => ls::run(&cli.global, args),
         Command::Contract(ContractCommand::Diff(args)) => contract_diff::run(&cli.global, args),
+        Command::Contract(ContractCommand::Check(args)) => contract_check::run(&cli.global, args),
         Command::Contract(ContractCommand::Generate(args)) => {
             contract_generate::run(&cli.global, args)
         }

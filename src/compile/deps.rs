@@ -266,6 +266,11 @@ impl<'p> Resolver<'p> {
         Self { all, index }
     }
 
+    /// The project's resource a reference names, if any (else it is an import or external).
+    pub fn resource(&self, parts: &[Ident]) -> Option<Resource<'p>> {
+        self.index.resolve(parts, &self.all).map(|i| self.all[i])
+    }
+
     /// The resources a model's statement reads (its parents), each with where it is read; an
     /// imported model is the node after the resources at its position in `imports`.
     pub fn parents(

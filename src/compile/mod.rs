@@ -13,6 +13,7 @@ mod team_models;
 pub use team_changes::today;
 pub use team_models::import_nodes;
 pub mod sql;
+pub mod target_sql;
 
 use crate::diagnostics::{self, did_you_mean, Code, Diagnostic};
 use crate::project::{Column, Contract, Model, NameList, Policy, Project};

@@ -42,12 +42,25 @@ pub enum FindingKind {
     InspectionUnavailable,
     /// A relation of an adopted schema that no source or model declares.
     UndeclaredRelation,
+    /// `contract check`: the target's engine would not run the model's SQL.
+    SqlRejected,
+    /// `contract check`: sqb's offline analysis proved a column other than the engine describes
+    /// it (a defect of sqb's analysis, reported so that it can be fixed).
+    AnalysisDisagreement,
 }
 
 impl FindingKind {
     /// The name used in the JSON report.
     pub fn as_str(self) -> &'static str {
         self.into()
+    }
+
+    /// A kind only `contract check` finds, from a model's SQL as the engine describes it.
+    pub fn checks_sql(self) -> bool {
+        matches!(
+            self,
+            FindingKind::SqlRejected | FindingKind::AnalysisDisagreement
+        )
     }
 }
 
@@ -73,12 +86,12 @@ impl Coverage {
         }
     }
 
-    fn severity(self, kind: FindingKind) -> Severity {
+    pub fn severity(self, kind: FindingKind) -> Severity {
         use FindingKind::*;
         use Severity::*;
         match (kind, self) {
-            (RelationMissing | TypeMismatch, _) => Error,
-            (InspectionUnavailable | UndeclaredRelation, _) => Warning,
+            (RelationMissing | TypeMismatch | SqlRejected, _) => Error,
+            (InspectionUnavailable | UndeclaredRelation | AnalysisDisagreement, _) => Warning,
             (UndeclaredPhysicalColumn, Coverage::Closed) => Error,
             (UndeclaredPhysicalColumn, _) => Info,
             (MissingType, Coverage::Metadata) => Info,
@@ -420,7 +433,8 @@ pub fn type_agrees(declared: &Declared<'_>, ty: &DataType, physical: &PhysicalCo
     let engine = declared.engine;
     let mut physical_ty = parsed_physical(&physical.type_text, engine);
     let sizeless;
-    let ty = match declared.compare_sizes {
+    let compare_sizes = declared.compare_sizes && !physical.size_unknown;
+    let ty = match compare_sizes {
         true => ty,
         false => {
             physical_ty = types::without_sizes(&physical_ty);
@@ -434,7 +448,7 @@ pub fn type_agrees(declared: &Declared<'_>, ty: &DataType, physical: &PhysicalCo
     physical
         .domain_base()
         .and_then(|base| types::parse(base, engine).ok())
-        .map(|base| match declared.compare_sizes {
+        .map(|base| match compare_sizes {
             true => base,
             false => types::without_sizes(&base),
         })

@@ -9,6 +9,7 @@
 pub mod adopt;
 pub mod assert;
 pub mod audit;
+pub mod check;
 pub mod compile;
 pub mod diff;
 pub mod drift;

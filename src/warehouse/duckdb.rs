@@ -9,7 +9,9 @@ use std::time::Duration;
 use duckdb::{AccessMode, Config, Connection};
 
 use super::{listings, Backend, Reply, SchemaListing, Timeouts, WarehouseError};
-use crate::catalog::{Namespace, PhysicalRelation, RelationKind, RowBuffer};
+use crate::catalog::{
+    Described, Namespace, PhysicalColumn, PhysicalRelation, Rejected, RelationKind, RowBuffer,
+};
 use crate::rows::{date_from_days, timestamp_from_micros, Cell, Column, Rows, Statement};
 
 /// Every column of one schema, with whether its relation is a view. `?1`: catalog, `?2`: schema.
@@ -147,6 +149,20 @@ impl Backend for DuckDbIntrospector {
             None => self.execute(statement, timeouts.statement),
         };
         Box::pin(std::future::ready(result))
+    }
+
+    /// Blocks the calling thread, as `relations` does.
+    fn describe<'a>(
+        &'a mut self,
+        database: Option<&'a str>,
+        queries: &'a [String],
+        timeouts: Timeouts,
+    ) -> Reply<'a, Vec<Described>> {
+        Box::pin(std::future::ready(self.describe_all(
+            database,
+            queries,
+            timeouts.statement,
+        )))
     }
 
     /// Blocks the calling thread, as `relations` does.
@@ -457,6 +473,51 @@ impl DuckDbIntrospector {
     /// Runs one statement on the read-only file, its parameters bound as text, interrupted
     /// when it outlasts `limit` (DuckDB has no statement timeout of its own).
     fn execute(&self, statement: &Statement, limit: Duration) -> Result<Rows, WarehouseError> {
+        match self.watched(limit, || run_statement(&self.conn, statement)) {
+            Err(Watched::TimedOut) => Err(WarehouseError::QueryTimeout {
+                seconds: limit.as_secs(),
+            }),
+            Err(Watched::Failed(e)) => Err(WarehouseError::Failed(first_line(&e.to_string()))),
+            Ok(rows) => Ok(rows),
+        }
+    }
+
+    /// Each query's columns as `DESCRIBE` binds them, without running the query. DuckDB
+    /// does not know whether a query's column can be NULL.
+    fn describe_all(
+        &self,
+        database: Option<&str>,
+        queries: &[String],
+        limit: Duration,
+    ) -> Result<Vec<Described>, WarehouseError> {
+        if let Some(db) = database.filter(|db| *db != self.catalog) {
+            return Err(WarehouseError::DuckDbCatalog {
+                wanted: db.to_string(),
+                actual: self.catalog.clone(),
+            });
+        }
+        let mut out = Vec::with_capacity(queries.len());
+        for query in queries {
+            let described = self.watched(limit, || describe_one(&self.conn, query));
+            out.push(match described {
+                Ok(columns) => Ok(columns),
+                Err(Watched::TimedOut) => {
+                    return Err(WarehouseError::QueryTimeout {
+                        seconds: limit.as_secs(),
+                    })
+                }
+                Err(Watched::Failed(e)) => Err(rejected(query, &e.to_string())),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Runs `work`, interrupting it past `limit`.
+    fn watched<T>(
+        &self,
+        limit: Duration,
+        work: impl FnOnce() -> duckdb::Result<T>,
+    ) -> Result<T, Watched> {
         let handle = self.conn.interrupt_handle();
         let (done, finished) = std::sync::mpsc::channel::<()>();
         let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -467,18 +528,54 @@ impl DuckDbIntrospector {
                 handle.interrupt();
             }
         });
-        let result = run_statement(&self.conn, statement);
+        let result = work();
         let _ = done.send(());
         let _ = watchdog.join();
         match result {
-            Err(_) if timed_out.load(std::sync::atomic::Ordering::SeqCst) => {
-                Err(WarehouseError::QueryTimeout {
-                    seconds: limit.as_secs(),
-                })
-            }
-            Err(e) => Err(WarehouseError::Failed(first_line(&e.to_string()))),
-            Ok(rows) => Ok(rows),
+            Err(_) if timed_out.load(std::sync::atomic::Ordering::SeqCst) => Err(Watched::TimedOut),
+            Err(e) => Err(Watched::Failed(e)),
+            Ok(value) => Ok(value),
         }
+    }
+}
+
+/// How watched work failed.
+enum Watched {
+    TimedOut,
+    Failed(duckdb::Error),
+}
+
+/// One query's columns: `DESCRIBE` binds the query and answers with its names and types
+/// spelled as the catalog spells them.
+fn describe_one(conn: &Connection, query: &str) -> duckdb::Result<Vec<PhysicalColumn>> {
+    let mut stmt = conn.prepare(&format!("DESCRIBE {query}"))?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(PhysicalColumn::new(row.get(0)?, row.get(1)?, None));
+    }
+    Ok(out)
+}
+
+/// DuckDB's refusal: its message without the echoed query, pointing at the start of the line
+/// its `LINE n:` names (the query's lines are the statement's: `DESCRIBE ` is on the first).
+fn rejected(query: &str, message: &str) -> Rejected {
+    let (text, echo) = match message.find("\n\nLINE ") {
+        Some(at) => (&message[..at], &message[at + 2..]),
+        None => (message, ""),
+    };
+    let line = echo
+        .strip_prefix("LINE ")
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|n| n.trim().parse::<usize>().ok());
+    let offset = line.and_then(|n| match n {
+        0 => None,
+        1 => Some(0),
+        n => query.match_indices('\n').nth(n - 2).map(|(i, _)| i + 1),
+    });
+    Rejected {
+        message: text.trim().to_string(),
+        offset,
     }
 }
 

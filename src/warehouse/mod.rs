@@ -16,7 +16,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 pub use crate::catalog::{listings, SchemaListing};
-use crate::catalog::{Namespace, PhysicalRelation};
+use crate::catalog::{Described, Namespace, PhysicalRelation};
 use crate::rows::{Rows, Statement};
 
 /// Limits for talking to a server.
@@ -47,6 +47,16 @@ pub trait Backend {
         statement: &'a Statement,
         timeouts: Timeouts,
     ) -> Reply<'a, Rows>;
+
+    /// Describes each query's result without running it: its columns' names and types, spelled
+    /// as the catalog spells them. A query the engine rejects gets the engine's message, and
+    /// the others their answers; a session that fails fails them all.
+    fn describe<'a>(
+        &'a mut self,
+        database: Option<&'a str>,
+        queries: &'a [String],
+        timeouts: Timeouts,
+    ) -> Reply<'a, Vec<Described>>;
 
     /// The schemas of the connection's own database that hold user relations, each with the
     /// names of its relations, sorted: every schema but the engine's own (`pg_catalog`,

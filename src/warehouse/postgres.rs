@@ -4,6 +4,8 @@
 //! as `USER-DEFINED`, omits materialized views and marks every view column nullable. The catalog
 //! query reads `format_type(atttypid, atttypmod)`, the full type text as the server prints it.
 
+mod describe;
+
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -14,7 +16,7 @@ use sqlx::{Column as _, Connection, Row, TypeInfo as _};
 
 use super::{listings, Backend, Reply, SchemaListing, Timeouts, WarehouseError};
 use crate::catalog::{
-    shrink_last, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, UserType,
+    shrink_last, Described, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, UserType,
 };
 use crate::redact::{redact, register, register_url};
 use crate::rows::{Cell, Column, Rows, Statement};
@@ -255,6 +257,15 @@ impl Backend for PgIntrospector {
         Box::pin(self.execute(database, statement))
     }
 
+    fn describe<'a>(
+        &'a mut self,
+        database: Option<&'a str>,
+        queries: &'a [String],
+        _: Timeouts,
+    ) -> Reply<'a, Vec<Described>> {
+        Box::pin(self.describe_all(database, queries))
+    }
+
     fn survey(&mut self) -> Reply<'_, Vec<SchemaListing>> {
         Box::pin(async {
             let statement = Statement {
@@ -356,6 +367,7 @@ fn add_row(relations: &mut Vec<PhysicalRelation>, row: &PgRow) -> Result<(), sql
         type_text: row.try_get(3)?,
         nullable: relation.kind.knows_nullability().then_some(!not_null),
         user_type: has_user_type.then(|| Box::new(user_type)),
+        size_unknown: false,
     });
     Ok(())
 }

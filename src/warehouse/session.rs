@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use super::duckdb::DuckDbIntrospector;
 use super::postgres::PgIntrospector;
 use super::{Backend, SchemaListing, Timeouts, WarehouseError};
-use crate::catalog::{Answer, Namespace, PhysicalRelation, Request};
+use crate::catalog::{Answer, Described, Namespace, PhysicalRelation, Request};
 use crate::engine::Engine;
 use crate::rows::{Rows, Statement};
 
@@ -356,6 +356,43 @@ pub fn survey(connect: Connect, wanted: Option<Vec<String>>) -> Result<Survey, W
         }
         warehouse.close();
         Ok(Survey { schemas, read })
+    })
+}
+
+/// Describes `queries` without running them, in order, on up to `workers` read-only
+/// connections at once (one for an in-process engine, whose calls block). A query the engine
+/// rejects gets its refusal; a connection that fails fails the call. With the connection's
+/// own database.
+pub fn describe(
+    connect: Connect,
+    database: Option<String>,
+    queries: Vec<String>,
+    workers: usize,
+) -> Result<(String, Vec<Described>), WarehouseError> {
+    on_own_thread(move || async move {
+        let workers = match connect.engine.in_process() {
+            true => 1,
+            false => workers.clamp(1, queries.len().max(1)),
+        };
+        let size = queries.len().div_ceil(workers).max(1);
+        let jobs = queries.chunks(size).map(|part| {
+            let (connect, database) = (&connect, database.as_deref());
+            async move {
+                let mut warehouse = open(connect).await?;
+                let described = warehouse.describe(database, part, connect.timeouts).await;
+                let default = warehouse.default_database().to_string();
+                warehouse.close();
+                described.map(|d| (default, d))
+            }
+        });
+        let mut out = Vec::with_capacity(queries.len());
+        let mut default = String::new();
+        for answer in futures_util::future::join_all(jobs).await {
+            let (database, described) = answer?;
+            default = database;
+            out.extend(described);
+        }
+        Ok((default, out))
     })
 }
 

@@ -73,6 +73,22 @@ pub struct ResourceReport {
     pub policy: &'static str,
     pub status: Status,
     pub findings: Vec<FindingReport>,
+    /// `contract check`: which columns sqb's offline analysis proved, and which only the
+    /// warehouse did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof: Option<Proof>,
+}
+
+/// How a model's columns were proven by `contract check`.
+#[derive(Debug, Serialize, Default)]
+pub struct Proof {
+    /// Columns whose type sqb's offline analysis proved, and the warehouse confirmed.
+    pub offline: Vec<String>,
+    /// Columns only the warehouse's description proved.
+    pub warehouse_only: Vec<String>,
+    /// Columns whose proven type the warehouse contradicts (each also an
+    /// `analysis_disagreement` finding).
+    pub disagreeing: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +170,7 @@ impl ResourceReport {
             policy,
             status,
             findings,
+            proof: None,
         }
     }
 }
@@ -184,7 +201,8 @@ impl DiffReport {
             type_sizes_compared: true,
             ..Summary::default()
         };
-        for kind in <FindingKind as strum::IntoEnumIterator>::iter() {
+        // `contract check`'s own kinds are counted in its reports only (see `counts_checks`).
+        for kind in <FindingKind as strum::IntoEnumIterator>::iter().filter(|k| !k.checks_sql()) {
             summary.by_kind.insert(kind.as_str(), 0);
         }
         for r in &resources {
@@ -219,6 +237,13 @@ impl DiffReport {
         self.resources
             .iter()
             .filter(|r| r.status == Status::Differs)
+    }
+
+    /// Counts `contract check`'s own finding kinds in `by_kind`, zero when there are none.
+    pub fn counts_checks(&mut self) {
+        for kind in <FindingKind as strum::IntoEnumIterator>::iter().filter(|k| k.checks_sql()) {
+            self.summary.by_kind.entry(kind.as_str()).or_insert(0);
+        }
     }
 
     pub fn has_differences(&self) -> bool {

@@ -41,10 +41,12 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
             table(&resource.findings, report.baseline.is_some())
         )?;
         semantic_uses(&resource.findings, w)?;
+        located_messages(&resource.findings, w)?;
         writeln!(w)?;
     }
     let style = verdict_style(report.has_differences());
     writeln!(w, "{style}{}{style:#}", report.verdict())?;
+    proof(report, w)?;
     if let (Some(summary), Some(comparison)) = (report.baseline_summary(), &report.baseline) {
         writeln!(w, "{summary}")?;
         for f in &comparison.resolved_findings {
@@ -64,6 +66,44 @@ pub fn emit(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The engine's refusals and the analysis' disagreements, which the table cannot say: each
+/// message at its location.
+fn located_messages(findings: &[FindingReport], w: &mut dyn Write) -> io::Result<()> {
+    for f in findings.iter().filter(|f| f.kind.checks_sql()) {
+        match &f.location {
+            Some(l) => writeln!(w, "{}:{}:{}: {}", l.file, l.line, l.column, f.message)?,
+            None => writeln!(w, "{}", f.message)?,
+        }
+    }
+    Ok(())
+}
+
+/// `contract check`: how many described columns sqb's analysis proved offline.
+fn proof(report: &DiffReport, w: &mut dyn Write) -> io::Result<()> {
+    let proofs: Vec<&super::Proof> = report
+        .resources
+        .iter()
+        .filter_map(|r| r.proof.as_ref())
+        .collect();
+    if proofs.is_empty() {
+        return Ok(());
+    }
+    let sum = |f: fn(&super::Proof) -> usize| proofs.iter().map(|p| f(p)).sum::<usize>();
+    let offline = sum(|p| p.offline.len());
+    let warehouse = sum(|p| p.warehouse_only.len());
+    let disagreeing = sum(|p| p.disagreeing.len());
+    let total = offline + warehouse + disagreeing;
+    write!(
+        w,
+        "sqb's offline analysis proved {offline} of {} the warehouse described",
+        crate::report::count(total, "column", "columns")
+    )?;
+    if disagreeing > 0 {
+        write!(w, ", and disagrees on {disagreeing}")?;
+    }
+    writeln!(w)
 }
 
 /// For each finding whose column the semantic contracts use: what uses it, and where.

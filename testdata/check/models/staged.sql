@@ -1,0 +1,1 @@
+SELECT id, status FROM shop.orders

@@ -1,0 +1,175 @@
+//! `sqb contract check` against real DuckDB files and a real PostgreSQL server: each model of
+//! testdata/check described by the engine without running it, compared with its contract;
+//! which columns only the warehouse proves; a model whose SQL the engine rejects, at its line;
+//! and what cannot run failing closed.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+fn check(root: &Path, url: Option<&str>, args: &[&str]) -> std::process::Output {
+    let mut cmd = sqb();
+    cmd.arg("--project-dir")
+        .arg(root)
+        .args(["contract", "check"])
+        .args(args);
+    if let Some(url) = url {
+        cmd.env("SQB_DATABASE_URL", url);
+    }
+    run(&mut cmd)
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// What every engine must say of testdata/check: the findings by model, and each model's proof.
+fn assert_report(report: &serde_json::Value) {
+    let resource = |name: &str| {
+        report["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resource_name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {report:#}"))
+            .clone()
+    };
+    let kinds = |name: &str| -> Vec<(String, String)> {
+        resource(name)["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] != "info")
+            .map(|f| {
+                (
+                    f["kind"].as_str().unwrap().to_string(),
+                    f["column"].as_str().unwrap_or("-").to_string(),
+                )
+            })
+            .collect()
+    };
+    let pair = |k: &str, c: &str| vec![(k.to_string(), c.to_string())];
+    for agreeing in ["order_totals", "casted", "staged", "never_run"] {
+        assert_eq!(kinds(agreeing), vec![], "{agreeing}: {report:#}");
+        assert_eq!(resource(agreeing)["status"], "agrees");
+    }
+    assert_eq!(kinds("customer_emails"), pair("type_mismatch", "email"));
+    assert_eq!(kinds("reads_unbuilt"), pair("sql_rejected", "-"));
+    let rejected = &resource("reads_unbuilt")["findings"][0];
+    assert_eq!(rejected["location"]["file"], "models/reads_unbuilt.sql");
+    assert_eq!(rejected["location"]["line"], 3, "{rejected:#}");
+    assert!(resource("reads_unbuilt").get("proof").is_none());
+    let proof = resource("customer_emails")["proof"].clone();
+    assert_eq!(
+        proof["offline"],
+        serde_json::json!(["customer_id", "total"])
+    );
+    assert_eq!(proof["warehouse_only"], serde_json::json!(["email"]));
+    // sqb's own analysis and the engines never disagree on this project.
+    assert_eq!(report["summary"]["by_kind"]["analysis_disagreement"], 0);
+    for r in report["resources"].as_array().unwrap() {
+        if let Some(p) = r.get("proof") {
+            assert_eq!(p["disagreeing"], serde_json::json!([]), "{r:#}");
+        }
+    }
+}
+
+#[test]
+fn every_model_is_described_and_checked_on_duckdb() {
+    let case = repo().join("testdata/check");
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "duckdb", tmp.path());
+    let db = tmp.path().join("w.duckdb");
+    duckdb_file(&db, &case_warehouse(&case, "duckdb").unwrap());
+    // The oracle that `never_run` cannot run: had the check run it, it would have failed.
+    let conn = duckdb::Connection::open(&db).unwrap();
+    let sql = std::fs::read_to_string(case.join("models/never_run.sql")).unwrap();
+    assert!(conn
+        .prepare(&sql)
+        .and_then(|mut s| s.query([])?.next().map(|_| ()))
+        .is_err());
+    drop(conn);
+    let text = check(tmp.path(), None, &[]);
+    insta::assert_snapshot!(
+        "duckdb_text",
+        expect_exit(&text, 1, "contract check", tmp.path())
+    );
+    let out = check(tmp.path(), None, &["--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_report(&json(&out));
+    // A selection of agreeing models passes.
+    let ok = check(tmp.path(), None, &["-s", "order_totals", "-s", "never_run"]);
+    expect_exit(
+        &ok,
+        0,
+        "contract check -s order_totals -s never_run",
+        tmp.path(),
+    );
+}
+
+#[test]
+fn every_model_is_described_and_checked_on_postgres() {
+    let Some(db) = TestDb::create("contract_check") else {
+        return;
+    };
+    let case = repo().join("testdata/check");
+    pg_exec(&db.url, &case_warehouse(&case, "postgres").unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "postgres", tmp.path());
+    let text = check(tmp.path(), Some(&db.url), &[]);
+    let shown = expect_exit(&text, 1, "contract check", tmp.path()).replace(&db.name, "[DB]");
+    insta::assert_snapshot!("postgres_text", shown);
+    // Postgres points at the reference itself.
+    assert!(shown.contains("models/reads_unbuilt.sql:3:6:"), "{shown}");
+    let out = check(tmp.path(), Some(&db.url), &["--json", "--connections", "3"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_report(&json(&out));
+    // The session is read-only and nothing ran: the table `never_run` reads is as it was.
+    assert_eq!(
+        pg_strings(&db.url, "SELECT count(*)::text FROM shop.orders"),
+        ["1"]
+    );
+}
+
+/// A check that cannot run is an error (exit 2), never a pass: an unreachable server, a
+/// missing DuckDB file, a selection without a model, an unknown target.
+#[test]
+fn a_check_that_cannot_run_fails_closed() {
+    let case = repo().join("testdata/check");
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "duckdb", tmp.path());
+    let missing = check(tmp.path(), None, &[]);
+    let missing = expect_exit(&missing, 2, "contract check", tmp.path());
+    duckdb_file(
+        &tmp.path().join("w.duckdb"),
+        &case_warehouse(&case, "duckdb").unwrap(),
+    );
+    let sources = check(tmp.path(), None, &["-s", "source:orders"]);
+    let sources = expect_exit(&sources, 2, "contract check -s source:orders", tmp.path());
+    let target = check(tmp.path(), None, &["--from", "staging"]);
+    let target = expect_exit(&target, 2, "contract check --from staging", tmp.path());
+    let pg = tempfile::tempdir().unwrap();
+    case_project(&case, "postgres", pg.path());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://sqb:secret-pw@127.0.0.1:{port}/nowhere");
+    let unreachable = check(pg.path(), Some(&url), &["--connect-timeout", "2"]);
+    let unreachable = expect_exit(&unreachable, 2, "contract check", pg.path());
+    assert!(!unreachable.contains("secret-pw"), "{unreachable}");
+    insta::assert_snapshot!(
+        "cannot_run",
+        [
+            missing,
+            sources,
+            target,
+            unreachable.replace(&port.to_string(), "[PORT]")
+        ]
+        .join("\n")
+    );
+}
