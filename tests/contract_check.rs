@@ -173,3 +173,76 @@ fn a_check_that_cannot_run_fails_closed() {
         .join("\n")
     );
 }
+
+/// sqb's offline analysis and the engine never disagree on TPC-H's 22 queries (testdata/tpch):
+/// a disagreement would be a defect of sqb's analysis. How much the analysis proves by itself
+/// is pinned too, so that it does not quietly shrink.
+fn tpch_agrees(out: &std::process::Output, root: &Path, proved_offline: usize) {
+    let report = json(out);
+    assert_eq!(out.status.code(), Some(0), "{}", transcript(out, root));
+    assert_eq!(report["summary"]["resources"], 22);
+    assert_eq!(
+        report["summary"]["by_kind"]["analysis_disagreement"], 0,
+        "{report:#}"
+    );
+    let mut offline = 0;
+    for r in report["resources"].as_array().unwrap() {
+        assert_eq!(r["proof"]["disagreeing"], serde_json::json!([]), "{r:#}");
+        offline += r["proof"]["offline"].as_array().unwrap().len();
+    }
+    assert_eq!(offline, proved_offline, "{report:#}");
+}
+
+#[test]
+fn the_analysis_agrees_with_duckdb_on_tpch() {
+    let case = repo().join("testdata/tpch");
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "duckdb", tmp.path());
+    duckdb_file(
+        &tmp.path().join("w.duckdb"),
+        &case_warehouse(&case, "duckdb").unwrap(),
+    );
+    let out = check(tmp.path(), None, &["--json"]);
+    tpch_agrees(&out, tmp.path(), 60);
+}
+
+#[test]
+fn the_analysis_agrees_with_postgres_on_tpch() {
+    let Some(db) = TestDb::create("check_tpch") else {
+        return;
+    };
+    let case = repo().join("testdata/tpch");
+    pg_exec(&db.url, &case_warehouse(&case, "postgres").unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "postgres", tmp.path());
+    let out = check(tmp.path(), Some(&db.url), &["--json"]);
+    tpch_agrees(&out, tmp.path(), 70);
+}
+
+/// The disagreement check is not vacuous: a source declared other than the warehouse holds
+/// makes sqb's analysis prove a type the engine contradicts, and the check says so.
+#[test]
+fn a_disagreement_between_the_analysis_and_the_engine_is_reported() {
+    let case = repo().join("testdata/check");
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "duckdb", tmp.path());
+    let sql = case_warehouse(&case, "duckdb")
+        .unwrap()
+        .replace("shop.customers (id INTEGER", "shop.customers (id BIGINT");
+    duckdb_file(&tmp.path().join("w.duckdb"), &sql);
+    let out = check(tmp.path(), None, &["--json", "-s", "customer_emails"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&out);
+    let findings = report["resources"][0]["findings"].as_array().unwrap();
+    let disagreement = findings
+        .iter()
+        .find(|f| f["kind"] == "analysis_disagreement")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(disagreement["column"], "customer_id");
+    assert_eq!(disagreement["declared_type"], "INTEGER");
+    assert_eq!(disagreement["physical_type"], "BIGINT");
+    assert_eq!(
+        report["resources"][0]["proof"]["disagreeing"],
+        serde_json::json!(["customer_id"])
+    );
+}

@@ -209,6 +209,9 @@ fn prove(
     findings: &mut Vec<Finding>,
 ) -> Proof {
     let mut proof = Proof::default();
+    if let Some(shape) = offline.filter(|shape| !same_names(shape, columns)) {
+        findings.push(names_disagree(model, shape, columns));
+    }
     let offline = offline.unwrap_or_default();
     for (i, column) in columns.iter().enumerate() {
         let found = offline
@@ -251,4 +254,36 @@ fn prove(
         });
     }
     proof
+}
+
+/// Whether sqb's analysis named the model's columns as the engine does, in its order.
+fn same_names(shape: &[crate::compile::sql::OutColumn], columns: &[PhysicalColumn]) -> bool {
+    shape.len() == columns.len()
+        && shape
+            .iter()
+            .zip(columns)
+            .all(|(o, c)| o.name.eq_ignore_ascii_case(&c.name))
+}
+
+fn names_disagree(
+    model: &Model,
+    shape: &[crate::compile::sql::OutColumn],
+    columns: &[PhysicalColumn],
+) -> Finding {
+    let list = |names: Vec<&str>| names.join(", ");
+    Finding {
+        kind: FindingKind::AnalysisDisagreement,
+        severity: Severity::Warning,
+        column: None,
+        physical_column: None,
+        declared_type: None,
+        physical_type: None,
+        message: format!(
+            "sqb's analysis found the columns ({}), and the warehouse describes ({}): please report this defect of sqb's analysis",
+            list(shape.iter().map(|o| o.name.as_str()).collect()),
+            list(columns.iter().map(|c| c.name.as_str()).collect()),
+        ),
+        loc: Some(Loc::file_start(model.sql_file)),
+        nullable: None,
+    }
 }
