@@ -867,7 +867,8 @@ pub struct CheckArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// How many read-only connections describe models at once (Postgres; DuckDB uses one).
+    /// How many read-only connections describe models at once (Postgres: sessions; DuckDB:
+    /// connections to the one open file, each on a thread of its own).
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=32))]
     pub connections: u16,
 

@@ -103,7 +103,7 @@ def declared_columns(layout, i):
     return cols
 
 
-def write_project(root, engine, layout, declared_fraction, drift_fraction, seed, url=None):
+def write_project(root, engine, layout, declared_fraction, drift_fraction, seed, url=None, reads="raw_data"):
     rng = random.Random(seed + 1)
     os.makedirs(os.path.join(root, "models"), exist_ok=True)
     os.makedirs(os.path.join(root, "enums"), exist_ok=True)
@@ -128,7 +128,7 @@ def write_project(root, engine, layout, declared_fraction, drift_fraction, seed,
                 drifted += 1
             columns.append((c, decl, nn and kind == "table", cast))
         with open(base + ".sql", "w") as f:
-            f.write(model_sql(name, columns))
+            f.write(model_sql(name, columns, reads))
         if not declared:
             continue
         lines = [f'description = "Synthetic relation {name}."\n']
@@ -191,14 +191,14 @@ def add_semantic(root, layout, metrics, guardrails=200, assertions=500):
     return bound, len(os.listdir(rails)), len(os.listdir(checks)), (shapes[0][0], shapes[0][2])
 
 
-def model_sql(name, columns):
-    """A 30-40 line model: two CTEs over the raw relation, a join, and a cast per column, so that
-    SQL analysis proves every declared type."""
+def model_sql(name, columns, reads="raw_data"):
+    """A 30-40 line model: two CTEs over the raw relation (in schema `reads`), a join, and a cast
+    per column, so that SQL analysis proves every declared type."""
     casts = ",\n".join(f"    CAST(s.{c} AS {decl}) AS {c}" if cast else f"    s.{c} AS {c}" for c, decl, _, cast in columns)
     return (
         f"-- {name}: a synthetic model\n"
-        f"WITH src AS (\n    SELECT *\n    FROM raw_data.{name}\n),\n"
-        f"keys AS (\n    SELECT DISTINCT c00 AS k\n    FROM raw_data.{name}\n    WHERE c00 IS NOT NULL\n)\n"
+        f"WITH src AS (\n    SELECT *\n    FROM {reads}.{name}\n),\n"
+        f"keys AS (\n    SELECT DISTINCT c00 AS k\n    FROM {reads}.{name}\n    WHERE c00 IS NOT NULL\n)\n"
         f"SELECT\n{casts}\nFROM src AS s\nJOIN keys AS k\n    ON k.k = s.c00\n"
     )
 
@@ -331,6 +331,12 @@ def run_engine(engine, args, results):
         bound, rails, checks, (asked, by) = add_semantic(semantic_root, sub, 1_000)
         query_sql = [sqb, "--project-dir", semantic_root, "query", "-m", asked, "-d", by, "--from", "prod", "--sql"]
         drifted_root, drifted = project("drifted", args.declared, args.drift)
+        # `contract check` needs SQL the warehouse can describe: the same project, its models
+        # reading the bench relations themselves.
+        checked = os.path.join(work, "checked")
+        write_project(checked, engine, layout, args.declared, 0.0, args.seed, reads="bench")
+        if engine == "duckdb":
+            shutil.copy(os.path.join(clean, "w.duckdb"), os.path.join(checked, "w.duckdb"))
         pct = f"{args.drift:.0%}"
         share = f", {args.declared:.0%} of models declared" if args.declared < 1.0 else ""
         lines = header(f"{engine}: {args.relations} relations x {args.columns} columns{share}, {drifted} drifted relations in the {pct} run")
@@ -372,6 +378,8 @@ def run_engine(engine, args, results):
             (f"contract diff --json, {pct} drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod", "--json"], drifted_root, drift_exit, False),
             # Each run appends to the same history, as a nightly job does.
             (f"contract diff --history, {pct} drift", [sqb, "--project-dir", drifted_root, "contract", "diff", "--from", "prod", "--history", os.path.join(work, f"drift-{engine}.duckdb")], drifted_root, drift_exit, False),
+            ("contract diff, no drift (check's project)", [sqb, "--project-dir", checked, "contract", "diff", "--from", "prod"], checked, (0,), False),
+            (f"contract check ({args.relations} models described)", [sqb, "--project-dir", checked, "contract", "check", "--from", "prod"], checked, (0,), False),
             (f"contract generate (preview, {pct} drift)", [sqb, "--project-dir", drifted_root, "contract", "generate", "--from", "prod"], drifted_root, (0,), False),
         ]
         for label, cmd, root, ok, cold in steps:
@@ -380,7 +388,7 @@ def run_engine(engine, args, results):
             if not cold:
                 subprocess.run([sqb, "--project-dir", root, "compile"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             t, p = measure(cmd, args.runs, env=env, ok=ok, prepare=prepare)
-            lines.append(row(label, t, p, floor if "diff" in label or "generate" in label else None))
+            lines.append(row(label, t, p, floor if "diff" in label or "generate" in label or "check" in label else None))
         # A change to 3 models of a project whose cache holds the last run's analyses (a CI job
         # restoring .sqb/cache from the base branch): the verdict misses, the 3 models and those
         # reading them are analysed again, the others reused.

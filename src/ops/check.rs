@@ -25,7 +25,7 @@ pub struct CheckOptions {
     pub selection: SelectOptions,
     pub timeouts: Timeouts,
     pub use_cache: bool,
-    /// How many connections describe at once (Postgres; DuckDB uses one).
+    /// How many connections describe at once.
     pub workers: usize,
 }
 

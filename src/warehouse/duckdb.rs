@@ -157,11 +157,13 @@ impl Backend for DuckDbIntrospector {
         database: Option<&'a str>,
         queries: &'a [String],
         timeouts: Timeouts,
+        workers: usize,
     ) -> Reply<'a, Vec<Described>> {
         Box::pin(std::future::ready(self.describe_all(
             database,
             queries,
             timeouts.statement,
+            workers,
         )))
     }
 
@@ -473,7 +475,7 @@ impl DuckDbIntrospector {
     /// Runs one statement on the read-only file, its parameters bound as text, interrupted
     /// when it outlasts `limit` (DuckDB has no statement timeout of its own).
     fn execute(&self, statement: &Statement, limit: Duration) -> Result<Rows, WarehouseError> {
-        match self.watched(limit, || run_statement(&self.conn, statement)) {
+        match watched(&self.conn, limit, || run_statement(&self.conn, statement)) {
             Err(Watched::TimedOut) => Err(WarehouseError::QueryTimeout {
                 seconds: limit.as_secs(),
             }),
@@ -482,13 +484,15 @@ impl DuckDbIntrospector {
         }
     }
 
-    /// Each query's columns as `DESCRIBE` binds them, without running the query. DuckDB
+    /// Each query's columns as `DESCRIBE` binds them, without running the query, on up to
+    /// `workers` connections to the file at once (binding takes milliseconds a query). DuckDB
     /// does not know whether a query's column can be NULL.
     fn describe_all(
         &self,
         database: Option<&str>,
         queries: &[String],
         limit: Duration,
+        workers: usize,
     ) -> Result<Vec<Described>, WarehouseError> {
         if let Some(db) = database.filter(|db| *db != self.catalog) {
             return Err(WarehouseError::DuckDbCatalog {
@@ -496,46 +500,79 @@ impl DuckDbIntrospector {
                 actual: self.catalog.clone(),
             });
         }
-        let mut out = Vec::with_capacity(queries.len());
-        for query in queries {
-            let described = self.watched(limit, || describe_one(&self.conn, query));
-            out.push(match described {
-                Ok(columns) => Ok(columns),
-                Err(Watched::TimedOut) => {
-                    return Err(WarehouseError::QueryTimeout {
-                        seconds: limit.as_secs(),
-                    })
-                }
-                Err(Watched::Failed(e)) => Err(rejected(query, &e.to_string())),
-            });
+        // Fewer than 8 queries are not worth another connection (TPC-H's 22 take three).
+        let workers = workers.clamp(1, queries.len().div_ceil(8).max(1));
+        if workers == 1 {
+            return describe_part(&self.conn, queries, limit);
         }
-        Ok(out)
-    }
-
-    /// Runs `work`, interrupting it past `limit`.
-    fn watched<T>(
-        &self,
-        limit: Duration,
-        work: impl FnOnce() -> duckdb::Result<T>,
-    ) -> Result<T, Watched> {
-        let handle = self.conn.interrupt_handle();
-        let (done, finished) = std::sync::mpsc::channel::<()>();
-        let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = timed_out.clone();
-        let watchdog = std::thread::spawn(move || {
-            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(limit) {
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
-                handle.interrupt();
+        let size = queries.len().div_ceil(workers);
+        let connections = queries
+            .chunks(size)
+            .map(|_| self.conn.try_clone())
+            .collect::<duckdb::Result<Vec<Connection>>>()
+            .map_err(|e| WarehouseError::Query(first_line(&e.to_string())))?;
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = queries
+                .chunks(size)
+                .zip(connections)
+                .map(|(part, conn)| scope.spawn(move || describe_part(&conn, part, limit)))
+                .collect();
+            let mut out = Vec::with_capacity(queries.len());
+            for part in parts {
+                let described = part.join().map_err(|_| {
+                    WarehouseError::Runtime("a DuckDB describing thread stopped".into())
+                })?;
+                out.extend(described?);
             }
+            Ok(out)
+        })
+    }
+}
+
+/// Describes `queries` one after another on `conn`.
+fn describe_part(
+    conn: &Connection,
+    queries: &[String],
+    limit: Duration,
+) -> Result<Vec<Described>, WarehouseError> {
+    let mut out = Vec::with_capacity(queries.len());
+    for query in queries {
+        out.push(match watched(conn, limit, || describe_one(conn, query)) {
+            Ok(columns) => Ok(columns),
+            Err(Watched::TimedOut) => {
+                return Err(WarehouseError::QueryTimeout {
+                    seconds: limit.as_secs(),
+                })
+            }
+            Err(Watched::Failed(e)) => Err(rejected(query, &e.to_string())),
         });
-        let result = work();
-        let _ = done.send(());
-        let _ = watchdog.join();
-        match result {
-            Err(_) if timed_out.load(std::sync::atomic::Ordering::SeqCst) => Err(Watched::TimedOut),
-            Err(e) => Err(Watched::Failed(e)),
-            Ok(value) => Ok(value),
+    }
+    Ok(out)
+}
+
+/// Runs `work` on `conn`, interrupting it past `limit`.
+fn watched<T>(
+    conn: &Connection,
+    limit: Duration,
+    work: impl FnOnce() -> duckdb::Result<T>,
+) -> Result<T, Watched> {
+    let handle = conn.interrupt_handle();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let timed_out = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = timed_out.clone();
+    let watchdog = std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(limit) {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            handle.interrupt();
         }
+    });
+    let result = work();
+    let _ = done.send(());
+    let _ = watchdog.join();
+    match result {
+        Err(_) if timed_out.load(std::sync::atomic::Ordering::SeqCst) => Err(Watched::TimedOut),
+        Err(e) => Err(Watched::Failed(e)),
+        Ok(value) => Ok(value),
     }
 }
 

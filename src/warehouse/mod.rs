@@ -50,12 +50,14 @@ pub trait Backend {
 
     /// Describes each query's result without running it: its columns' names and types, spelled
     /// as the catalog spells them. A query the engine rejects gets the engine's message, and
-    /// the others their answers; a session that fails fails them all.
+    /// the others their answers; a session that fails fails them all. An in-process engine
+    /// may bind on up to `workers` threads; a server's session describes one at a time.
     fn describe<'a>(
         &'a mut self,
         database: Option<&'a str>,
         queries: &'a [String],
         timeouts: Timeouts,
+        workers: usize,
     ) -> Reply<'a, Vec<Described>>;
 
     /// The schemas of the connection's own database that hold user relations, each with the

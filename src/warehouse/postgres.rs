@@ -262,6 +262,7 @@ impl Backend for PgIntrospector {
         database: Option<&'a str>,
         queries: &'a [String],
         _: Timeouts,
+        _: usize,
     ) -> Reply<'a, Vec<Described>> {
         Box::pin(self.describe_all(database, queries))
     }

@@ -360,7 +360,7 @@ pub fn survey(connect: Connect, wanted: Option<Vec<String>>) -> Result<Survey, W
 }
 
 /// Describes `queries` without running them, in order, on up to `workers` read-only
-/// connections at once (one for an in-process engine, whose calls block). A query the engine
+/// connections at once (an in-process engine: one database, bound on `workers` threads). A query the engine
 /// rejects gets its refusal; a connection that fails fails the call. With the connection's
 /// own database.
 pub fn describe(
@@ -370,16 +370,19 @@ pub fn describe(
     workers: usize,
 ) -> Result<(String, Vec<Described>), WarehouseError> {
     on_own_thread(move || async move {
-        let workers = match connect.engine.in_process() {
-            true => 1,
-            false => workers.clamp(1, queries.len().max(1)),
+        // An in-process engine gets one connection that binds on threads of its own.
+        let (sessions, threads) = match connect.engine.in_process() {
+            true => (1, workers),
+            false => (workers.clamp(1, queries.len().max(1)), 1),
         };
-        let size = queries.len().div_ceil(workers).max(1);
+        let size = queries.len().div_ceil(sessions).max(1);
         let jobs = queries.chunks(size).map(|part| {
             let (connect, database) = (&connect, database.as_deref());
             async move {
                 let mut warehouse = open(connect).await?;
-                let described = warehouse.describe(database, part, connect.timeouts).await;
+                let described = warehouse
+                    .describe(database, part, connect.timeouts, threads)
+                    .await;
                 let default = warehouse.default_database().to_string();
                 warehouse.close();
                 described.map(|d| (default, d))
