@@ -138,6 +138,7 @@ codes! {
     MaskUnresolved => ("E088", "mask-unresolved"),
     UnknownAudit => ("E089", "unknown-audit"),
     AuditArgument => ("E090", "audit-argument"),
+    AuditSql => ("E091", "audit-sql"),
     SemanticTypeUnknown => ("W060", "semantic-type-unknown"),
     ContractNotChecked => ("W061", "contract-not-checked"),
     AssertionWithoutTruth => ("W062", "assertion-without-source-of-truth"),

@@ -34,6 +34,8 @@ const ORACLES: &[(&str, &str, &str, &str)] = &[
     ("orders", "", "unique_combination_of_columns", "SELECT customer_id, status FROM shop.orders GROUP BY customer_id, status HAVING count(*) > 1"),
     ("events", "", "recency", "SELECT max(happened_on) FROM shop.events HAVING max(happened_on) < {today} - 1"),
     ("events", "", "recency#2", "SELECT max(happened_on) FROM shop.events HAVING max(happened_on) < {today} - 7"),
+    ("orders", "amount", "at_most", "SELECT * FROM (SELECT * FROM shop.orders WHERE status <> 'lost') AS t WHERE amount > 900"),
+    ("orders", "", "outside", "SELECT id FROM shop.orders WHERE status NOT IN ('placed', 'shipped')"),
     ("order_amounts", "", "expression", "SELECT * FROM analytics.order_amounts WHERE NOT (amount <> 13.5)"),
     ("order_amounts", "order_id", "unique", "SELECT order_id FROM analytics.order_amounts WHERE order_id IS NOT NULL GROUP BY order_id HAVING count(*) > 1"),
     ("order_amounts", "order_id", "not_null", "SELECT order_id FROM analytics.order_amounts WHERE order_id IS NULL"),

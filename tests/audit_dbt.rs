@@ -59,7 +59,12 @@ fn every_carried_test_fails_as_dbt_test_says() {
         .arg(&jaffle)
         .arg("--out")
         .arg(&root));
-    assert_eq!(imported.status.code(), Some(0), "{}", transcript(&imported, &root));
+    assert_eq!(
+        imported.status.code(),
+        Some(0),
+        "{}",
+        transcript(&imported, &root)
+    );
     let db = root.join("jaffle.duckdb");
     std::fs::copy(jaffle.join("target/jaffle.duckdb"), &db).unwrap();
     let defects = std::fs::read_to_string(jaffle.join("migrations/defects.sql")).unwrap();

@@ -208,8 +208,14 @@ fn audit_sarif_has_each_failing_audit_at_its_declaration() {
         .collect();
     let results = log["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), failing.len());
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
     for (result, audit) in results.iter().zip(&failing) {
         assert_eq!(result["ruleId"], audit["audit"]);
+        // Each result's rule is the rule of its audit, user-defined audits (audits/*.sql) too.
+        let index = result["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[index]["id"], audit["audit"]);
         let level = if audit["status"] == "warn" {
             "warning"
         } else {
@@ -227,11 +233,9 @@ fn audit_sarif_has_each_failing_audit_at_its_declaration() {
     prints.sort_unstable();
     prints.dedup();
     assert_eq!(prints.len(), results.len(), "one fingerprint per audit");
-    let rules = log["runs"][0]["tool"]["driver"]["rules"]
-        .as_array()
-        .unwrap();
     assert!(rules.iter().all(|r| r["fullDescription"]["text"]
         .as_str()
         .unwrap()
-        .starts_with("fails on ")));
+        .contains("fails on ")));
+    assert!(rules.iter().any(|r| r["id"] == "at_most"), "{rules:#?}");
 }

@@ -6,3 +6,4 @@
 
 pub mod scan;
 pub mod spec;
+pub mod template;

@@ -2,20 +2,23 @@
 //! every check at once (conditional aggregates, one window per `unique`, one join per
 //! `relationships`), and for each check that failed a bounded sample of what failed.
 //! Identifiers are quoted; values are bound parameters. A `where` or an `expression` is the
-//! project's own SQL, checked at compile time, and runs in a read-only transaction.
+//! project's own SQL, checked at compile time, and runs in a read-only transaction. A
+//! user-defined audit's query is counted in the same statement, as a scalar subquery.
 
 use super::spec::{Check, Spec};
+use super::template::{Bindings, Template};
 use crate::engine::Engine;
 use crate::ident::quoted;
 use crate::rows::Statement;
 
 /// One audit of one column, ready to run: `parent` is the quoted relation a `relationships`
-/// check reads.
+/// check reads; `template` a user-defined audit's SQL.
 #[derive(Debug, Clone)]
 pub struct ColumnCheck<'a> {
     pub column: &'a str,
     pub spec: &'a Spec,
     pub parent: Option<String>,
+    pub template: Option<Template>,
 }
 
 /// How many failing rows (or values) a sample shows at most.
@@ -85,6 +88,12 @@ pub fn scan(engine: Engine, relation: &str, checks: &[ColumnCheck<'_>]) -> State
                     params.len()
                 )
             }
+            Check::Custom { args, .. } => match custom_rows(engine, relation, c, args, &mut params)
+            {
+                Some(rows) => format!("(SELECT count(*) FROM ({rows}) AS sqb_rows_{i})"),
+                // Compile refuses what does not render: a count that is NULL fails closed.
+                None => "CAST(NULL AS BIGINT)".to_string(),
+            },
         };
         counts.push(format!("{count} AS sqb_check_{i}"));
     }
@@ -143,6 +152,10 @@ pub fn sample(engine: Engine, relation: &str, check: &ColumnCheck<'_>) -> Option
             quoted(field)
         ),
         Check::NotConstant | Check::AtLeastOne => return None,
+        Check::Custom { args, .. } => {
+            let rows = custom_rows(engine, relation, check, args, &mut params)?;
+            format!("{rows} LIMIT {limit}")
+        }
     };
     Some(Statement { sql, params })
 }
@@ -153,6 +166,37 @@ fn quoted_list(columns: &[String]) -> String {
         .map(|c| quoted(c))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A user-defined audit's failing rows as one query: its SQL with the relation (under `where`,
+/// a CTE of the rows it keeps), the column and the arguments filled in. Its values are appended
+/// to `params` only when it renders.
+fn custom_rows(
+    engine: Engine,
+    relation: &str,
+    check: &ColumnCheck<'_>,
+    args: &[(String, crate::project::AuditArg)],
+    params: &mut Vec<String>,
+) -> Option<String> {
+    let template = check.template.as_ref()?;
+    let (with, target) = match &check.spec.filter {
+        Some(filter) => (
+            format!("WITH sqb_audited AS (SELECT * FROM {relation} WHERE {filter}) "),
+            "sqb_audited",
+        ),
+        None => (String::new(), relation),
+    };
+    let mut own = params.clone();
+    let bindings = Bindings {
+        relation: target,
+        column: (!check.column.is_empty()).then_some(check.column),
+        args,
+        engine,
+    };
+    let body = template.render(&bindings, &mut own).ok()?;
+    *params = own;
+    // The newline ends a comment the audit's last line may hold.
+    Some(format!("{with}SELECT * FROM ({body}\n) AS sqb_custom"))
 }
 
 fn filter_of(spec: &Spec) -> String {

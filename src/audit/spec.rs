@@ -30,11 +30,16 @@ pub enum Check {
     UniqueCombination(Vec<String>),
     /// Of a relation: one row when its newest `field` is older than `interval` (`1 day`).
     Recency { field: String, interval: String },
+    /// A user-defined audit (`audits/<name>.sql`): the rows its query returns.
+    Custom {
+        name: String,
+        args: Vec<(String, AuditArg)>,
+    },
 }
 
 impl Check {
     /// The audit's name as reports show it.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             Check::NotNull => "not_null",
             Check::Unique => "unique",
@@ -46,6 +51,7 @@ impl Check {
             Check::Relationships { .. } => "relationships",
             Check::UniqueCombination(_) => "unique_combination_of_columns",
             Check::Recency { .. } => "recency",
+            Check::Custom { name, .. } => name,
         }
     }
 }
@@ -119,6 +125,24 @@ pub const RELATION_NAMES: &[&str] = &[
     "dbt_utils.expression_is_true",
 ];
 
+/// Whether `name` is a built-in audit's (of a column or of a relation), which no user-defined
+/// audit may take.
+pub fn is_builtin(name: &str) -> bool {
+    NAMES.contains(&name) || RELATION_NAMES.contains(&name)
+}
+
+/// The user-defined audit `name` runs: `audits/<name>.sql`, unless a built-in audit has that
+/// name (compile reports such a file).
+pub fn custom<'p>(
+    project: &'p crate::project::Project,
+    name: &str,
+) -> Option<&'p crate::project::AuditDef> {
+    match is_builtin(name) {
+        true => None,
+        false => project.audit_def(name),
+    }
+}
+
 /// The units `recency` counts its interval in.
 const DATEPARTS: &[&str] = &["minute", "hour", "day", "week", "month", "year"];
 
@@ -158,6 +182,22 @@ pub fn parse_relation(audit: &Audit) -> Result<Spec, SpecError> {
         _ => return Err(unknown(&audit.name, RELATION_NAMES)),
     };
     finish(args, check, filter, severity)
+}
+
+/// Reads the use of a user-defined audit: `where` and `severity` as every audit takes them, the
+/// other arguments its template's (checked against it by `compile`).
+pub fn parse_custom(audit: &Audit) -> Result<Spec, SpecError> {
+    let mut args = Args::new(&audit.args);
+    let (filter, severity) = common(&mut args)?;
+    let rest = args.left.into_iter().cloned().collect();
+    Ok(Spec {
+        check: Check::Custom {
+            name: audit.name.clone(),
+            args: rest,
+        },
+        filter,
+        severity,
+    })
 }
 
 /// `expression`'s predicate: its one value, or its `expression` argument.

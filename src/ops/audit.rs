@@ -119,7 +119,7 @@ fn plan<'p>(project: &'p Project, resource: Resource<'p>, schema: &str) -> Optio
             column.docs.iter().flat_map(|d| d.audits.iter()).collect();
         for audit in &audits {
             // Compile refused what does not parse: only runnable audits are left.
-            if let Ok(spec) = parse(audit, &column.name.value) {
+            if let Some(spec) = runnable(project, audit, parse(audit, &column.name.value)) {
                 planned.push(column, spec, audit.loc.clone(), None);
             }
         }
@@ -132,7 +132,7 @@ fn plan<'p>(project: &'p Project, resource: Resource<'p>, schema: &str) -> Optio
         Resource::Source(s) => &s.audits,
     };
     for audit in own {
-        if let Ok(spec) = crate::audit::spec::parse_relation(audit) {
+        if let Some(spec) = runnable(project, audit, crate::audit::spec::parse_relation(audit)) {
             planned.columns.push(None);
             planned.specs.push(spec);
             planned.locs.push(audit.loc.clone());
@@ -140,6 +140,30 @@ fn plan<'p>(project: &'p Project, resource: Resource<'p>, schema: &str) -> Optio
         }
     }
     (!planned.specs.is_empty()).then_some(planned)
+}
+
+/// A built-in audit as read, else the user-defined audit of that name (`audits/<name>.sql`).
+fn runnable(
+    project: &Project,
+    audit: &crate::project::Audit,
+    builtin: Result<Spec, crate::audit::spec::SpecError>,
+) -> Option<Spec> {
+    match builtin {
+        Ok(spec) => Some(spec),
+        Err(_) if crate::audit::spec::custom(project, &audit.name).is_some() => {
+            crate::audit::spec::parse_custom(audit).ok()
+        }
+        Err(_) => None,
+    }
+}
+
+/// A user-defined audit's SQL, read from its file.
+fn template(project: &Project, check: &Check) -> Option<crate::audit::template::Template> {
+    let Check::Custom { name, .. } = check else {
+        return None;
+    };
+    let def = crate::audit::spec::custom(project, name)?;
+    crate::audit::template::Template::parse(project.sources.get(def.file).text()).ok()
 }
 
 impl<'p> Planned<'p> {
@@ -221,6 +245,7 @@ fn checks<'a>(project: &Project, p: &'a Planned<'_>, schema: &str) -> Vec<Column
                 },
                 _ => None,
             },
+            template: template(project, &spec.check),
         })
         .collect()
 }
@@ -268,7 +293,7 @@ fn base_result(project: &Project, target: &str, p: &Planned<'_>, i: usize) -> Au
         resource: p.resource.name().to_string(),
         relation: p.shown.clone(),
         column: p.columns[i].map(|c| c.name.value.clone()),
-        audit: p.specs[i].check.name(),
+        audit: p.specs[i].check.name().to_string(),
         implied_by: p.implied[i],
         severity: p.specs[i].severity,
         status: Status::Pass,

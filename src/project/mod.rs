@@ -50,7 +50,16 @@ pub struct Project {
     pub metrics: Vec<metrics::MetricBinding>,
     /// The rest of `contracts/`: guardrails, finality rules, assertions and policies.
     pub contracts: Contracts,
+    /// `audits/**/<name>.sql`, in path order.
+    pub audit_defs: Vec<AuditDef>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A user-defined audit: `audits/<name>.sql`, a query returning the failing rows.
+#[derive(Debug, Clone)]
+pub struct AuditDef {
+    pub name: String,
+    pub file: FileId,
 }
 
 /// `contracts/` beyond the metric bindings, each kind in path order.
@@ -77,6 +86,12 @@ pub struct Import {
 }
 
 impl Project {
+    /// The file `audits/<name>.sql`, the first in path order (`audit::spec::custom` leaves
+    /// out those with a built-in audit's name).
+    pub fn audit_def(&self, name: &str) -> Option<&AuditDef> {
+        self.audit_defs.iter().find(|d| d.name == name)
+    }
+
     pub fn engine(&self) -> Engine {
         self.config.connection.engine
     }

@@ -55,7 +55,7 @@ pub struct AuditResult {
     pub relation: String,
     /// `null` for an audit of the whole relation.
     pub column: Option<String>,
-    pub audit: &'static str,
+    pub audit: String,
     /// For an audit no `audits` list declares: the declaration that implies it
     /// (`nullable = false`, `its enum type`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -163,7 +163,7 @@ fn body(report: &AuditReport, w: &mut dyn Write) -> io::Result<()> {
                 } else {
                     "warn"
                 },
-                failures(r.audit, n)
+                failures(&r.audit, n)
             ),
             (_, None) => "no count".to_string(),
         };

@@ -29,9 +29,26 @@ fn audit_help(name: &str) -> String {
 /// `sqb audit --format sarif`: a rule per audit, a result per audit that did not pass, at its
 /// declaration, fingerprinted by target, relation, column and audit.
 pub fn emit_sarif(report: &AuditReport, prefix: &str, w: &mut dyn Write) -> io::Result<()> {
-    let rules = RULES
+    // The built-in audits, then each user-defined one the report holds.
+    let mut names: Vec<&str> = RULES.to_vec();
+    for r in &report.results {
+        if !names.contains(&r.audit.as_str()) {
+            names.push(&r.audit);
+        }
+    }
+    let rules = names
         .iter()
-        .map(|name| rule(name, name, &audit_help(name), "docs/audits.md"))
+        .map(|name| match RULES.contains(name) {
+            true => rule(name, name, &audit_help(name), "docs/audits.md"),
+            false => rule(
+                name,
+                name,
+                &format!(
+                    "a user-defined audit (audits/{name}.sql): fails on each row its query returns"
+                ),
+                "docs/audits.md",
+            ),
+        })
         .collect();
     let results = report
         .results
@@ -52,7 +69,7 @@ pub fn emit_sarif(report: &AuditReport, prefix: &str, w: &mut dyn Write) -> io::
             };
             SarifResult {
                 rule_id: r.audit.to_string(),
-                rule_index: RULES.iter().position(|n| *n == r.audit).unwrap_or(0),
+                rule_index: names.iter().position(|n| *n == r.audit).unwrap_or(0),
                 level: match r.status {
                     Status::Warn => "warning",
                     _ => "error",
@@ -90,7 +107,7 @@ fn verdict(r: &AuditResult) -> String {
             "could not run: {}",
             r.error.as_deref().unwrap_or("unknown error")
         ),
-        (_, Some(n)) => failures(r.audit, n),
+        (_, Some(n)) => failures(&r.audit, n),
         (_, None) => "no count".into(),
     }
 }
@@ -155,10 +172,10 @@ pub fn emit_junit(report: &AuditReport, out: &mut dyn Write) -> io::Result<()> {
         }
         match tag {
             Some(tag) => {
-                w.write_event(Event::Start(
-                    BytesStart::new(tag)
-                        .with_attributes([("type", r.audit), ("message", message.as_str())]),
-                ))?;
+                w.write_event(Event::Start(BytesStart::new(tag).with_attributes([
+                    ("type", r.audit.as_str()),
+                    ("message", message.as_str()),
+                ])))?;
                 w.write_event(Event::Text(BytesText::new(&body)))?;
                 w.write_event(Event::End(BytesEnd::new(tag)))?;
             }

@@ -92,6 +92,7 @@ impl Loader {
             imports: parts.imports,
             metrics: parts.metrics,
             contracts: parts.contracts,
+            audit_defs: parts.audit_defs,
             diagnostics: self.diags,
         }
     }
@@ -211,6 +212,7 @@ impl ProjectFile {
         let models = load_models(&mut loader, &config.path_defaults);
         let imports = load_imports(&mut loader, &config.imports);
         let (metrics, contracts) = load_contracts(&mut loader);
+        let audit_defs = load_audit_defs(&mut loader);
         tracing::debug_span!("file stamps written").in_scope(|| {
             let stamps = &loader.stamps;
             stamps.store(&loader.root, &loader.sources, &loader.stamped)
@@ -230,6 +232,7 @@ impl ProjectFile {
             imports,
             metrics,
             contracts,
+            audit_defs,
         };
         let mut project = loader.into_project(config, parts);
         tracing::debug_span!("declared types resolved")
@@ -249,6 +252,22 @@ struct Parts {
     imports: Vec<super::Import>,
     metrics: Vec<MetricBinding>,
     contracts: Contracts,
+    audit_defs: Vec<super::AuditDef>,
+}
+
+/// `audits/**/<name>.sql`: the user-defined audits, by file name; their SQL is checked by
+/// `compile` (E091).
+fn load_audit_defs(loader: &mut Loader) -> Vec<super::AuditDef> {
+    list(&loader.root, "audits", &["sql"])
+        .iter()
+        .filter_map(|f| {
+            let file = loader.read(&f.rel, &f.abs)?;
+            Some(super::AuditDef {
+                name: f.stem.clone(),
+                file,
+            })
+        })
+        .collect()
 }
 
 fn load_config(loader: &mut Loader) -> Result<super::Config, LoadError> {

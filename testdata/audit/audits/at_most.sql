@@ -1,0 +1,2 @@
+-- Rows whose audited column is above `max`: `{ at_most = { max = 900 } }`.
+SELECT * FROM {{ relation }} WHERE {{ column }} > {{ max }}

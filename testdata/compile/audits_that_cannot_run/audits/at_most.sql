@@ -1,0 +1,2 @@
+-- Rows whose column is above `max`.
+SELECT * FROM {{ relation }} WHERE {{ column }} > {{ max }}

@@ -1,0 +1,1 @@
+SELECT * FROM {{ relation }} WHERE {{ 1 + 1 }}

@@ -1,0 +1,1 @@
+DELETE FROM {{ relation }} WHERE {{ column }} IS NULL

@@ -1,0 +1,1 @@
+SELECT {{ column }}, count(*) FROM {{ relation }} GROUP BY 1 HAVING count(*) > 1
