@@ -19,7 +19,7 @@ impl<'m> Importer<'m> {
                     &test.unique_id,
                     "singular test",
                     Carried::Not,
-                    "a singular data test is a query of its own; sqb audits attach to columns"
+                    "a singular data test is a query of its own: it can become a user-defined audit, audits/<name>.sql (docs/audits.md)"
                         .into(),
                 );
                 continue;
@@ -34,7 +34,7 @@ impl<'m> Importer<'m> {
                 .cloned();
             let (Some(target), Some(column)) = (target, test.column_name.clone()) else {
                 let what = match test.column_name {
-                    None => format!("the model-level data test `{}` is not carried over: sqb audits attach to columns", meta.name),
+                    None => format!("the model-level data test `{}` is not carried over: the import carries column tests; a relation's own `audits` can declare it (docs/audits.md)", meta.name),
                     Some(_) => format!("the data test `{}` is on a resource the import does not write", meta.name),
                 };
                 self.entry(
@@ -57,7 +57,7 @@ impl<'m> Importer<'m> {
                     &test.unique_id,
                     "data test",
                     Carried::Not,
-                    format!("the generic test `{name}` on column `{column}` is no audit sqb runs (docs/audits.md lists them)"),
+                    format!("the generic test `{name}` on column `{column}` is no audit sqb runs (docs/audits.md lists them; a user-defined audit, audits/<name>.sql, can take its place)"),
                 );
                 continue;
             }
