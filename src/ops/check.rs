@@ -38,12 +38,13 @@ struct Planned<'p> {
 pub fn check(root: &Path, options: &CheckOptions) -> anyhow::Result<DiffReport> {
     let project = Project::load_cached(root, options.use_cache)?;
     let selection = options.selection.load()?;
-    let analysis = tracing::debug_span!("project compiled and analysed")
-        .in_scope(|| crate::compile::analyze(&project, Default::default()));
-    super::ensure_compiles(&project, &analysis.diagnostics)?;
+    // The verdict (cached when nothing changed) decides; the analysis runs beside the warehouse.
+    let (diags, graph) =
+        crate::compile::compile_cached(&project, Default::default(), options.use_cache);
+    super::ensure_compiles(&project, &diags)?;
     let target = super::inspect::target(&project, &options.from)?;
     let models: Vec<&Model> = selection
-        .resolve(&project, &analysis.graph)?
+        .resolve(&project, &graph)?
         .into_iter()
         .filter_map(|r| match r {
             Resource::Model(m) => Some(m),
@@ -51,13 +52,9 @@ pub fn check(root: &Path, options: &CheckOptions) -> anyhow::Result<DiffReport> 
         })
         .collect();
     if models.is_empty() {
-        return Err(
-            UserError::new("no model to check: the selection holds no model")
-                .with_hint(
-                    "`contract check` describes models' SQL; `contract diff` compares sources",
-                )
-                .into(),
-        );
+        return Err(UserError::new("no model to check: the selection holds no model")
+            .with_hint("`contract check` describes models' SQL; `contract diff` compares sources")
+            .into());
     }
     let resolver = Resolver::new(&project);
     let planned: Vec<Planned<'_>> =
@@ -65,8 +62,19 @@ pub fn check(root: &Path, options: &CheckOptions) -> anyhow::Result<DiffReport> 
     let connect = super::connection(&project.config, &project.root, options.timeouts)?;
     let queries = planned.iter().map(|p| p.sql.text.clone()).collect();
     let database = target.database.as_ref().map(|d| d.value.clone());
-    let (default_database, described) =
-        session::describe(connect, database.clone(), queries, options.workers)?;
+    // sqb's own analysis of every model, while the warehouse describes them.
+    let (analysis, described) = std::thread::scope(|scope| {
+        let analysis = scope.spawn(|| {
+            tracing::debug_span!("models analysed offline")
+                .in_scope(|| crate::compile::analyze(&project, Default::default()))
+        });
+        let described = tracing::debug_span!("models described by the warehouse").in_scope(|| {
+            session::describe(connect, database.clone(), queries, options.workers)
+        });
+        (analysis.join(), described)
+    });
+    let analysis = analysis.map_err(|_| anyhow::anyhow!("the analysis thread stopped"))?;
+    let (default_database, described) = described?;
     let resources = planned
         .iter()
         .zip(described)
