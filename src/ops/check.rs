@@ -52,9 +52,13 @@ pub fn check(root: &Path, options: &CheckOptions) -> anyhow::Result<DiffReport> 
         })
         .collect();
     if models.is_empty() {
-        return Err(UserError::new("no model to check: the selection holds no model")
-            .with_hint("`contract check` describes models' SQL; `contract diff` compares sources")
-            .into());
+        return Err(
+            UserError::new("no model to check: the selection holds no model")
+                .with_hint(
+                    "`contract check` describes models' SQL; `contract diff` compares sources",
+                )
+                .into(),
+        );
     }
     let resolver = Resolver::new(&project);
     let planned: Vec<Planned<'_>> =
@@ -68,9 +72,8 @@ pub fn check(root: &Path, options: &CheckOptions) -> anyhow::Result<DiffReport> 
             tracing::debug_span!("models analysed offline")
                 .in_scope(|| crate::compile::analyze(&project, Default::default()))
         });
-        let described = tracing::debug_span!("models described by the warehouse").in_scope(|| {
-            session::describe(connect, database.clone(), queries, options.workers)
-        });
+        let described = tracing::debug_span!("models described by the warehouse")
+            .in_scope(|| session::describe(connect, database.clone(), queries, options.workers));
         (analysis.join(), described)
     });
     let analysis = analysis.map_err(|_| anyhow::anyhow!("the analysis thread stopped"))?;
