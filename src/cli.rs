@@ -694,8 +694,8 @@ pub enum ContractCommand {
     ///
     /// Every reference to a model or source is resolved as `compile` resolves it, to the
     /// target's relations; Postgres prepares the statement and DuckDB binds it, read-only. The
-    /// columns, their order and exact types are compared with the declarations through
-    /// `contract diff`'s core and report formats. Each model's JSON says which columns sqb's
+    /// columns' names and exact types are compared with the declarations through `contract
+    /// diff`'s core and report formats. Each model's JSON says which columns sqb's
     /// offline analysis proved and which only the warehouse did. A model whose SQL the engine
     /// rejects (a relation missing from the target, a syntax it does not take) is an error at
     /// its file and line, never a pass.
