@@ -51,6 +51,15 @@ pub fn tokens(sql: &str, engine: Engine) -> Option<Vec<TokenWithSpan>> {
     Some(out)
 }
 
+/// A comment the parser may read as an optimizer hint (`--+ …`, `/*+ … */`, `/*abc+ … */`):
+/// sqlparser keeps those after `SELECT` and friends in the PostgreSQL dialect, so the lexer
+/// declines rather than drop them with the other comments.
+fn reads_as_hint(comment: &str) -> bool {
+    comment
+        .split_once('+')
+        .is_some_and(|(before, _)| before.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
 struct Lexer<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -120,7 +129,7 @@ impl Lexer<'_> {
             b'+' => self.single(Token::Plus),
             // `.5` is a number and `._` a field access.
             b'.' if !matches!(self.peek(1), Some(b'0'..=b'9' | b'_')) => self.single(Token::Period),
-            b'-' if self.peek(1) == Some(b'-') => self.comment(),
+            b'-' if self.peek(1) == Some(b'-') => self.comment()?,
             b'-' => match (self.peek(1), self.peek(2)) {
                 (Some(b'>'), Some(b'>')) => self.operator(3, Token::LongArrow)?,
                 (Some(b'>'), _) => self.operator(2, Token::Arrow)?,
@@ -166,7 +175,7 @@ impl Lexer<'_> {
     }
 
     /// `-- …` up to the line's end. PostgreSQL's ends at a carriage return too.
-    fn comment(&mut self) -> Token {
+    fn comment(&mut self) -> Option<Token> {
         let start = self.pos + 2;
         let stops = self.engine.comment_ends();
         let end = self.bytes[start..]
@@ -174,11 +183,14 @@ impl Lexer<'_> {
             .position(|b| stops.contains(b))
             .map_or(self.bytes.len(), |i| start + i);
         let comment = self.text[start..end].to_string();
+        if reads_as_hint(&comment) {
+            return None;
+        }
         self.skip_to(end);
-        Token::Whitespace(Whitespace::SingleLineComment {
+        Some(Token::Whitespace(Whitespace::SingleLineComment {
             comment,
             prefix: "--".to_string(),
-        })
+        }))
     }
 
     /// `/* … */`, nested ones inside it kept as written (both dialects nest them). Unterminated
@@ -195,6 +207,9 @@ impl Lexer<'_> {
             }
         }
         let comment = self.text[start..i - 2].to_string();
+        if reads_as_hint(&comment) {
+            return None;
+        }
         self.skip_to(i);
         Some(Token::Whitespace(Whitespace::MultiLineComment(comment)))
     }
