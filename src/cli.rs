@@ -146,7 +146,8 @@ pub enum Command {
     #[command(subcommand)]
     Imports(ImportsCommand),
 
-    /// Read the drift history that `sqb contract diff --history FILE` appends to.
+    /// Read the drift history that `sqb contract diff --history FILE` and `sqb audit --history
+    /// FILE` append to.
     #[command(subcommand)]
     Drift(DriftCommand),
 
@@ -220,6 +221,9 @@ pub struct AuditArgs {
     /// Write the report to FILE (atomically) instead of stdout.
     #[arg(short, long, alias = "out", value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub history: HistoryArgs,
 
     #[command(flatten)]
     pub connect: ConnectArgs,
@@ -471,7 +475,8 @@ pub enum DriftCommand {
 
 #[derive(Debug, Args)]
 pub struct DriftReportArgs {
-    /// The history file (an embedded DuckDB database written by `contract diff --history`).
+    /// The history file (an embedded DuckDB database written by `contract diff --history` and
+    /// `audit --history`).
     #[arg(long, value_name = "FILE")]
     pub history: PathBuf,
 
@@ -827,6 +832,16 @@ pub struct DiffArgs {
     #[arg(long, value_enum, default_value_t = FailOn::Any, requires = "baseline")]
     pub fail_on: FailOn,
 
+    #[command(flatten)]
+    pub history: HistoryArgs,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+/// `--history FILE` of the commands whose runs a drift history keeps.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
     /// Append the run to a drift history, an embedded DuckDB file (created on first use; never
     /// the warehouse), after the report is written. `sqb drift report` reads it.
     #[arg(long, value_name = "FILE")]
@@ -841,9 +856,6 @@ pub struct DiffArgs {
         value_parser = seconds
     )]
     pub history_timeout: u64,
-
-    #[command(flatten)]
-    pub connect: ConnectArgs,
 }
 
 #[derive(Debug, Args)]

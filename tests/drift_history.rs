@@ -501,3 +501,299 @@ fn a_clean_night_is_a_day_of_the_report() {
     let text = drift_report(root, &[]);
     assert!(String::from_utf8_lossy(&text.stdout).contains("2026-11-02"));
 }
+
+/// `sqb audit --history FILE` at UTC time `now`, in testdata/audit's project at `root`.
+fn audit_at(root: &Path, now: &str) -> std::process::Output {
+    run(sqb()
+        .current_dir(root)
+        .env("SQB_NOW", now)
+        .args(["audit", "--history", "drift.duckdb"]))
+}
+
+/// (kind, resource, audit, column, first seen, last seen or resolved at, runs open) of a
+/// report's open (`open`) or resolved (`resolved`) findings made by `sqb audit`.
+fn audit_tracks(report: &serde_json::Value, list: &str) -> Vec<[String; 6]> {
+    report[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["command"] == "audit")
+        .map(|f| {
+            let text = |k: &str| f[k].as_str().unwrap_or("-").to_string();
+            let when = if list == "open" {
+                format!("{} in {}", text("last_seen"), f["runs_open"])
+            } else {
+                text("resolved_at")
+            };
+            [
+                text("kind"),
+                text("resource_name"),
+                text("audit"),
+                text("column"),
+                text("first_seen"),
+                when,
+            ]
+        })
+        .collect()
+}
+
+fn track(fields: [&str; 6]) -> [String; 6] {
+    fields.map(str::to_string)
+}
+
+/// Audits in the history: a duplicate key is tracked from the night it appeared to the night it
+/// was fixed, and a `contract diff` run between two audit runs opens or resolves none of the
+/// audits' findings (nor an audit run the diff's).
+#[test]
+fn audit_runs_show_when_a_duplicate_key_appeared_and_when_it_was_fixed() {
+    let case = repo().join("testdata/audit");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    case_project(&case, "duckdb", root);
+    let db = root.join("w.duckdb");
+    duckdb_file(&db, &case_warehouse(&case, "duckdb").unwrap());
+    // A column the source does not declare: a finding of `contract diff` across the nights.
+    duckdb_file(&db, "ALTER TABLE shop.customers ADD COLUMN phone VARCHAR;");
+    let mut text = String::new();
+    let nights = ["2026-11-01", "2026-11-02", "2026-11-03"];
+    for (i, night) in nights.iter().enumerate() {
+        match i {
+            // The duplicate customer id is fixed, and a duplicate order id appears.
+            1 => duckdb_file(
+                &db,
+                "DELETE FROM shop.customers WHERE email = 'bob2@example.com';
+                 INSERT INTO shop.orders VALUES (1, 1, 'placed', 10.00, 'web', NULL);",
+            ),
+            // The duplicate order id is fixed.
+            2 => duckdb_file(
+                &db,
+                "DELETE FROM shop.orders WHERE rowid = (SELECT max(rowid) FROM shop.orders WHERE id = 1);",
+            ),
+            _ => {}
+        }
+        let at = format!("{night} 02:00:00");
+        let out = audit_at(root, &at);
+        let shown = expect_exit(
+            &out,
+            1,
+            &format!("audit --history drift.duckdb  # {at}"),
+            root,
+        );
+        if i == 0 {
+            // The date the warehouse SQL plants three days before today.
+            let planted = chrono::Utc::now().date_naive() - chrono::Days::new(3);
+            text.push_str(&shown.replace(&planted.format("%Y-%m-%d").to_string(), "[3 DAYS AGO]"));
+        }
+        let diff = diff_at(
+            root,
+            None,
+            &format!("{night} 02:30:00"),
+            &["--history", "drift.duckdb", "-o", "drift.json"],
+        );
+        expect_exit(&diff, 1, "contract diff --history drift.duckdb", root);
+    }
+    let report = json(&drift_report(root, &["--format", "json"]));
+    assert_eq!(report["runs"], 6);
+    assert_eq!(
+        report["runs_by_command"],
+        serde_json::json!({"audit": 3, "contract diff": 3})
+    );
+    let resolved = audit_tracks(&report, "resolved");
+    for fixed in [
+        // The duplicate customer id: open the first night, fixed the second.
+        [
+            "audit_failed",
+            "customers",
+            "unique",
+            "id",
+            "2026-11-01 02:00:00",
+            "2026-11-02 02:00:00",
+        ],
+        // The duplicate order id: appeared the second night, fixed the third.
+        [
+            "audit_failed",
+            "orders",
+            "unique",
+            "id",
+            "2026-11-02 02:00:00",
+            "2026-11-03 02:00:00",
+        ],
+    ] {
+        assert!(resolved.contains(&track(fixed)), "{resolved:#?}");
+    }
+    let open = audit_tracks(&report, "open");
+    for kept in [
+        // A null key all along, an error.
+        [
+            "audit_failed",
+            "customers",
+            "not_null",
+            "id",
+            "2026-11-01 02:00:00",
+            "2026-11-03 02:00:00 in 3",
+        ],
+        // A warn-severity audit's finding is a warning.
+        [
+            "audit_failed",
+            "orders",
+            "expression",
+            "amount",
+            "2026-11-01 02:00:00",
+            "2026-11-03 02:00:00 in 3",
+        ],
+    ] {
+        assert!(open.contains(&track(kept)), "{open:#?}");
+    }
+    let severities = |audit: &str, column: &str| -> Vec<String> {
+        let mut found: Vec<String> = report["open"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["audit"] == audit && f["column"] == column)
+            .map(|f| f["severity"].as_str().unwrap().to_string())
+            .collect();
+        found.sort();
+        found
+    };
+    // `amount < 900` warns; `<> 13.5` (dbt_utils.expression_is_true) fails.
+    assert_eq!(severities("expression", "amount"), ["error", "warning"]);
+    assert_eq!(severities("not_null", "id"), ["error"]);
+    // The diff's own finding stays open through every audit run, and has no audit.
+    let diff_open: Vec<&serde_json::Value> = report["open"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["command"] == "contract diff")
+        .collect();
+    assert!(
+        diff_open
+            .iter()
+            .any(|f| f["kind"] == "undeclared_physical_column"
+                && f["runs_open"] == 3
+                && f["audit"].is_null()),
+        "{diff_open:#?}"
+    );
+    // Each day counts each command's last run of the day: the audits' findings are there.
+    let first_day = &report["days"][0];
+    assert!(
+        first_day["by_kind"]["audit_failed"].as_u64().unwrap() >= 19,
+        "{first_day}"
+    );
+    assert!(
+        first_day["by_kind"]["undeclared_physical_column"]
+            .as_u64()
+            .unwrap()
+            >= 1,
+        "{first_day}"
+    );
+    text.push_str(&expect_exit(
+        &drift_report(root, &[]),
+        0,
+        "drift report --history drift.duckdb",
+        root,
+    ));
+    insta::assert_snapshot!(text);
+}
+
+/// A history of schema 1 (written before audits were kept) is read as it is, and migrated to
+/// schema 2 in the transaction of the first run that appends to it; its runs stay `contract
+/// diff`s, and an audit run after them resolves none of their findings.
+#[test]
+fn a_history_of_schema_1_is_read_and_then_migrated() {
+    let case = repo().join("testdata/audit");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    case_project(&case, "duckdb", root);
+    duckdb_file(
+        &root.join("w.duckdb"),
+        &case_warehouse(&case, "duckdb").unwrap(),
+    );
+    let v1 = std::fs::read_to_string(repo().join("testdata/history/v1.sql")).unwrap();
+    duckdb_file(&root.join("drift.duckdb"), &v1);
+    let before = json(&drift_report(root, &["--format", "json"]));
+    assert_eq!(
+        before["runs_by_command"],
+        serde_json::json!({"contract diff": 1})
+    );
+    assert_eq!(before["open"][0]["kind"], "type_mismatch");
+    assert_eq!(before["open"][0]["command"], "contract diff");
+    let out = audit_at(root, "2026-11-01 02:00:00");
+    expect_exit(&out, 1, "audit --history drift.duckdb", root);
+    let conn = duckdb::Connection::open(root.join("drift.duckdb")).unwrap();
+    let version: String = conn
+        .query_row(
+            "SELECT value FROM sqb_history WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, "2");
+    let commands: Vec<(i64, String)> = conn
+        .prepare("SELECT run_id, command FROM runs ORDER BY run_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(commands, [(1, "contract diff".into()), (2, "audit".into())]);
+    drop(conn);
+    let after = json(&drift_report(root, &["--format", "json"]));
+    let open: Vec<(&str, &str)> = after["open"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["command"].as_str().unwrap(), f["kind"].as_str().unwrap()))
+        .collect();
+    assert!(
+        open.contains(&("contract diff", "type_mismatch")),
+        "{open:?}"
+    );
+    assert!(open.contains(&("audit", "audit_failed")), "{open:?}");
+    assert_eq!(after["resolved"], serde_json::json!([]));
+}
+
+/// An audit that could not run is in the history too, as `audit_not_run` (an error), a finding
+/// of its own: the run still exits 2, after its report and its history are written.
+#[test]
+fn an_audit_that_could_not_run_is_a_finding_of_its_own() {
+    let case = repo().join("testdata/audit");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    case_project(&case, "duckdb", root);
+    let sql = case_warehouse(&case, "duckdb").unwrap().replace(
+        "CREATE VIEW analytics.order_amounts",
+        "CREATE VIEW analytics.other_name",
+    );
+    duckdb_file(&root.join("w.duckdb"), &sql);
+    let out = audit_at(root, "2026-11-01 02:00:00");
+    expect_exit(&out, 2, "audit --history drift.duckdb", root);
+    let report = json(&drift_report(root, &["--format", "json"]));
+    let not_run: Vec<(String, String)> = report["open"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "audit_not_run")
+        .map(|f| {
+            assert_eq!(f["severity"], "error", "{f}");
+            assert!(
+                f["message"].as_str().unwrap().contains("could not run"),
+                "{f}"
+            );
+            (
+                f["resource_name"].as_str().unwrap().to_string(),
+                f["audit"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(not_run.len(), 4, "{not_run:?}");
+    assert!(
+        not_run.iter().all(|(r, _)| r == "order_amounts"),
+        "{not_run:?}"
+    );
+    // The other relations' audits ran, and their failures are there beside them.
+    assert!(report["open"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["kind"] == "audit_failed" && f["resource_name"] == "customers"));
+}

@@ -68,7 +68,7 @@ fn decimals_keep_the_scale_postgres_prints() {
             "SELECT x, x::text FROM {table} UNION ALL SELECT sum(x), sum(x)::text FROM {table}"
         );
         let results = run(connect(&url), None, vec![Statement { sql, params: vec![] }]).unwrap();
-        let rows = results.into_iter().next().unwrap().unwrap();
+        let rows = results.answers.into_iter().next().unwrap().unwrap();
         for row in &rows.rows {
             let Cell::Text(expected) = &row[1] else { panic!("{row:?}") };
             prop_assert_eq!(&row[0], &Cell::Decimal(expected.clone()), "{}", ty);

@@ -2,9 +2,10 @@
 //! `--output`), the summary on stderr.
 
 use crate::cli::{AuditArgs, AuditFormat, GlobalArgs};
-use crate::commands::{note, project_root, timeouts};
+use crate::commands::{history, note, project_root, timeouts};
 use crate::exit::ExitStatus;
 use crate::ops::audit::{audit, AuditOptions};
+use crate::ops::drift::record_audit;
 use crate::ops::inspect::{target_name, SelectOptions};
 use crate::report::audit::{emit_json, emit_text};
 use crate::report::audit_ci::{emit_github, emit_junit, emit_markdown, emit_sarif};
@@ -47,6 +48,13 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> anyhow::Result<ExitStatus> 
             "declare them on columns: `audits = [\"unique\", \"not_null\"]` (docs/audits.md)",
         )
         .into());
+    }
+    if let Some(h) = history(&args.history) {
+        let run = record_audit(&h.path, &report, &root, h.timeout)?;
+        note(
+            global,
+            &format!("recorded run {run} in {}", h.path.display()),
+        );
     }
     note(
         global,

@@ -2,9 +2,9 @@
 //! `--baseline` with a previous report of the same target.
 
 use crate::cli::{DiffArgs, DiffFormat, FailOn, GlobalArgs};
-use crate::commands::{diff_format, inspect_options, note, project_root};
+use crate::commands::{diff_format, history, inspect_options, note, project_root};
 use crate::exit::ExitStatus;
-use crate::ops::diff::{run as diff, DiffOptions, HistoryOptions};
+use crate::ops::diff::{run as diff, DiffOptions};
 use crate::ops::inspect::target_name;
 use crate::report::diff::emit;
 use crate::report::{self, Output};
@@ -25,10 +25,7 @@ pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
     let options = DiffOptions {
         inspect,
         baseline: args.baseline.clone(),
-        history: args.history.as_ref().map(|path| HistoryOptions {
-            path: path.clone(),
-            timeout: std::time::Duration::from_secs(args.history_timeout),
-        }),
+        history: history(&args.history),
     };
     let output = Output::of(args.output.as_deref());
     let outcome = diff(&root, &options, |report| {
@@ -37,7 +34,7 @@ pub fn run(global: &GlobalArgs, args: &DiffArgs) -> anyhow::Result<ExitStatus> {
             .in_scope(|| report::write(output, |w| emit(report, &format, w)));
         Ok(written?)
     })?;
-    if let (Some(run), Some(history)) = (outcome.recorded, &args.history) {
+    if let (Some(run), Some(history)) = (outcome.recorded, &args.history.history) {
         note(
             global,
             &format!("recorded run {run} in {}", history.display()),

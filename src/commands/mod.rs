@@ -30,7 +30,7 @@ use anyhow::Context as _;
 
 use crate::cli::{
     Cli, ColorChoice, Command, ConnectArgs, ContractCommand, DriftCommand, EngineArg, GlobalArgs,
-    ImportCommand, ImportsCommand, SelectArgs,
+    HistoryArgs, ImportCommand, ImportsCommand, SelectArgs,
 };
 use crate::engine::Engine;
 use crate::error::UserError;
@@ -226,6 +226,16 @@ pub fn engine_of(arg: EngineArg) -> Engine {
         EngineArg::Postgres => Engine::Postgres,
         EngineArg::Duckdb => Engine::DuckDb,
     }
+}
+
+/// `--history FILE [--history-timeout D]`, when given.
+pub fn history(args: &HistoryArgs) -> Option<crate::ops::drift::HistoryOptions> {
+    args.history
+        .as_ref()
+        .map(|path| crate::ops::drift::HistoryOptions {
+            path: path.clone(),
+            timeout: std::time::Duration::from_secs(args.history_timeout),
+        })
 }
 
 pub fn timeouts(connect: &ConnectArgs) -> Timeouts {

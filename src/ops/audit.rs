@@ -12,6 +12,7 @@ use crate::compile::compile_cached;
 use crate::ident::quoted;
 use crate::project::{Column, Project, Resource};
 use crate::report::audit::{AuditReport, AuditResult, Status};
+use crate::report::diff::NamespaceInfo;
 use crate::rows::{Cell, Rows, Statement};
 use crate::warehouse::{session, Timeouts};
 
@@ -50,7 +51,16 @@ pub fn audit(root: &Path, options: &AuditOptions) -> anyhow::Result<AuditReport>
         .into_iter()
         .filter_map(|r| plan(&project, r, schema))
         .collect();
-    let mut report = AuditReport::new(options.from.clone());
+    let namespace = NamespaceInfo {
+        engine: project.engine(),
+        database: target
+            .database
+            .as_ref()
+            .map(|d| d.value.clone())
+            .unwrap_or_default(),
+        schema: schema.to_string(),
+    };
+    let mut report = AuditReport::new(options.from.clone(), namespace);
     if planned.is_empty() {
         return Ok(report);
     }
@@ -61,7 +71,11 @@ pub fn audit(root: &Path, options: &AuditOptions) -> anyhow::Result<AuditReport>
         .map(|p| scan(engine, &p.relation, &checks(&project, p, schema)))
         .collect();
     report.queries = scans.len();
-    let answers = session::run(connect.clone(), None, scans)?;
+    let ran = session::run(connect.clone(), None, scans)?;
+    if report.namespace.database.is_empty() {
+        report.namespace.database = ran.default_database;
+    }
+    let answers = ran.answers;
     let mut samples = Vec::new();
     for (p, answer) in planned.iter().zip(answers) {
         let start = report.results.len();
@@ -87,7 +101,10 @@ pub fn audit(root: &Path, options: &AuditOptions) -> anyhow::Result<AuditReport>
     if !samples.is_empty() {
         report.queries += samples.len();
         let (at, statements): (Vec<usize>, Vec<Statement>) = samples.into_iter().unzip();
-        for (i, answer) in at.into_iter().zip(session::run(connect, None, statements)?) {
+        for (i, answer) in at
+            .into_iter()
+            .zip(session::run(connect, None, statements)?.answers)
+        {
             let redacted = redacted_columns(&project, &report.results[i]);
             report.results[i].sample = match answer {
                 Ok(rows) => shown(&rows, &redacted),

@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use anyhow::Context;
 
@@ -25,13 +24,7 @@ pub struct DiffOptions {
     /// A previous JSON report of the same target: each finding is marked new or known.
     pub baseline: Option<PathBuf>,
     /// A drift history the run is appended to, once the report is printed.
-    pub history: Option<HistoryOptions>,
-}
-
-pub struct HistoryOptions {
-    pub path: PathBuf,
-    /// How long to wait for another process that holds the file.
-    pub timeout: Duration,
+    pub history: Option<super::drift::HistoryOptions>,
 }
 
 /// The report, and the history run it was recorded as.

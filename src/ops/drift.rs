@@ -1,14 +1,23 @@
-//! The drift history's two ends: `contract diff --history` appends a run (its findings and
-//! counts, the project's git commit when there is one), and `sqb drift report` reads a period.
+//! The drift history's two ends: `contract diff --history` and `audit --history` append a run
+//! (its findings and counts, the project's git commit when there is one), and `sqb drift
+//! report` reads a period.
 
 use std::path::Path;
 use std::time::Duration;
 
 use crate::drift::{FindingRecord, RunRecord};
 use crate::error::UserError;
+use crate::report::audit::{AuditReport, AuditResult, Status};
 use crate::report::diff::DiffReport;
 use crate::report::drift::{self, DriftReport};
 use crate::warehouse::history;
+
+/// `--history FILE`: where a run is appended.
+pub struct HistoryOptions {
+    pub path: std::path::PathBuf,
+    /// How long to wait for another process that holds the file.
+    pub timeout: Duration,
+}
 
 /// Appends `report`'s run to the history at `path`; returns the run's id.
 pub fn record(
@@ -30,11 +39,13 @@ pub fn record(
                 column: f.column.clone().or_else(|| f.physical_column.clone()),
                 severity: f.severity.as_str().to_string(),
                 message: f.message.clone(),
+                audit: None,
             })
         })
         .collect();
     let s = &report.summary;
     let run = RunRecord {
+        command: crate::drift::DIFF,
         run_at: crate::clock::now(),
         target: report.target.clone(),
         engine: report.namespace.engine.to_string(),
@@ -50,6 +61,95 @@ pub fn record(
         findings,
     };
     Ok(history::append(path, &run, timeout)?)
+}
+
+/// Appends `report`'s audit run to the history at `path`: each audit that failed, warned or
+/// could not run is a finding (`audit_failed`, `audit_not_run`) of its own fingerprint, so a
+/// duplicate key is tracked from the night it appeared to the night it was fixed. Returns the
+/// run's id.
+pub fn record_audit(
+    path: &Path,
+    report: &AuditReport,
+    root: &Path,
+    timeout: Duration,
+) -> anyhow::Result<i64> {
+    let findings: Vec<FindingRecord> = report
+        .results
+        .iter()
+        .filter(|r| r.status != Status::Pass)
+        .map(audit_finding)
+        .collect();
+    let count = |severity: &str| findings.iter().filter(|f| f.severity == severity).count();
+    let (errors, warnings) = (count("error"), count("warning"));
+    let mut by_kind: Vec<(String, usize)> = Vec::new();
+    for kind in [AUDIT_FAILED, AUDIT_NOT_RUN] {
+        let n = findings.iter().filter(|f| f.kind == kind).count();
+        if n > 0 {
+            by_kind.push((kind.to_string(), n));
+        }
+    }
+    let run = RunRecord {
+        command: crate::drift::AUDIT,
+        run_at: crate::clock::now(),
+        target: report.target.clone(),
+        engine: report.namespace.engine.to_string(),
+        database: report.namespace.database.clone(),
+        schema: report.namespace.schema.clone(),
+        sqb_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit: git_commit(root),
+        resources: report.summary.relations,
+        errors,
+        warnings,
+        infos: 0,
+        by_kind,
+        findings,
+    };
+    Ok(history::append(path, &run, timeout)?)
+}
+
+/// The kind of an audit that found failing rows.
+pub const AUDIT_FAILED: &str = "audit_failed";
+/// The kind of an audit that could not run.
+pub const AUDIT_NOT_RUN: &str = "audit_not_run";
+
+/// One audit's result that did not pass, as a finding: failing and not running are two
+/// findings, each with a fingerprint of its own.
+fn audit_finding(r: &AuditResult) -> FindingRecord {
+    let (kind, severity, message) = match (r.status, r.failing) {
+        (Status::Error, _) => (
+            AUDIT_NOT_RUN,
+            "error",
+            format!(
+                "`{}` could not run: {}",
+                r.audit,
+                r.error.as_deref().unwrap_or("no reason given")
+            ),
+        ),
+        (status, failing) => (
+            AUDIT_FAILED,
+            if status == Status::Warn {
+                "warning"
+            } else {
+                "error"
+            },
+            format!(
+                "`{}` failed: {}",
+                r.audit,
+                crate::report::audit::failures(&r.audit, failing.unwrap_or(0)),
+            ),
+        ),
+    };
+    FindingRecord {
+        fingerprint: crate::report::sarif::digest(&[&r.fingerprint, kind]),
+        resource_type: r.resource_type.to_string(),
+        resource_name: r.resource.clone(),
+        relation: r.relation.clone(),
+        kind: kind.to_string(),
+        column: r.column.clone(),
+        severity: severity.to_string(),
+        message,
+        audit: Some(r.audit.clone()),
+    }
 }
 
 /// The commit checked out at `root`, when it is in a git repository and git is installed.
@@ -81,7 +181,7 @@ pub fn report(path: &Path, options: &DriftOptions) -> anyhow::Result<DriftReport
         since.as_deref(),
         options.timeout,
     )?;
-    let mut targets: Vec<&str> = summary.runs.iter().map(|r| r.1.as_str()).collect();
+    let mut targets: Vec<&str> = summary.runs.iter().map(|r| r.target.as_str()).collect();
     targets.sort_unstable();
     targets.dedup();
     let target = match (&options.target, targets.as_slice()) {

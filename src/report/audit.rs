@@ -6,12 +6,15 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::audit::spec::AuditSeverity;
+use crate::report::diff::NamespaceInfo;
 
 /// Every audit's result, in the order the relations and their columns declare them.
 #[derive(Debug, Serialize)]
 pub struct AuditReport {
     pub schema_version: u32,
     pub target: String,
+    /// Where the audits ran: the engine, database and schema. Never connection details.
+    pub namespace: NamespaceInfo,
     pub summary: Summary,
     pub results: Vec<AuditResult>,
     /// Statements sent: one scan per relation, one sample per failed check.
@@ -82,10 +85,11 @@ pub struct AuditResult {
 }
 
 impl AuditReport {
-    pub fn new(target: String) -> Self {
+    pub fn new(target: String, namespace: NamespaceInfo) -> Self {
         Self {
             schema_version: 1,
             target,
+            namespace,
             summary: Summary::default(),
             results: Vec::new(),
             queries: 0,

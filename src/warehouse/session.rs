@@ -429,6 +429,12 @@ where
     }
 }
 
+/// Each statement's own answer, and the connection's own database.
+pub struct Ran {
+    pub default_database: String,
+    pub answers: Vec<Result<Rows, WarehouseError>>,
+}
+
 /// Runs `statements` one after another on one read-only connection (to `database`, else the
 /// connection's own), on a thread of its own: each its own result, so that one failing
 /// statement does not hide the others' answers. Connecting failing fails them all.
@@ -436,18 +442,22 @@ pub fn run(
     connect: Connect,
     database: Option<String>,
     statements: Vec<Statement>,
-) -> Result<Vec<Result<Rows, WarehouseError>>, WarehouseError> {
+) -> Result<Ran, WarehouseError> {
     on_own_thread(move || async move {
         let mut warehouse = open(&connect).await?;
-        let mut results = Vec::with_capacity(statements.len());
+        let mut answers = Vec::with_capacity(statements.len());
         for statement in &statements {
-            results.push(
+            answers.push(
                 warehouse
                     .run(database.as_deref(), statement, connect.timeouts)
                     .await,
             );
         }
+        let default_database = warehouse.default_database().to_string();
         warehouse.close();
-        Ok(results)
+        Ok(Ran {
+            default_database,
+            answers,
+        })
     })
 }

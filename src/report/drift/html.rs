@@ -194,7 +194,7 @@ pub fn emit_html(report: &DriftReport, w: &mut dyn Write) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drift::{DayCount, FindingRecord, Summary, Track};
+    use crate::drift::{DayCount, FindingRecord, RunStamp, Summary, Track};
     use crate::report::drift::build;
 
     /// Every value from the history is escaped, in the tables and in the chart alike.
@@ -202,7 +202,11 @@ mod tests {
     fn values_from_the_history_are_escaped() {
         let evil = "<script>alert(1)</script>";
         let summary = Summary {
-            runs: vec![("2026-11-01 02:00:00".into(), "prod".into())],
+            runs: vec![RunStamp {
+                at: "2026-11-01 02:00:00".into(),
+                target: "prod".into(),
+                command: crate::drift::AUDIT.into(),
+            }],
             tracks: vec![Track {
                 finding: FindingRecord {
                     fingerprint: "f".into(),
@@ -213,7 +217,9 @@ mod tests {
                     column: Some("a&b".into()),
                     severity: "error\" onmouseover=\"x".into(),
                     message: "m".into(),
+                    audit: Some(evil.into()),
                 },
+                command: crate::drift::AUDIT.into(),
                 first: 0,
                 last: 0,
                 runs: 1,

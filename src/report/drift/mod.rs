@@ -29,13 +29,16 @@ pub struct DriftReport {
     /// The period's start as asked (`YYYY-MM-DD HH:MM:SS`, UTC), if any.
     pub since: Option<String>,
     pub runs: usize,
+    /// The runs of each command (`contract diff`, `audit`).
+    pub runs_by_command: BTreeMap<String, usize>,
     pub first_run: Option<String>,
     pub last_run: Option<String>,
-    /// The findings of the last run, longest open first.
+    /// The findings of the last run of their command, longest open first.
     pub open: Vec<OpenFinding>,
-    /// Findings seen in the period and absent from the last run, most recently resolved first.
+    /// Findings seen in the period and absent from a later run of their command, most recently
+    /// resolved first.
     pub resolved: Vec<ResolvedDrift>,
-    /// Per day (of the day's last run): findings by severity and by kind.
+    /// Per day (of the day's last run of each command): findings by severity and by kind.
     pub days: Vec<Day>,
     /// The resources with the most open findings (at most ten).
     pub top_resources: Vec<TopResource>,
@@ -45,6 +48,8 @@ pub struct DriftReport {
 pub struct OpenFinding {
     #[serde(flatten)]
     pub finding: FindingRecord,
+    /// The command whose runs found it.
+    pub command: String,
     pub first_seen: String,
     pub last_seen: String,
     /// The runs of the period that had it.
@@ -55,6 +60,7 @@ pub struct OpenFinding {
 pub struct ResolvedDrift {
     #[serde(flatten)]
     pub finding: FindingRecord,
+    pub command: String,
     pub first_seen: String,
     pub last_seen: String,
     /// The first run without it.
@@ -78,31 +84,37 @@ pub struct TopResource {
     pub open: usize,
 }
 
-/// The report of one target's period.
+/// The report of one target's period. A finding is open while the last run of its command has
+/// it, and resolved by the next run of that command without it.
 pub fn build(target: String, since: Option<String>, summary: &Summary) -> DriftReport {
     let runs = &summary.runs;
-    let at = |i: usize| runs.get(i).map_or_else(String::new, |r| r.0.clone());
-    let last = runs.len().checked_sub(1);
+    let at = |i: usize| runs.get(i).map_or_else(String::new, |r| r.at.clone());
     let mut open = Vec::new();
     let mut resolved = Vec::new();
     for t in &summary.tracks {
         let finding = t.finding.clone();
         let (first_seen, last_seen) = (at(t.first), at(t.last));
-        if Some(t.last) == last {
-            open.push(OpenFinding {
+        let next = (t.last + 1..runs.len()).find(|&i| runs[i].command == t.command);
+        match next {
+            None => open.push(OpenFinding {
                 finding,
+                command: t.command.clone(),
                 first_seen,
                 last_seen,
                 runs_open: t.runs,
-            });
-        } else {
-            resolved.push(ResolvedDrift {
+            }),
+            Some(next) => resolved.push(ResolvedDrift {
                 finding,
+                command: t.command.clone(),
                 first_seen,
                 last_seen,
-                resolved_at: at(t.last + 1),
-            });
+                resolved_at: at(next),
+            }),
         }
+    }
+    let mut commands: BTreeMap<String, usize> = BTreeMap::new();
+    for r in runs {
+        *commands.entry(r.command.clone()).or_default() += 1;
     }
     // Longest open first, most recently resolved first; then by what they are about.
     open.sort_by(|a, b| (&a.first_seen, a.finding.key()).cmp(&(&b.first_seen, b.finding.key())));
@@ -113,8 +125,9 @@ pub fn build(target: String, since: Option<String>, summary: &Summary) -> DriftR
         target,
         since,
         runs: runs.len(),
-        first_run: runs.first().map(|r| r.0.clone()),
-        last_run: runs.last().map(|r| r.0.clone()),
+        runs_by_command: commands,
+        first_run: runs.first().map(|r| r.at.clone()),
+        last_run: runs.last().map(|r| r.at.clone()),
         top_resources: top(&open),
         open,
         resolved,
@@ -168,11 +181,23 @@ fn top(open: &[OpenFinding]) -> Vec<TopResource> {
     top
 }
 
-/// `2 runs from … to … (UTC)`, or `no runs`.
+/// `2 runs from … to … (UTC)`, `3 runs (2 contract diff, 1 audit) from …`, or `no runs`.
 fn period(report: &DriftReport) -> String {
+    let commands = match report.runs_by_command.len() {
+        0 | 1 => String::new(),
+        _ => {
+            let each: Vec<String> = report
+                .runs_by_command
+                .iter()
+                .rev()
+                .map(|(command, n)| format!("{n} {command}"))
+                .collect();
+            format!(" ({})", each.join(", "))
+        }
+    };
     match (&report.first_run, &report.last_run) {
         (Some(first), Some(last)) => format!(
-            "{} from {first} to {last} (UTC)",
+            "{}{commands} from {first} to {last} (UTC)",
             crate::report::count(report.runs, "run", "runs")
         ),
         _ => "no runs".to_string(),
@@ -182,18 +207,17 @@ fn period(report: &DriftReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::drift::Track;
+    use crate::drift::{RunStamp, Track};
 
     /// A year of daily runs with a thousand findings still fits a GitHub comment (65,536
     /// characters), and says how much it leaves out.
     #[test]
     fn markdown_of_a_year_fits_a_comment() {
-        let runs: Vec<(String, String)> = (0..365)
-            .map(|d| {
-                (
-                    crate::clock::timestamp(1_735_696_800 + d * 86_400),
-                    "prod".into(),
-                )
+        let runs: Vec<RunStamp> = (0..365)
+            .map(|d| RunStamp {
+                at: crate::clock::timestamp(1_735_696_800 + d * 86_400),
+                target: "prod".into(),
+                command: crate::drift::DIFF.into(),
             })
             .collect();
         let tracks = (0..1_000)
@@ -207,7 +231,9 @@ mod tests {
                     column: Some(format!("column_with_a_long_name_{i:04}")),
                     severity: "error".into(),
                     message: "m".repeat(80),
+                    audit: None,
                 },
+                command: crate::drift::DIFF.into(),
                 first: i % 365,
                 last: if i % 3 == 0 { 200 } else { 364 },
                 runs: 100,
@@ -215,8 +241,8 @@ mod tests {
             .collect();
         let days = runs
             .iter()
-            .map(|(at, _)| DayCount {
-                date: at[..10].to_string(),
+            .map(|run| DayCount {
+                date: run.at[..10].to_string(),
                 severity: Some("error".into()),
                 kind: Some("undeclared_physical_column".into()),
                 count: 1_000,

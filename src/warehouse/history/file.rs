@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use duckdb::{params, AccessMode, Config, Connection};
 
 use super::{HistoryError, SCHEMA_VERSION};
-use crate::drift::{DayCount, FindingRecord, RunRecord, Summary, Track};
+use crate::drift::{DayCount, FindingRecord, RunRecord, RunStamp, Summary, Track};
 
 const FORMAT: &str = "sqb.drift-history";
 
@@ -38,7 +38,15 @@ CREATE TABLE findings (
     column_name VARCHAR,
     severity VARCHAR NOT NULL,
     message VARCHAR NOT NULL
-);";
+);
+INSERT INTO sqb_history VALUES ('format', 'sqb.drift-history'), ('schema_version', '1');";
+
+/// Schema 2: runs of `sqb audit` beside those of `contract diff`, and the audit of an audit's
+/// finding. A run of schema 1 was a `contract diff`.
+const MIGRATE_V2: &str = "
+ALTER TABLE runs ADD COLUMN command VARCHAR DEFAULT 'contract diff';
+ALTER TABLE findings ADD COLUMN audit_name VARCHAR;
+UPDATE sqb_history SET value = '2' WHERE key = 'schema_version';";
 
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or(text).to_string()
@@ -126,16 +134,15 @@ fn version(conn: &Connection, path: &Path) -> Result<Option<i64>, HistoryError> 
     Ok(Some(version))
 }
 
-/// Whether an open file is a history this sqb reads (false: it has no `sqb_history` table); one
-/// from a newer sqb is an error.
-fn is_history(conn: &Connection, path: &Path) -> Result<bool, HistoryError> {
+/// The schema version of a history this sqb reads (`None`: the file has no `sqb_history`
+/// table); one from a newer sqb is an error.
+fn history_version(conn: &Connection, path: &Path) -> Result<Option<i64>, HistoryError> {
     match version(conn, path)? {
-        None => Ok(false),
         Some(v) if v > SCHEMA_VERSION => Err(HistoryError::TooNew {
             path: path.display().to_string(),
             found: v,
         }),
-        Some(_) => Ok(true),
+        v => Ok(v),
     }
 }
 
@@ -146,8 +153,9 @@ fn not_ours(path: &Path) -> HistoryError {
     }
 }
 
-/// Appends `run` to the history at `path` (created when absent) in one transaction; returns
-/// the run's id. A file that is not a history, or is from a newer sqb, is left untouched.
+/// Appends `run` to the history at `path` (created when absent, migrated to this sqb's schema
+/// when older) in one transaction; returns the run's id. A file that is not a history, or is
+/// from a newer sqb, is left untouched.
 pub fn append(path: &Path, run: &RunRecord, lock_timeout: Duration) -> Result<i64, HistoryError> {
     let mut created = false;
     let result = append_to(path, run, lock_timeout, &mut created);
@@ -173,20 +181,19 @@ fn append_to(
     let existed = path.exists();
     let mut conn = open(path, false, lock_timeout)?;
     // Another run may have created the file while this one waited for it.
-    let fresh = match is_history(&conn, path)? {
-        false if !existed => true,
-        false => return Err(not_ours(path)),
-        true => false,
+    let found = match history_version(&conn, path)? {
+        None if !existed => None,
+        None => return Err(not_ours(path)),
+        Some(v) => Some(v),
     };
-    *created = fresh;
+    *created = found.is_none();
     let tx = conn.transaction().map_err(write_error)?;
-    if fresh {
+    // A new file is made as the first schema was, then migrated like any older file.
+    if found.is_none() {
         tx.execute_batch(SCHEMA_V1).map_err(write_error)?;
-        tx.execute(
-            "INSERT INTO sqb_history VALUES ('format', ?), ('schema_version', ?)",
-            params![FORMAT, SCHEMA_VERSION.to_string()],
-        )
-        .map_err(write_error)?;
+    }
+    if found.unwrap_or(1) < 2 {
+        tx.execute_batch(MIGRATE_V2).map_err(write_error)?;
     }
     let run_id: i64 = tx
         .query_row("SELECT coalesce(max(run_id), 0) + 1 FROM runs", [], |r| {
@@ -194,7 +201,9 @@ fn append_to(
         })
         .map_err(write_error)?;
     tx.execute(
-        "INSERT INTO runs VALUES (?, CAST(? AS TIMESTAMP), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO runs (run_id, run_at, target, engine, database_name, schema_name, sqb_version,
+                           git_commit, resources, findings, errors, warnings, infos, command)
+         VALUES (?, CAST(? AS TIMESTAMP), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         params![
             run_id,
             run.run_at,
@@ -209,6 +218,7 @@ fn append_to(
             run.errors as i64,
             run.warnings as i64,
             run.infos as i64,
+            run.command,
         ],
     )
     .map_err(write_error)?;
@@ -233,7 +243,8 @@ fn append_to(
                     f.kind,
                     f.column,
                     f.severity,
-                    f.message
+                    f.message,
+                    f.audit
                 ])
                 .map_err(write_error)?;
         }
@@ -257,46 +268,63 @@ pub fn summarize(
         return Err(HistoryError::Missing { path: shown });
     }
     let conn = open(path, true, lock_timeout)?;
-    if !is_history(&conn, path)? {
-        return Err(not_ours(path));
-    }
+    let version = history_version(&conn, path)?.ok_or_else(|| not_ours(path))?;
     let read_error = |e: duckdb::Error| HistoryError::Read {
         path: shown.clone(),
         reason: first_line(&e.to_string()),
     };
+    // Read-only, a file of schema 1 is read as it is: all its runs were `contract diff`s.
+    let (command, audit) = match version {
+        1 => ("'contract diff'", "CAST(NULL AS VARCHAR)"),
+        _ => ("command", "f.audit_name"),
+    };
     // The period's runs, numbered in time order (a backfill may insert an earlier run later).
     conn.execute(
-        "CREATE TEMP TABLE period AS
-         SELECT run_id, run_at, target,
-                CAST(row_number() OVER (ORDER BY run_at, run_id) - 1 AS BIGINT) AS seq
-           FROM runs
-          WHERE (CAST(? AS VARCHAR) IS NULL OR target = ?)
-            AND (CAST(? AS VARCHAR) IS NULL OR run_at >= CAST(? AS TIMESTAMP))",
+        &format!(
+            "CREATE TEMP TABLE period AS
+             SELECT run_id, run_at, target, {command} AS command,
+                    CAST(row_number() OVER (ORDER BY run_at, run_id) - 1 AS BIGINT) AS seq
+               FROM runs
+              WHERE (CAST(? AS VARCHAR) IS NULL OR target = ?)
+                AND (CAST(? AS VARCHAR) IS NULL OR run_at >= CAST(? AS TIMESTAMP))"
+        ),
         params![target, target, since, since],
     )
+    .map_err(read_error)?;
+    conn.execute_batch(&format!(
+        "CREATE TEMP VIEW period_findings AS
+         SELECT f.run_id, f.fingerprint, f.resource_type, f.resource_name, f.relation, f.kind,
+                f.column_name, f.severity, f.message, {audit} AS audit, p.seq, p.command
+           FROM findings f JOIN period p USING (run_id)"
+    ))
     .map_err(read_error)?;
     let runs = {
         let mut stmt = conn
             .prepare(
-                "SELECT strftime(run_at, '%Y-%m-%d %H:%M:%S'), target FROM period ORDER BY seq",
+                "SELECT strftime(run_at, '%Y-%m-%d %H:%M:%S'), target, command FROM period ORDER BY seq",
             )
             .map_err(read_error)?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_map([], |r| {
+                Ok(RunStamp {
+                    at: r.get(0)?,
+                    target: r.get(1)?,
+                    command: r.get(2)?,
+                })
+            })
             .map_err(read_error)?;
-        rows.collect::<Result<Vec<(String, String)>, _>>()
-            .map_err(read_error)?
+        rows.collect::<Result<Vec<_>, _>>().map_err(read_error)?
     };
     let tracks = {
         let mut stmt = conn
             .prepare(
-                "SELECT f.fingerprint, arg_max(f.resource_type, p.seq), arg_max(f.resource_name, p.seq),
-                        arg_max(f.relation, p.seq), arg_max(f.kind, p.seq), arg_max(f.column_name, p.seq),
-                        arg_max(f.severity, p.seq), arg_max(f.message, p.seq),
-                        min(p.seq), max(p.seq), count(*)
-                   FROM findings f JOIN period p USING (run_id)
-                  GROUP BY f.fingerprint
-                  ORDER BY min(p.seq), f.fingerprint",
+                "SELECT fingerprint, arg_max(resource_type, seq), arg_max(resource_name, seq),
+                        arg_max(relation, seq), arg_max(kind, seq), arg_max(column_name, seq),
+                        arg_max(severity, seq), arg_max(message, seq), arg_max(audit, seq),
+                        arg_max(command, seq), min(seq), max(seq), count(*)
+                   FROM period_findings
+                  GROUP BY fingerprint
+                  ORDER BY min(seq), fingerprint",
             )
             .map_err(read_error)?;
         let rows = stmt
@@ -311,10 +339,12 @@ pub fn summarize(
                         column: r.get(5)?,
                         severity: r.get(6)?,
                         message: r.get(7)?,
+                        audit: r.get(8)?,
                     },
-                    first: r.get::<_, i64>(8)? as usize,
-                    last: r.get::<_, i64>(9)? as usize,
-                    runs: r.get::<_, i64>(10)? as usize,
+                    command: r.get(9)?,
+                    first: r.get::<_, i64>(10)? as usize,
+                    last: r.get::<_, i64>(11)? as usize,
+                    runs: r.get::<_, i64>(12)? as usize,
                 })
             })
             .map_err(read_error)?;
@@ -322,11 +352,13 @@ pub fn summarize(
     };
     let days = {
         let mut stmt = conn
-            // A day whose last run found nothing is a day with nothing open (a row of NULLs).
+            // Each command's last run of the day; a day whose last runs found nothing is a day
+            // with nothing open (a row of NULLs).
             .prepare(
                 "WITH last_of_day AS (
                      SELECT run_id, strftime(run_at, '%Y-%m-%d') AS day FROM period
-                     QUALIFY row_number() OVER (PARTITION BY CAST(run_at AS DATE) ORDER BY seq DESC) = 1)
+                     QUALIFY row_number() OVER (
+                         PARTITION BY CAST(run_at AS DATE), command ORDER BY seq DESC) = 1)
                  SELECT d.day, f.severity, f.kind, count(f.run_id)
                    FROM last_of_day d LEFT JOIN findings f USING (run_id)
                   GROUP BY ALL ORDER BY ALL",

@@ -1,10 +1,11 @@
-//! The drift history (`contract diff --history FILE`): an embedded DuckDB file of sqb's own,
-//! never the warehouse, that each run appends to and `sqb drift report` reads.
+//! The drift history (`contract diff --history FILE`, `audit --history FILE`): an embedded
+//! DuckDB file of sqb's own, never the warehouse, that each run appends to and `sqb drift
+//! report` reads.
 //!
 //! The file carries its format and schema version in `sqb_history`; a file without that table
-//! is not a history and is never written to (nor is one from a newer sqb). A new file is created
-//! with the current schema (1, the first: when a later one comes, an older file is migrated in
-//! the same transaction as the run that finds it).
+//! is not a history and is never written to (nor is one from a newer sqb). An older file is
+//! migrated in the same transaction as the run that finds it (schema 2 added the run's command
+//! and the audit of a finding); reading leaves it as it is.
 //! Each run is one transaction. A file another process holds is retried until a timeout, so two
 //! runs at once both land.
 
@@ -12,7 +13,7 @@
 use crate::drift::{RunRecord, Summary};
 
 /// The schema this sqb writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
