@@ -1,6 +1,6 @@
 //! `sqb audit`: run the declared audits of the selected models and sources against a target's
 //! relations, read-only. One scan per relation counts every check's failures; each check that
-//! failed gets one more query for a sample of its failing rows (values of `pii` columns
+//! failed gets one more query for a sample of its failing rows (values of `pii` and role-masked columns
 //! redacted). A relation that cannot be read fails its audits closed: never a pass.
 
 use std::path::Path;
@@ -378,7 +378,9 @@ fn unreadable(
     }
 }
 
-/// The columns whose values a sample of `result` must not show: those tagged `pii`.
+/// The columns whose values a sample of `result` must not show: those tagged `pii`, and those
+/// any role of the roles policy masks (an audit runs for no principal, so a column masked for
+/// anyone is hidden from everyone who reads the report).
 fn redacted_columns(project: &Project, result: &AuditResult) -> Vec<String> {
     let columns: Vec<&Column> = match named(project, &result.resource) {
         Some(Resource::Model(m)) => project.effective_columns(m),
@@ -394,11 +396,27 @@ fn redacted_columns(project: &Project, result: &AuditResult) -> Vec<String> {
         })
         .map(|c| c.name.value.clone())
         .collect();
+    redacted.extend(role_masked(project, &result.resource));
     // A unique or accepted_values sample shows the audited column's values as `value`.
     if redacted.iter().any(|c| Some(c) == result.column.as_ref()) {
         redacted.push("value".into());
     }
     redacted
+}
+
+/// The columns of `resource` that a role masks (`column = "resource.column"`).
+fn role_masked(project: &Project, resource: &str) -> Vec<String> {
+    let Some(roles) = &project.contracts.roles else {
+        return Vec::new();
+    };
+    roles
+        .roles
+        .iter()
+        .flat_map(|role| role.masking.iter().flatten())
+        .filter_map(|mask| mask.column.as_ref()?.value.split_once('.'))
+        .filter(|(relation, _)| *relation == resource)
+        .map(|(_, column)| column.to_string())
+        .collect()
 }
 
 fn shown(rows: &Rows, redacted: &[String]) -> Vec<Vec<(String, String)>> {
