@@ -165,6 +165,83 @@ fn every_audit_counts_what_dbt_counts_on_postgres() {
     assert!(text.contains("<redacted>"), "{text}");
 }
 
+/// Each result's (resource, column, audit, severity) → status, in the order of the report.
+fn statuses(out: &std::process::Output) -> Vec<(String, String)> {
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let key = format!(
+                "{}.{} {} {}",
+                r["resource"].as_str().unwrap(),
+                r["column"].as_str().unwrap_or("-"),
+                r["audit"].as_str().unwrap(),
+                r["severity"].as_str().unwrap()
+            );
+            (key, format!("{} {}", r["status"], r["failing"]))
+        })
+        .collect()
+}
+
+/// A column the warehouse no longer has fails its own audits closed (exit 2), and every other
+/// audit of the relation still answers what it answers when the column is there: the relation's
+/// scan is split check by check, on both engines.
+fn a_missing_column_fails_its_own_audits_only(root: &Path, url: Option<&str>, drop: &dyn Fn()) {
+    let whole = audit(root, url, &["--format", "json"]);
+    assert_eq!(whole.status.code(), Some(1), "{}", transcript(&whole, root));
+    drop();
+    let out = audit(root, url, &["--format", "json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", transcript(&out, root));
+    let (before, after) = (statuses(&whole), statuses(&out));
+    assert_eq!(before.len(), after.len());
+    let mut not_run = Vec::new();
+    for ((key, was), (same_key, now)) in before.iter().zip(&after) {
+        assert_eq!(key, same_key);
+        match key.starts_with("orders.note ") {
+            true => not_run.push(now.clone()),
+            false => assert_eq!(was, now, "{key}"),
+        }
+    }
+    assert_eq!(not_run, ["\"error\" null", "\"error\" null"]);
+    let text = audit(root, url, &["-s", "source:orders"]);
+    let shown = transcript(&text, root);
+    assert!(
+        shown.contains("note         at_least_one                   could not run:"),
+        "{shown}"
+    );
+    // One scan, one probe, one scan per check of the relation, and a sample per failed check.
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["summary"]["queries"].as_u64().unwrap() > before.len() as u64 / 2);
+}
+
+#[test]
+fn a_missing_column_fails_its_own_audits_only_on_duckdb() {
+    let case = repo().join("testdata/audit");
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "duckdb", tmp.path());
+    let db = tmp.path().join("w.duckdb");
+    duckdb_file(&db, &case_warehouse(&case, "duckdb").unwrap());
+    a_missing_column_fails_its_own_audits_only(tmp.path(), None, &|| {
+        duckdb_file(&db, "ALTER TABLE shop.orders DROP COLUMN note;")
+    });
+}
+
+#[test]
+fn a_missing_column_fails_its_own_audits_only_on_postgres() {
+    let Some(db) = TestDb::create("audit_split") else {
+        return;
+    };
+    let case = repo().join("testdata/audit");
+    pg_exec(&db.url, &case_warehouse(&case, "postgres").unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "postgres", tmp.path());
+    a_missing_column_fails_its_own_audits_only(tmp.path(), Some(&db.url), &|| {
+        pg_exec(&db.url, "ALTER TABLE shop.orders DROP COLUMN note;")
+    });
+}
+
 /// A relation that is not there fails its audits closed (exit 2), and the others still run;
 /// selected resources without audits are nothing to check (exit 2 too).
 #[test]

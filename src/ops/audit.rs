@@ -1,7 +1,7 @@
 //! `sqb audit`: run the declared audits of the selected models and sources against a target's
 //! relations, read-only. One scan per relation counts every check's failures; each check that
-//! failed gets one more query for a sample of its failing rows (values of `pii` and role-masked columns
-//! redacted). A relation that cannot be read fails its audits closed: never a pass.
+//! failed gets one more query for a sample of its failing rows (values of `pii` and role-masked
+//! columns redacted). A relation that cannot be read fails its audits closed: never a pass.
 
 use std::path::Path;
 
@@ -14,7 +14,7 @@ use crate::project::{Column, Project, Resource};
 use crate::report::audit::{AuditReport, AuditResult, Status};
 use crate::report::diff::NamespaceInfo;
 use crate::rows::{Cell, Rows, Statement};
-use crate::warehouse::{session, Timeouts};
+use crate::warehouse::{session, Timeouts, WarehouseError};
 
 pub struct AuditOptions {
     pub from: String,
@@ -75,19 +75,35 @@ pub fn audit(root: &Path, options: &AuditOptions) -> anyhow::Result<AuditReport>
     if report.namespace.database.is_empty() {
         report.namespace.database = ran.default_database;
     }
-    let answers = ran.answers;
+    let mut singles = split(&project, engine, schema, &planned, &ran.answers, &connect)?;
+    report.queries += singles.queries;
     let mut samples = Vec::new();
-    for (p, answer) in planned.iter().zip(answers) {
+    for (at, (p, answer)) in planned.iter().zip(ran.answers).enumerate() {
         let start = report.results.len();
-        match answer {
-            Ok(rows) => results(&project, &options.from, p, &rows, &mut report.results),
-            Err(e) => unreadable(
-                &project,
-                &options.from,
-                p,
-                &e.to_string(),
-                &mut report.results,
-            ),
+        match (answer, singles.answers.remove(&at)) {
+            (Ok(rows), _) => results(&project, &options.from, p, &rows, &mut report.results),
+            (Err(_), Some(each)) => {
+                for (i, answer) in each.into_iter().enumerate() {
+                    let result = match answer {
+                        Ok(rows) => verdict(
+                            &project,
+                            &options.from,
+                            p,
+                            i,
+                            count(&rows, 0),
+                            count(&rows, 1),
+                        ),
+                        Err(e) => not_run(&project, &options.from, p, i, &e.to_string()),
+                    };
+                    report.results.push(result);
+                }
+            }
+            (Err(e), None) => {
+                for i in 0..p.specs.len() {
+                    let result = not_run(&project, &options.from, p, i, &e.to_string());
+                    report.results.push(result);
+                }
+            }
         }
         let checks = checks(&project, p, schema);
         for (i, result) in report.results[start..].iter().enumerate() {
@@ -339,43 +355,118 @@ fn results(
     rows: &Rows,
     out: &mut Vec<AuditResult>,
 ) {
-    let row = rows.rows.first();
-    let count = |i: usize| match row.and_then(|r| r.get(i)) {
-        Some(Cell::Int(n)) => u64::try_from(*n).ok(),
-        Some(Cell::Decimal(d)) => d.parse().ok(),
-        _ => None,
-    };
     for i in 0..p.specs.len() {
-        let mut result = base_result(project, target, p, i);
-        result.rows = count(0);
-        result.failing = count(i + 1);
-        result.status = match (result.failing, p.specs[i].severity) {
-            (Some(0), _) => Status::Pass,
-            (Some(_), AuditSeverity::Error) => Status::Fail,
-            (Some(_), AuditSeverity::Warn) => Status::Warn,
-            (None, _) => Status::Error,
-        };
-        if result.status == Status::Error {
-            result.error = Some("the scan returned no count".into());
-        }
-        out.push(result);
+        out.push(verdict(
+            project,
+            target,
+            p,
+            i,
+            count(rows, 0),
+            count(rows, i + 1),
+        ));
     }
 }
 
-/// A relation that could not be scanned fails every audit on it.
-fn unreadable(
+/// The count in column `i` of a scan's one row.
+fn count(rows: &Rows, i: usize) -> Option<u64> {
+    match rows.rows.first().and_then(|r| r.get(i)) {
+        Some(Cell::Int(n)) => u64::try_from(*n).ok(),
+        Some(Cell::Decimal(d)) => d.parse().ok(),
+        _ => None,
+    }
+}
+
+/// Check `i` of `p` judged on its failures among the relation's rows, against its severity.
+fn verdict(
     project: &Project,
     target: &str,
     p: &Planned<'_>,
-    why: &str,
-    out: &mut Vec<AuditResult>,
-) {
-    for i in 0..p.specs.len() {
-        let mut result = base_result(project, target, p, i);
-        result.status = Status::Error;
-        result.error = Some(crate::redact::redact(why));
-        out.push(result);
+    i: usize,
+    rows: Option<u64>,
+    failing: Option<u64>,
+) -> AuditResult {
+    let mut result = base_result(project, target, p, i);
+    result.rows = rows;
+    result.failing = failing;
+    result.status = match (failing, p.specs[i].severity) {
+        (Some(0), _) => Status::Pass,
+        (Some(_), AuditSeverity::Error) => Status::Fail,
+        (Some(_), AuditSeverity::Warn) => Status::Warn,
+        (None, _) => Status::Error,
+    };
+    if result.status == Status::Error {
+        result.error = Some("the scan returned no count".into());
     }
+    result
+}
+
+/// Check `i` of `p`, which could not run: never a pass.
+fn not_run(project: &Project, target: &str, p: &Planned<'_>, i: usize, why: &str) -> AuditResult {
+    let mut result = base_result(project, target, p, i);
+    result.status = Status::Error;
+    result.error = Some(crate::redact::redact(why));
+    result
+}
+
+/// The answers of the relations scanned check by check, by their index in the plan.
+struct Singles {
+    answers: std::collections::HashMap<usize, Vec<Result<Rows, WarehouseError>>>,
+    queries: usize,
+}
+
+/// When a relation's one scan fails but the relation can be read (a column it lacks, a
+/// `where` or an expression the engine rejects), each of its checks is scanned alone, so the
+/// one that cannot run fails closed and the others still answer. A relation that cannot be
+/// read at all costs one probe, not a query per check.
+fn split(
+    project: &Project,
+    engine: crate::engine::Engine,
+    schema: &str,
+    planned: &[Planned<'_>],
+    answers: &[Result<Rows, WarehouseError>],
+    connect: &session::Connect,
+) -> anyhow::Result<Singles> {
+    let failed: Vec<usize> = (0..planned.len())
+        .filter(|&i| answers[i].is_err() && planned[i].specs.len() > 1)
+        .collect();
+    let mut singles = Singles {
+        answers: Default::default(),
+        queries: 0,
+    };
+    if failed.is_empty() {
+        return Ok(singles);
+    }
+    let probes = failed
+        .iter()
+        .map(|&i| Statement {
+            sql: format!("SELECT * FROM {} WHERE 1 = 0", planned[i].relation),
+            params: Vec::new(),
+        })
+        .collect::<Vec<_>>();
+    singles.queries += probes.len();
+    let readable: Vec<usize> = failed
+        .into_iter()
+        .zip(session::run(connect.clone(), None, probes)?.answers)
+        .filter_map(|(i, probe)| probe.is_ok().then_some(i))
+        .collect();
+    let mut statements = Vec::new();
+    for &i in &readable {
+        let checks = checks(project, &planned[i], schema);
+        statements
+            .extend((0..checks.len()).map(|c| scan(engine, &planned[i].relation, &checks[c..=c])));
+    }
+    if statements.is_empty() {
+        return Ok(singles);
+    }
+    singles.queries += statements.len();
+    let mut answers = session::run(connect.clone(), None, statements)?
+        .answers
+        .into_iter();
+    for i in readable {
+        let each = answers.by_ref().take(planned[i].specs.len()).collect();
+        singles.answers.insert(i, each);
+    }
+    Ok(singles)
 }
 
 /// The columns whose values a sample of `result` must not show: those tagged `pii`, and those
