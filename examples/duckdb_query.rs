@@ -5,6 +5,9 @@
 //! `duckdb_query --open-only FILE.duckdb` only opens the file read-only and asks for its catalog
 //! name, as sqb does before any query: the memory DuckDB needs to hold the file's catalog.
 //! `duckdb_query --print-postgres-query` prints sqb's Postgres catalog query, for psql to run.
+//! `duckdb_query --prepare FILE.duckdb DIR THREADS` prepares (parses, binds and plans) the query
+//! of every `.sql` file in DIR on THREADS connections to the file opened read-only, and prints
+//! how many: what DuckDB itself needs to describe a project's models (`contract check`).
 
 use anyhow::{bail, Context};
 
@@ -21,9 +24,10 @@ fn main() -> anyhow::Result<()> {
             println!("{name}");
             Ok(())
         }
+        [flag, path, dir, threads] if flag == "--prepare" => prepare_floor(path, dir, threads),
         [path, catalog, schema] => duckdb_floor(path, catalog, schema),
         _ => bail!(
-            "usage: duckdb_query FILE.duckdb CATALOG SCHEMA | --open-only FILE.duckdb | --print-postgres-query"
+            "usage: duckdb_query FILE.duckdb CATALOG SCHEMA | --open-only FILE.duckdb | --prepare FILE.duckdb DIR THREADS | --print-postgres-query"
         ),
     }
 }
@@ -48,5 +52,42 @@ fn duckdb_floor(path: &str, catalog: &str, schema: &str) -> anyhow::Result<()> {
         count += 1;
     }
     println!("{count}");
+    Ok(())
+}
+
+fn prepare_floor(path: &str, dir: &str, threads: &str) -> anyhow::Result<()> {
+    let threads: usize = threads.parse().context("THREADS is a number")?;
+    let mut queries = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("could not list {dir}"))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "sql") {
+            queries.push(std::fs::read_to_string(&path)?);
+        }
+    }
+    let conn = open(path)?;
+    let size = queries.len().div_ceil(threads.max(1)).max(1);
+    let connections = queries
+        .chunks(size)
+        .map(|_| conn.try_clone())
+        .collect::<duckdb::Result<Vec<_>>>()?;
+    let prepared = std::thread::scope(|scope| {
+        let parts: Vec<_> = queries
+            .chunks(size)
+            .zip(connections)
+            .map(|(part, conn)| {
+                scope.spawn(move || -> duckdb::Result<usize> {
+                    for query in part {
+                        conn.prepare(query)?;
+                    }
+                    Ok(part.len())
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .map(|p| p.join().expect("a preparing thread panicked"))
+            .sum::<duckdb::Result<usize>>()
+    })?;
+    println!("{prepared}");
     Ok(())
 }

@@ -10,7 +10,15 @@ use std::path::Path;
 use common::*;
 
 fn check(root: &Path, url: Option<&str>, args: &[&str]) -> std::process::Output {
-    let mut cmd = sqb();
+    check_with(sqb(), root, url, args)
+}
+
+fn check_with(
+    mut cmd: std::process::Command,
+    root: &Path,
+    url: Option<&str>,
+    args: &[&str],
+) -> std::process::Output {
     cmd.arg("--project-dir")
         .arg(root)
         .args(["contract", "check"])
@@ -204,6 +212,27 @@ fn the_analysis_agrees_with_duckdb_on_tpch() {
     );
     let out = check(tmp.path(), None, &["--json"]);
     tpch_agrees(&out, tmp.path(), 60);
+    // With the cache on, a second check reuses the analyses the first one left in it (and
+    // parses no model to rewrite it), and says exactly what a check without any cache says.
+    let cached = || {
+        let mut cmd = sqb();
+        cmd.env_remove("SQB_NO_CACHE");
+        cmd
+    };
+    let first = check_with(cached(), tmp.path(), None, &["--json"]);
+    let warm = check_with(cached(), tmp.path(), None, &["-v", "--json"]);
+    let log = String::from_utf8_lossy(&warm.stderr);
+    let reused: usize = log
+        .split("reused=")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no reuse logged: {log}"));
+    assert_eq!(reused, 22, "{log}");
+    let cold = check(tmp.path(), None, &["--no-cache", "--json"]);
+    assert_eq!(json(&first), json(&out));
+    assert_eq!(json(&warm), json(&out));
+    assert_eq!(json(&cold), json(&out));
 }
 
 #[test]

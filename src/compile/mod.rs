@@ -113,7 +113,7 @@ fn first_pass(
     check_model_schema(project, model, &mut diags);
     check_contract(project, model, &mut diags);
     let lineage = keep == Keep::Everything;
-    let keep_shape = lineage || mentions.elsewhere(index, model);
+    let keep_shape = keep != Keep::Shapes || mentions.elsewhere(index, model);
     let key = memo_key(project, model, options, lineage);
     if let Some(entry) = key.as_ref().and_then(|k| memo::lookup(&model.name, k)) {
         let pass = remembered(project, resolver, known, model, entry, key, lineage, diags);
@@ -236,6 +236,9 @@ pub enum Keep {
     /// lineage (shapes, column uses and each output column's sources of every model take tens
     /// of megabytes on a large project).
     Shapes,
+    /// Every model's output shape, without lineage (`contract check` compares each with the
+    /// warehouse's description).
+    AllShapes,
     /// Shapes and column uses, for lineage.
     Everything,
 }
@@ -243,6 +246,39 @@ pub enum Keep {
 /// Compiles a project: diagnostics, the DAG, and what SQL analysis found per model.
 pub fn analyze(project: &Project, options: Options) -> Analysis {
     analyze_with(project, options, Keep::Everything)
+}
+
+/// Reads the analyses the project's cache holds ([`memo`]) for [`model_references`] and
+/// [`analyze_remembered`] to reuse.
+pub fn remember_analyses(project: &Project) {
+    // A compile of this process may still be writing them.
+    crate::cache_dir::wait_for_writes();
+    memo::activate();
+    tracing::debug_span!("analyses cache read").in_scope(|| memo::load(&project.root));
+}
+
+/// Every model's output shape ([`Keep::AllShapes`]), reusing the analyses
+/// [`remember_analyses`] read, and writing the new ones to the cache while the command goes on.
+pub fn analyze_remembered(project: &Project) -> Analysis {
+    let analysis = analyze_with(project, Options::default(), Keep::AllShapes);
+    let root = project.root.clone();
+    let names: Vec<String> = project.models.iter().map(|m| m.name.clone()).collect();
+    crate::cache_dir::write_in_background(move || {
+        tracing::debug_span!("analyses cache written")
+            .in_scope(|| memo::save(&root, names.iter().map(String::as_str)));
+    });
+    analysis
+}
+
+/// The relations `model`'s SQL reads, located: remembered when its SQL is the text an analysis
+/// was made of (no parse), else parsed; `None` when it does not parse.
+pub fn model_references(project: &Project, model: &Model) -> Option<Vec<deps::Reference>> {
+    let key = memo_key(project, model, Options::default(), false);
+    if let Some(entry) = key.and_then(|k| memo::lookup(&model.name, &k)) {
+        return Some(entry.references(model));
+    }
+    let statement = sql::parse::check_model(project, model, &mut Vec::new())?;
+    Some(deps::references(model, project, &statement))
 }
 
 /// [`analyze`], keeping as much of each model's analysis as `keep` says.
@@ -259,7 +295,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Analysis
     let mentions =
         tracing::debug_span!("names the models mention indexed").in_scope(|| match keep {
             Keep::Shapes => Mentions::of(project),
-            Keep::Everything => Mentions::default(),
+            Keep::AllShapes | Keep::Everything => Mentions::default(),
         });
     let passes =
         tracing::debug_span!("first pass: each model's SQL parsed and checked").in_scope(|| {

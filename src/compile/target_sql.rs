@@ -3,9 +3,7 @@
 //! and external relations are already named as the warehouse names them), with a way back
 //! from an offset in the rewritten text to the model's file.
 
-use sqlparser::ast::Statement;
-
-use super::deps::{references, Resolver};
+use super::deps::{Reference, Resolver};
 use crate::project::{Model, Project, Resource};
 
 /// The rewritten SQL, ready to be described.
@@ -51,17 +49,16 @@ impl TargetSql {
     }
 }
 
-/// `model`'s SQL with every reference to a project resource replaced by `relation` of it (the
-/// quoted relation the target holds), and a final semicolon dropped.
+/// `model`'s SQL with every one of its `references` to a project resource replaced by
+/// `relation` of it (the quoted relation the target holds), and a final semicolon dropped.
 pub fn rewrite(
     project: &Project,
     resolver: &Resolver<'_>,
     model: &Model,
-    statement: &Statement,
+    mut found: Vec<Reference>,
     relation: impl Fn(Resource<'_>) -> String,
 ) -> TargetSql {
     let text = project.sources.get(model.sql_file).text();
-    let mut found = references(model, project, statement);
     found.sort_by_key(|r| r.loc.span().start);
     let mut out = String::with_capacity(text.len() + 64);
     let mut edits = Vec::new();

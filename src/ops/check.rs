@@ -60,6 +60,9 @@ pub fn check(root: &Path, options: &CheckOptions) -> anyhow::Result<DiffReport> 
                 .into(),
         );
     }
+    if options.use_cache {
+        crate::compile::remember_analyses(&project);
+    }
     let resolver = Resolver::new(&project);
     let planned: Vec<Planned<'_>> =
         crate::parallel::map(&models, |m| plan(&project, &resolver, target, m));
@@ -70,7 +73,7 @@ pub fn check(root: &Path, options: &CheckOptions) -> anyhow::Result<DiffReport> 
     let (analysis, described) = std::thread::scope(|scope| {
         let analysis = scope.spawn(|| {
             tracing::debug_span!("models analysed offline")
-                .in_scope(|| crate::compile::analyze(&project, Default::default()))
+                .in_scope(|| crate::compile::analyze_remembered(&project))
         });
         let described = tracing::debug_span!("models described by the warehouse")
             .in_scope(|| session::describe(connect, database.clone(), queries, options.workers));
@@ -103,10 +106,9 @@ fn plan<'p>(
     target: &Target,
     model: &'p Model,
 ) -> Planned<'p> {
-    // The project compiles: its SQL parses.
-    let statement = crate::compile::sql::parse::check_model(project, model, &mut Vec::new());
-    let sql = match statement {
-        Some(statement) => rewrite(project, resolver, model, &statement, |r| {
+    // The project compiles: its SQL parses (or was parsed for an analysis the cache holds).
+    let sql = match crate::compile::model_references(project, model) {
+        Some(references) => rewrite(project, resolver, model, references, |r| {
             relation_parts(r, target)
                 .into_iter()
                 .map(quoted)

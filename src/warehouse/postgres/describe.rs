@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnection, PgDatabaseError, PgErrorPosition};
-use sqlx::{Column as _, Executor as _, Row as _, Statement as _};
+use sqlx::{Column as _, Connection as _, Executor as _, Row as _, Statement as _};
 
 use super::{classify, PgIntrospector};
 use crate::catalog::{Described, PhysicalColumn, Rejected, UserType};
@@ -32,6 +32,10 @@ SELECT pg_catalog.format_type(t.oid, a.atttypmod) AS type_text,
   LEFT JOIN pg_catalog.pg_namespace tn ON tn.oid = coalesce(et.typnamespace, t.typnamespace)
  ORDER BY c.i
 "#;
+
+/// How many prepared statements a describing session holds before it closes them all: below
+/// sqlx's statement cache capacity (100), so that the cache never closes them one by one.
+const CLOSE_BATCH: usize = 90;
 
 /// A described column before its type is spelled.
 struct Raw {
@@ -61,6 +65,11 @@ impl PgIntrospector {
         let conn = self.session(&database).await?;
         let mut raw = Vec::with_capacity(queries.len());
         for query in queries {
+            // A full statement cache closes its oldest statement on each prepare, one round
+            // trip each; closing them all at once costs one round trip per batch.
+            if conn.cached_statements_size() >= CLOSE_BATCH {
+                conn.clear_cached_statements().await.map_err(fail)?;
+            }
             let prepared = tokio::time::timeout(limit, prepare(conn, query))
                 .await
                 .map_err(|_| timeout())?;
