@@ -44,6 +44,11 @@ fn test_keys(manifest: &Value) -> BTreeMap<String, (String, String, String)> {
             _ => format!("{}_{}", parts[2], parts[3]),
         };
         let column = node["column_name"].as_str().unwrap_or_default().to_string();
+        // sqb names dbt's `expression_is_true` as its own check, `expression`.
+        let name = match name {
+            "expression_is_true" => "expression",
+            other => other,
+        };
         keys.insert(id.clone(), (resource, column, name.to_string()));
     }
     keys

@@ -136,17 +136,6 @@ fn read_column(r: &mut Reader<'_>, t: &dyn TableLike, name: Spanned<String>) -> 
     }
 }
 
-fn audit_arg(value: &toml_edit::Value) -> AuditArg {
-    match value {
-        toml_edit::Value::String(s) => AuditArg::Text(s.value().clone()),
-        toml_edit::Value::Integer(i) => AuditArg::Int(*i.value()),
-        toml_edit::Value::Float(f) => AuditArg::Float(*f.value()),
-        toml_edit::Value::Boolean(b) => AuditArg::Bool(*b.value()),
-        toml_edit::Value::Array(items) => AuditArg::List(items.iter().map(audit_arg).collect()),
-        other => AuditArg::Other(other.to_string().trim().to_string()),
-    }
-}
-
 pub(super) fn read_audits(r: &mut Reader<'_>, t: &dyn TableLike) -> Vec<Audit> {
     let Some(item) = t.get("audits") else {
         return Vec::new();
@@ -173,10 +162,10 @@ pub(super) fn read_audits(r: &mut Reader<'_>, t: &dyn TableLike) -> Vec<Audit> {
             let args = match value {
                 toml_edit::Value::InlineTable(inner) => inner
                     .iter()
-                    .map(|(k, v)| (k.to_string(), audit_arg(v)))
+                    .map(|(k, v)| (k.to_string(), AuditArg::of(v)))
                     .collect(),
-                toml_edit::Value::Array(_) => vec![("values".to_string(), audit_arg(value))],
-                other => vec![("value".to_string(), audit_arg(other))],
+                toml_edit::Value::Array(_) => vec![("values".to_string(), AuditArg::of(value))],
+                other => vec![("value".to_string(), AuditArg::of(other))],
             };
             audits.push(Audit {
                 name: name.to_string(),

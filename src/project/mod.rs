@@ -347,6 +347,20 @@ pub enum AuditArg {
     Other(String),
 }
 
+impl AuditArg {
+    /// An argument as TOML wrote it.
+    pub fn of(value: &toml_edit::Value) -> Self {
+        match value {
+            toml_edit::Value::String(s) => AuditArg::Text(s.value().clone()),
+            toml_edit::Value::Integer(i) => AuditArg::Int(*i.value()),
+            toml_edit::Value::Float(f) => AuditArg::Float(*f.value()),
+            toml_edit::Value::Boolean(b) => AuditArg::Bool(*b.value()),
+            toml_edit::Value::Array(items) => AuditArg::List(items.iter().map(Self::of).collect()),
+            other => AuditArg::Other(other.to_string().trim().to_string()),
+        }
+    }
+}
+
 /// What an enum's members resolve to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnumBase {

@@ -4,7 +4,9 @@
 use super::*;
 
 impl<'m> Importer<'m> {
-    /// dbt's data tests on a column become its audits.
+    /// dbt's data tests on a column become its audits, and those of a whole model or source
+    /// (`unique_combination_of_columns`, `recency`, `expression_is_true`) its own `audits`:
+    /// each only when sqb runs it with the arguments dbt gave, else it is listed.
     pub(in crate::adopt::dbt) fn attach_tests(&mut self) {
         let tests: Vec<&Node> = self
             .manifest
@@ -32,11 +34,11 @@ impl<'m> Importer<'m> {
                 .as_deref()
                 .and_then(|a| self.targets.get(a))
                 .cloned();
-            let (Some(target), Some(column)) = (target, test.column_name.clone()) else {
-                let what = match test.column_name {
-                    None => format!("the model-level data test `{}` is not carried over: the import carries column tests; a relation's own `audits` can declare it (docs/audits.md)", meta.name),
-                    Some(_) => format!("the data test `{}` is on a resource the import does not write", meta.name),
-                };
+            let Some(target) = target else {
+                let what = format!(
+                    "the data test `{}` is on a resource the import does not write",
+                    meta.name
+                );
                 self.entry(
                     &test.original_file_path,
                     &test.unique_id,
@@ -50,52 +52,77 @@ impl<'m> Importer<'m> {
                 Some(ns) => format!("{ns}.{}", meta.name),
                 None => meta.name.clone(),
             };
-            // Only what `sqb audit` runs is carried: an audit it cannot run would not compile.
-            if !crate::audit::spec::NAMES.contains(&name.as_str()) {
+            let args = self.audit_args(test, meta, attached.as_deref().unwrap_or_default());
+            // Only what `sqb audit` runs, with these arguments, is carried: an audit it cannot
+            // run would not compile.
+            let refused = runs(&name, &args, test.column_name.as_deref());
+            if let Some(why) = refused {
                 self.entry(
                     &test.original_file_path,
                     &test.unique_id,
                     "data test",
                     Carried::Not,
-                    format!("the generic test `{name}` on column `{column}` is no audit sqb runs (docs/audits.md lists them; a user-defined audit, audits/<name>.sql, can take its place)"),
+                    why,
                 );
                 continue;
             }
-            let audit = self.audit(test, meta, attached.as_deref().unwrap_or_default());
-            let columns = match target {
-                Target::Model(i) => &mut self.models[i].columns,
-                Target::Source(i) => &mut self.sources[i].columns,
-            };
-            let column = match columns
-                .iter()
-                .position(|c| c.name.eq_ignore_ascii_case(&column))
-            {
-                Some(at) => &mut columns[at],
-                None => {
-                    columns.push(ColumnOut {
-                        name: column.clone(),
-                        ..ColumnOut::default()
-                    });
-                    columns.last_mut().expect("just pushed")
-                }
-            };
-            column.audits.push(audit);
+            let audit = render::audit(&name, args);
+            match &test.column_name {
+                Some(column) => self.column(target, column).audits.push(audit),
+                None => self.relation_audits(target).push(audit),
+            }
             self.audits += 1;
         }
     }
 
-    /// A dbt test as a sqb audit: `"not_null"`, `{ accepted_values = [..] }`, or a one-key
-    /// table of its arguments and non-default config.
-    pub(super) fn audit(
+    /// The column `name` of `target`, added when its YAML does not list it.
+    fn column(&mut self, target: Target, name: &str) -> &mut ColumnOut {
+        let columns = match target {
+            Target::Model(i) => &mut self.models[i].columns,
+            Target::Source(i) => &mut self.sources[i].columns,
+        };
+        let at = match columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+        {
+            Some(at) => at,
+            None => {
+                columns.push(ColumnOut {
+                    name: name.to_string(),
+                    ..ColumnOut::default()
+                });
+                columns.len() - 1
+            }
+        };
+        &mut columns[at]
+    }
+
+    /// The `audits` of `target` itself (a model's top-level key, a source table's key).
+    fn relation_audits(&mut self, target: Target) -> &mut toml_edit::Array {
+        let props = match target {
+            Target::Model(i) => &mut self.models[i].props,
+            Target::Source(i) => &mut self.sources[i].props,
+        };
+        let at = match props.iter().position(|(k, _)| *k == "audits") {
+            Some(at) => at,
+            None => {
+                props.push(("audits", toml_edit::Value::Array(toml_edit::Array::new())));
+                props.len() - 1
+            }
+        };
+        match &mut props[at].1 {
+            toml_edit::Value::Array(array) => array,
+            _ => unreachable!("`audits` is only ever written as an array"),
+        }
+    }
+
+    /// A dbt test's arguments and non-default config, as sqb's audit takes them.
+    pub(super) fn audit_args(
         &self,
         test: &Node,
         meta: &manifest::TestMetadata,
         attached: &str,
-    ) -> toml_edit::Value {
-        let name = match &meta.namespace {
-            Some(ns) => format!("{ns}.{}", meta.name),
-            None => meta.name.clone(),
-        };
+    ) -> Vec<(String, toml_edit::Value)> {
         let mut args: Vec<(String, toml_edit::Value)> = Vec::new();
         let mut kwargs: Vec<(&String, &Value)> = meta.kwargs.iter().collect();
         // `to` before `field`, as dbt's docs write a relationship.
@@ -134,6 +161,76 @@ impl<'m> Importer<'m> {
         if let Some(filter) = &test.config.where_ {
             args.push(("where".into(), filter.as_str().into()));
         }
-        render::audit(&name, args)
+        args
+    }
+}
+
+/// Why sqb does not run the test `name` with `args` (on `column`, or on the whole relation), or
+/// `None` when it does.
+fn runs(name: &str, args: &[(String, toml_edit::Value)], column: Option<&str>) -> Option<String> {
+    use crate::audit::spec::{parse, parse_relation, SpecError, NAMES, RELATION_NAMES};
+    let audit = crate::project::Audit {
+        name: name.to_string(),
+        loc: crate::source::Loc::file_start(crate::source::FileId(0)),
+        args: args
+            .iter()
+            .map(|(k, v)| (k.clone(), crate::project::AuditArg::of(v)))
+            .collect(),
+    };
+    let (known, parsed, on) = match column {
+        Some(column) => (
+            NAMES,
+            parse(&audit, column).err(),
+            format!("on column `{column}`"),
+        ),
+        None => (
+            RELATION_NAMES,
+            parse_relation(&audit).err(),
+            "of a whole model or source".to_string(),
+        ),
+    };
+    if !known.contains(&name) {
+        return Some(format!("the generic test `{name}` {on} is no audit sqb runs (docs/audits.md lists them; a user-defined audit, audits/<name>.sql, can take its place)"));
+    }
+    let why = match parsed? {
+        SpecError::Argument(why) => why,
+        SpecError::Unknown(_) => "sqb runs no such audit".to_string(),
+    };
+    Some(format!(
+        "the generic test `{name}` {on} is not carried over: {why}"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs;
+
+    fn args(pairs: &[(&str, toml_edit::Value)]) -> Vec<(String, toml_edit::Value)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    /// A test is carried only where sqb runs it with the arguments dbt gave: one it would not
+    /// run is listed with the reason, never written into a project that does not compile.
+    #[test]
+    fn only_what_sqb_runs_with_these_arguments_is_carried() {
+        let recency = args(&[
+            ("datepart", "day".into()),
+            ("field", "ordered_at".into()),
+            ("interval", 1.into()),
+        ]);
+        assert_eq!(runs("dbt_utils.recency", &recency, None), None);
+        let grouped = [recency.clone(), args(&[("group_by_columns", "x".into())])].concat();
+        let why = runs("dbt_utils.recency", &grouped, None).unwrap();
+        assert!(why.contains("group_by_columns"), "{why}");
+        let why = runs("dbt_utils.recency", &recency, Some("ordered_at")).unwrap();
+        assert!(why.contains("is no audit sqb runs"), "{why}");
+        let why = runs("unique", &[], None).unwrap();
+        assert!(why.contains("of a whole model or source"), "{why}");
+        assert_eq!(runs("unique", &[], Some("id")), None);
+        let why = runs("relationships", &args(&[("to", "m".into())]), Some("id")).unwrap();
+        assert!(why.contains("missing `field`"), "{why}");
     }
 }
