@@ -32,6 +32,7 @@ const ORACLES: &[(&str, &str, &str, &str)] = &[
     ("orders", "note", "at_least_one", "SELECT count(note) FROM shop.orders HAVING count(note) = 0"),
     ("orders", "note", "not_constant", "SELECT count(DISTINCT note) FROM shop.orders HAVING count(DISTINCT note) = 1"),
     ("orders", "", "unique_combination_of_columns", "SELECT customer_id, status FROM shop.orders GROUP BY customer_id, status HAVING count(*) > 1"),
+    ("events", "happened_on", "accepted_range", "SELECT * FROM shop.events WHERE NOT (happened_on >= DATE '2020-01-01' AND happened_on <= DATE '2020-12-31')"),
     ("events", "", "recency", "SELECT max(happened_on) FROM shop.events HAVING max(happened_on) < {today} - 1"),
     ("events", "", "recency#2", "SELECT max(happened_on) FROM shop.events HAVING max(happened_on) < {today} - 7"),
     ("orders", "amount", "at_most", "SELECT * FROM (SELECT * FROM shop.orders WHERE status <> 'lost') AS t WHERE amount > 900"),
@@ -42,11 +43,18 @@ const ORACLES: &[(&str, &str, &str, &str)] = &[
     ("order_amounts", "customer_id", "relationships", "SELECT c.customer_id FROM analytics.order_amounts AS c LEFT JOIN shop.customers AS p ON c.customer_id = p.id WHERE c.customer_id IS NOT NULL AND p.id IS NULL"),
 ];
 
-/// `transcript`, with the date the warehouse SQL plants three days before today as
-/// `[3 DAYS AGO]`.
+/// `transcript`, with the dates the warehouse SQL plants three and five days before today as
+/// `[3 DAYS AGO]` and `[5 DAYS AGO]`.
 fn dated(out: &std::process::Output, root: &Path) -> String {
-    let planted = chrono::Utc::now().date_naive() - chrono::Days::new(3);
-    transcript(out, root).replace(&planted.format("%Y-%m-%d").to_string(), "[3 DAYS AGO]")
+    let today = chrono::Utc::now().date_naive();
+    let ago = |n: u64| {
+        (today - chrono::Days::new(n))
+            .format("%Y-%m-%d")
+            .to_string()
+    };
+    transcript(out, root)
+        .replace(&ago(3), "[3 DAYS AGO]")
+        .replace(&ago(5), "[5 DAYS AGO]")
 }
 
 fn audit(root: &Path, url: Option<&str>, args: &[&str]) -> std::process::Output {

@@ -580,9 +580,15 @@ fn audit_runs_show_when_a_duplicate_key_appeared_and_when_it_was_fixed() {
             root,
         );
         if i == 0 {
-            // The date the warehouse SQL plants three days before today.
-            let planted = chrono::Utc::now().date_naive() - chrono::Days::new(3);
-            text.push_str(&shown.replace(&planted.format("%Y-%m-%d").to_string(), "[3 DAYS AGO]"));
+            // The dates the warehouse SQL plants three and five days before today.
+            let today = chrono::Utc::now().date_naive();
+            let ago = |n: u64| {
+                (today - chrono::Days::new(n))
+                    .format("%Y-%m-%d")
+                    .to_string()
+            };
+            let shown = shown.replace(&ago(3), "[3 DAYS AGO]");
+            text.push_str(&shown.replace(&ago(5), "[5 DAYS AGO]"));
         }
         let diff = diff_at(
             root,

@@ -41,13 +41,15 @@ def synth_sql(history, days):
     """The nights after the first, from the first night's rows."""
     return f"""
 ATTACH '{history}' AS h;
-INSERT INTO h.runs
-SELECT run_id + k, run_at + to_days(CAST(k AS INTEGER)), target, engine, database_name, schema_name,
-       sqb_version, git_commit, resources, findings, errors, warnings, infos
+INSERT INTO h.runs BY NAME
+SELECT run_id + k AS run_id, run_at + to_days(CAST(k AS INTEGER)) AS run_at, target, engine,
+       database_name, schema_name, sqb_version, git_commit, resources, findings, errors, warnings,
+       infos, command
   FROM h.runs, range(1, {days}) AS r(k) WHERE run_id = 1;
 INSERT INTO h.run_kinds SELECT run_id + k, kind, count FROM h.run_kinds, range(1, {days}) AS r(k) WHERE run_id = 1;
-INSERT INTO h.findings
-SELECT run_id + k, fingerprint, resource_type, resource_name, relation, kind, column_name, severity, message
+INSERT INTO h.findings BY NAME
+SELECT run_id + k AS run_id, fingerprint, resource_type, resource_name, relation, kind,
+       column_name, severity, message, audit_name
   FROM h.findings, range(1, {days}) AS r(k)
  WHERE run_id = 1 AND (hash(fingerprint) + k) % 20 <> 0;
 DETACH h;

@@ -5,7 +5,7 @@
 //! project's own SQL, checked at compile time, and runs in a read-only transaction. A
 //! user-defined audit's query is counted in the same statement, as a scalar subquery.
 
-use super::spec::{Check, Spec};
+use super::spec::{BoundKind, Check, Spec};
 use super::template::{Bindings, Template};
 use crate::engine::Engine;
 use crate::ident::quoted;
@@ -233,11 +233,12 @@ fn in_range(engine: Engine, col: &str, check: &Check, params: &mut Vec<String>) 
     };
     let mut bound = |op: &str, value: &str| {
         params.push(value.to_string());
-        format!(
-            "{col} {op} CAST(${} AS {})",
-            params.len(),
-            engine.bound_number_type()
-        )
+        let ty = match super::spec::bound_kind(value) {
+            BoundKind::Number => engine.bound_number_type(),
+            BoundKind::Date => "DATE",
+            BoundKind::Time => "TIMESTAMP",
+        };
+        format!("{col} {op} CAST(${} AS {ty})", params.len())
     };
     let parts: Vec<String> = [
         min.as_deref().map(|m| bound(lower, m)),

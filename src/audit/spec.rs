@@ -281,12 +281,20 @@ pub fn parse(audit: &Audit, column: &str) -> Result<Spec, SpecError> {
 }
 
 fn accepted_range(args: &mut Args<'_>) -> Result<Check, SpecError> {
-    let min = args.number("min_value")?;
-    let max = args.number("max_value")?;
+    let min = args.bound("min_value")?;
+    let max = args.bound("max_value")?;
     if min.is_none() && max.is_none() {
         return Err(SpecError::Argument(
             "`accepted_range` needs `min_value`, `max_value` or both".into(),
         ));
+    }
+    if let (Some(min), Some(max)) = (&min, &max) {
+        if bound_kind(min) != bound_kind(max) {
+            return Err(SpecError::Argument(
+                "`min_value` and `max_value` are of different kinds (a number, a date, a time)"
+                    .into(),
+            ));
+        }
     }
     let inclusive = match args.take("inclusive") {
         None => true,
@@ -298,6 +306,28 @@ fn accepted_range(args: &mut Args<'_>) -> Result<Check, SpecError> {
         max,
         inclusive,
     })
+}
+
+/// What an `accepted_range` bound compares as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoundKind {
+    Number,
+    Date,
+    Time,
+}
+
+/// The kind of a bound as [`Check::AcceptedRange`] holds it: `2026-01-01` is a date,
+/// `2026-01-01 08:00:00[.ffffff]` a time, anything else (a number, as the parser checked) a
+/// number.
+pub fn bound_kind(bound: &str) -> BoundKind {
+    use chrono::{NaiveDate, NaiveDateTime};
+    if NaiveDate::parse_from_str(bound, "%Y-%m-%d").is_ok() {
+        BoundKind::Date
+    } else if NaiveDateTime::parse_from_str(bound, "%Y-%m-%d %H:%M:%S%.f").is_ok() {
+        BoundKind::Time
+    } else {
+        BoundKind::Number
+    }
 }
 
 /// The arguments, each taken once; what is left over is an error.
@@ -332,12 +362,27 @@ impl<'a> Args<'a> {
             .ok_or_else(|| SpecError::Argument(format!("missing `{key}`")))
     }
 
-    fn number(&mut self, key: &str) -> Result<Option<String>, SpecError> {
-        match self.take(key) {
-            None => Ok(None),
-            Some(AuditArg::Int(i)) => Ok(Some(i.to_string())),
-            Some(AuditArg::Float(f)) if f.is_finite() => Ok(Some(f.to_string())),
-            Some(_) => Err(SpecError::Argument(format!("`{key}` takes a number"))),
+    /// An `accepted_range` bound: a number, a date or a time without an offset, written as a
+    /// TOML value or as text (dbt's `"'2026-01-01'"` quoted for its SQL, too).
+    fn bound(&mut self, key: &str) -> Result<Option<String>, SpecError> {
+        let text = match self.take(key) {
+            None => return Ok(None),
+            Some(AuditArg::Int(i)) => return Ok(Some(i.to_string())),
+            Some(AuditArg::Float(f)) if f.is_finite() => return Ok(Some(f.to_string())),
+            Some(AuditArg::Text(t) | AuditArg::Other(t)) => t.as_str(),
+            Some(_) => "",
+        };
+        let unquoted = text
+            .strip_prefix('\'')
+            .and_then(|t| t.strip_suffix('\''))
+            .unwrap_or(text)
+            .replacen('T', " ", 1);
+        match bound_kind(&unquoted) {
+            BoundKind::Date | BoundKind::Time => Ok(Some(unquoted)),
+            _ if text.parse::<f64>().is_ok_and(f64::is_finite) => Ok(Some(text.to_string())),
+            BoundKind::Number => Err(SpecError::Argument(format!(
+                "`{key}` takes a number, a date (2026-01-01) or a time without an offset (2026-01-01 08:00:00), not `{text}`"
+            ))),
         }
     }
 
@@ -389,6 +434,78 @@ mod tests {
             name: name.into(),
             loc: Loc::file_start(FileId(0)),
             args: args.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        }
+    }
+
+    /// Date and time bounds, as TOML writes them and as dbt quotes them for its SQL; a bound
+    /// that is none of a number, a date or a local time, and bounds of two kinds, are refused.
+    #[test]
+    fn range_bounds_are_numbers_dates_or_times() {
+        let range = |min: AuditArg, max: AuditArg| {
+            parse(
+                &audit(
+                    "accepted_range",
+                    vec![("min_value", min), ("max_value", max)],
+                ),
+                "x",
+            )
+            .map(|s| s.check)
+        };
+        let bounds = |min: &str, max: &str| Check::AcceptedRange {
+            min: Some(min.into()),
+            max: Some(max.into()),
+            inclusive: true,
+        };
+        assert_eq!(
+            range(
+                AuditArg::Text("'2020-01-01'".into()),
+                AuditArg::Other("2020-12-31".into())
+            ),
+            Ok(bounds("2020-01-01", "2020-12-31"))
+        );
+        assert_eq!(
+            range(
+                AuditArg::Other("2020-01-01T08:00:00".into()),
+                AuditArg::Text("2020-01-02 09:30:00.5".into())
+            ),
+            Ok(bounds("2020-01-01 08:00:00", "2020-01-02 09:30:00.5"))
+        );
+        assert_eq!(
+            range(AuditArg::Text("10".into()), AuditArg::Int(20)),
+            Ok(bounds("10", "20"))
+        );
+        assert_eq!(super::bound_kind("2020-01-01"), super::BoundKind::Date);
+        assert_eq!(
+            super::bound_kind("2020-01-01 08:00:00"),
+            super::BoundKind::Time
+        );
+        assert_eq!(super::bound_kind("-5.5"), super::BoundKind::Number);
+        for (min, max, why) in [
+            (
+                AuditArg::Text("soon".into()),
+                AuditArg::Int(1),
+                "not `soon`",
+            ),
+            (
+                AuditArg::Other("2020-01-01T08:00:00Z".into()),
+                AuditArg::Int(1),
+                "without an offset",
+            ),
+            (
+                AuditArg::Other("2020-01-01".into()),
+                AuditArg::Int(1),
+                "different kinds",
+            ),
+            (
+                AuditArg::Bool(true),
+                AuditArg::Int(1),
+                "takes a number, a date",
+            ),
+        ] {
+            match range(min, max) {
+                Err(SpecError::Argument(m)) => assert!(m.contains(why), "{m}"),
+                other => panic!("{other:?}"),
+            }
         }
     }
 
