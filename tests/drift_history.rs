@@ -803,3 +803,41 @@ fn an_audit_that_could_not_run_is_a_finding_of_its_own() {
         .iter()
         .any(|f| f["kind"] == "audit_failed" && f["resource_name"] == "customers"));
 }
+
+/// What is no regular file where the history goes (a directory, a device, a FIFO nobody
+/// writes to) is refused at once, for both commands that write it and for the report: never a
+/// wait, never a write.
+#[cfg(unix)]
+#[test]
+fn a_history_path_that_is_no_regular_file_is_refused_at_once() {
+    let case = repo().join("testdata/audit");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    case_project(&case, "duckdb", root);
+    duckdb_file(
+        &root.join("w.duckdb"),
+        &case_warehouse(&case, "duckdb").unwrap(),
+    );
+    let fifo = root.join("h.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::create_dir(root.join("dir")).unwrap();
+    for path in ["h.fifo", "dir", "/dev/null"] {
+        for args in [
+            vec!["audit", "--history", path],
+            vec!["contract", "diff", "--from", "prod", "--history", path],
+            vec!["drift", "report", "--history", path],
+        ] {
+            let out = run(sqb().current_dir(root).args(&args));
+            let shown = transcript(&out, root);
+            assert_eq!(out.status.code(), Some(2), "{args:?}\n{shown}");
+            assert!(
+                shown.contains("is not a drift history: it is not a regular file"),
+                "{args:?}\n{shown}"
+            );
+        }
+    }
+}

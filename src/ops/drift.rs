@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::drift::{FindingRecord, RunRecord};
 use crate::error::UserError;
 use crate::report::audit::{AuditReport, AuditResult, Status};
-use crate::report::diff::DiffReport;
+use crate::report::diff::{DiffReport, NamespaceInfo};
 use crate::report::drift::{self, DriftReport};
 use crate::warehouse::history;
 
@@ -45,20 +45,13 @@ pub fn record(
         .collect();
     let s = &report.summary;
     let run = RunRecord {
-        command: crate::drift::DIFF,
-        run_at: crate::clock::now(),
-        target: report.target.clone(),
-        engine: report.namespace.engine.to_string(),
-        database: report.namespace.database.clone(),
-        schema: report.namespace.schema.clone(),
-        sqb_version: env!("CARGO_PKG_VERSION").to_string(),
-        git_commit: git_commit(root),
         resources: s.resources,
         errors: s.errors,
         warnings: s.warnings,
         infos: s.infos,
         by_kind: s.by_kind.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
         findings,
+        ..stamped(crate::drift::DIFF, &report.target, &report.namespace, root)
     };
     Ok(history::append(path, &run, timeout)?)
 }
@@ -89,20 +82,12 @@ pub fn record_audit(
         }
     }
     let run = RunRecord {
-        command: crate::drift::AUDIT,
-        run_at: crate::clock::now(),
-        target: report.target.clone(),
-        engine: report.namespace.engine.to_string(),
-        database: report.namespace.database.clone(),
-        schema: report.namespace.schema.clone(),
-        sqb_version: env!("CARGO_PKG_VERSION").to_string(),
-        git_commit: git_commit(root),
         resources: report.summary.relations,
         errors,
         warnings,
-        infos: 0,
         by_kind,
         findings,
+        ..stamped(crate::drift::AUDIT, &report.target, &report.namespace, root)
     };
     Ok(history::append(path, &run, timeout)?)
 }
@@ -149,6 +134,32 @@ fn audit_finding(r: &AuditResult) -> FindingRecord {
         severity: severity.to_string(),
         message,
         audit: Some(r.audit.clone()),
+    }
+}
+
+/// A run of `command` on `target`'s `namespace`, made now by this sqb from the project at
+/// `root`, with nothing counted yet.
+fn stamped(
+    command: &'static str,
+    target: &str,
+    namespace: &NamespaceInfo,
+    root: &Path,
+) -> RunRecord {
+    RunRecord {
+        command,
+        run_at: crate::clock::now(),
+        target: target.to_string(),
+        engine: namespace.engine.to_string(),
+        database: namespace.database.clone(),
+        schema: namespace.schema.clone(),
+        sqb_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_commit: git_commit(root),
+        resources: 0,
+        errors: 0,
+        warnings: 0,
+        infos: 0,
+        by_kind: Vec::new(),
+        findings: Vec::new(),
     }
 }
 

@@ -146,6 +146,18 @@ fn history_version(conn: &Connection, path: &Path) -> Result<Option<i64>, Histor
     }
 }
 
+/// A path that is there but is no regular file (a directory, a FIFO, a device) is refused
+/// before DuckDB opens it: reading a FIFO would wait forever.
+fn special(path: &Path) -> Result<(), HistoryError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(HistoryError::NotAHistory {
+            path: path.display().to_string(),
+            reason: "it is not a regular file".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 fn not_ours(path: &Path) -> HistoryError {
     HistoryError::NotAHistory {
         path: path.display().to_string(),
@@ -157,6 +169,7 @@ fn not_ours(path: &Path) -> HistoryError {
 /// when older) in one transaction; returns the run's id. A file that is not a history, or is
 /// from a newer sqb, is left untouched.
 pub fn append(path: &Path, run: &RunRecord, lock_timeout: Duration) -> Result<i64, HistoryError> {
+    special(path)?;
     let mut created = false;
     let result = append_to(path, run, lock_timeout, &mut created);
     if result.is_err() && created {
@@ -264,6 +277,7 @@ pub fn summarize(
     lock_timeout: Duration,
 ) -> Result<Summary, HistoryError> {
     let shown = path.display().to_string();
+    special(path)?;
     if !path.is_file() {
         return Err(HistoryError::Missing { path: shown });
     }
