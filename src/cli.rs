@@ -226,6 +226,9 @@ pub struct AuditArgs {
     pub history: HistoryArgs,
 
     #[command(flatten)]
+    pub parallel: ParallelArgs,
+
+    #[command(flatten)]
     pub connect: ConnectArgs,
 }
 
@@ -727,6 +730,47 @@ pub enum ContractCommand {
     /// failure included: the files are restored).
     #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Generate(GenerateArgs),
+
+    /// Write the SQL migration that makes the target's tables match their declarations.
+    ///
+    /// The other direction of `generate`: every finding a DDL statement resolves becomes one,
+    /// in one transaction, identifiers quoted, each with a comment naming its declaration: a
+    /// missing column is added, a type widened, NOT NULL set, and with --allow-drop an
+    /// undeclared column dropped. A statement whose safety depends on the data (SET NOT NULL, a
+    /// narrower type) is first checked read-only against it, and refused with the count of rows
+    /// it would fail on. Views are never altered: their SQL is the model's. sqb never runs the
+    /// migration: review it, then run it yourself.
+    ///
+    /// Exit status: 0 when every finding has its statement (or there is none), 1 when some
+    /// finding has none (each named, at the end of the SQL and on stderr), 2 when the command
+    /// failed.
+    #[command(after_help = WAREHOUSE_ENVIRONMENT)]
+    Migrate(MigrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// The target whose tables the migration alters. Default: `default_target` in sqb.toml.
+    #[arg(long, value_name = "TARGET")]
+    pub from: Option<String>,
+
+    #[command(flatten)]
+    pub selection: SelectArgs,
+
+    /// Also drop the columns a table has and no declaration names.
+    #[arg(long)]
+    pub allow_drop: bool,
+
+    /// Write the migration to FILE (atomically) instead of stdout, for instance
+    /// migrations/0004_prod.sql.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub parallel: ParallelArgs,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 #[derive(Debug, Args)]
@@ -879,13 +923,20 @@ pub struct CheckArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// How many read-only connections describe models at once (Postgres: sessions; DuckDB:
-    /// connections to the one open file, each on a thread of its own).
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=32))]
-    pub connections: u16,
+    #[command(flatten)]
+    pub parallel: ParallelArgs,
 
     #[command(flatten)]
     pub connect: ConnectArgs,
+}
+
+/// How many connections a command's queries are spread over.
+#[derive(Debug, Clone, Args)]
+pub struct ParallelArgs {
+    /// How many read-only connections run the queries at once (Postgres: sessions; DuckDB:
+    /// connections to the one open file, each on a thread of its own).
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=32))]
+    pub connections: u16,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

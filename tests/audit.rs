@@ -313,3 +313,49 @@ fn a_relationship_to_an_imported_model_reads_the_relation_its_snapshot_names() {
     assert_eq!(got[&key("relationships")], 2, "{got:?}");
     assert_eq!(got[&key("unique")], 0, "{got:?}");
 }
+
+/// An audit spread over several connections says exactly what one connection says, each
+/// relation's counts in its own place (testdata/audit_wide: relation `tNN` has NN duplicate
+/// keys and 21 - NN null labels).
+fn spread_over_connections_as_on_one(root: &Path, url: Option<&str>) {
+    let one = audit(root, url, &["--format", "json", "--connections", "1"]);
+    assert_eq!(one.status.code(), Some(1), "{}", transcript(&one, root));
+    let counts = failing(&one);
+    for i in 1..=20u64 {
+        let t = format!("t{i:02}");
+        assert_eq!(counts[&(t.clone(), "id".into(), "unique".into())], i);
+        assert_eq!(counts[&(t, "label".into(), "not_null".into())], 21 - i);
+    }
+    let report: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    // One scan a relation, one sample a failed check.
+    assert_eq!(report["summary"]["queries"], 60);
+    let many = audit(root, url, &["--format", "json", "--connections", "4"]);
+    assert_eq!(
+        String::from_utf8_lossy(&many.stdout),
+        String::from_utf8_lossy(&one.stdout)
+    );
+}
+
+#[test]
+fn an_audit_spread_over_connections_says_what_one_says_on_duckdb() {
+    let case = repo().join("testdata/audit_wide");
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "duckdb", tmp.path());
+    duckdb_file(
+        &tmp.path().join("w.duckdb"),
+        &case_warehouse(&case, "duckdb").unwrap(),
+    );
+    spread_over_connections_as_on_one(tmp.path(), None);
+}
+
+#[test]
+fn an_audit_spread_over_connections_says_what_one_says_on_postgres() {
+    let Some(db) = TestDb::create("audit_wide") else {
+        return;
+    };
+    let case = repo().join("testdata/audit_wide");
+    pg_exec(&db.url, &case_warehouse(&case, "postgres").unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "postgres", tmp.path());
+    spread_over_connections_as_on_one(tmp.path(), Some(&db.url));
+}

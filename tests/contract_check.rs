@@ -182,13 +182,13 @@ fn a_check_that_cannot_run_fails_closed() {
     );
 }
 
-/// sqb's offline analysis and the engine never disagree on TPC-H's 22 queries (testdata/tpch):
-/// a disagreement would be a defect of sqb's analysis. How much the analysis proves by itself
-/// is pinned too, so that it does not quietly shrink.
-fn tpch_agrees(out: &std::process::Output, root: &Path, proved_offline: usize) {
+/// sqb's offline analysis and the engine never disagree on TPC-H's 22 queries (testdata/tpch)
+/// or on TPC-DS's (testdata/tpcds): a disagreement would be a defect of sqb's analysis. How
+/// much the analysis proves by itself is pinned too, so that it does not quietly shrink.
+fn agrees(out: &std::process::Output, root: &Path, models: usize, proved_offline: usize) {
     let report = json(out);
     assert_eq!(out.status.code(), Some(0), "{}", transcript(out, root));
-    assert_eq!(report["summary"]["resources"], 22);
+    assert_eq!(report["summary"]["resources"], models);
     assert_eq!(
         report["summary"]["by_kind"]["analysis_disagreement"], 0,
         "{report:#}"
@@ -211,7 +211,7 @@ fn the_analysis_agrees_with_duckdb_on_tpch() {
         &case_warehouse(&case, "duckdb").unwrap(),
     );
     let out = check(tmp.path(), None, &["--json"]);
-    tpch_agrees(&out, tmp.path(), 60);
+    agrees(&out, tmp.path(), 22, 60);
     // With the cache on, a second check reuses the analyses the first one left in it (and
     // parses no model to rewrite it), and says exactly what a check without any cache says.
     let cached = || {
@@ -245,8 +245,37 @@ fn the_analysis_agrees_with_postgres_on_tpch() {
     let tmp = tempfile::tempdir().unwrap();
     case_project(&case, "postgres", tmp.path());
     let out = check(tmp.path(), Some(&db.url), &["--json"]);
-    tpch_agrees(&out, tmp.path(), 70);
+    agrees(&out, tmp.path(), 22, 70);
 }
+
+#[test]
+fn the_analysis_agrees_with_duckdb_on_tpcds() {
+    let case = repo().join("testdata/tpcds");
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "duckdb", tmp.path());
+    duckdb_file(
+        &tmp.path().join("w.duckdb"),
+        &case_warehouse(&case, "duckdb").unwrap(),
+    );
+    let out = check(tmp.path(), None, &["--json"]);
+    agrees(&out, tmp.path(), TPCDS_MODELS, 217);
+}
+
+#[test]
+fn the_analysis_agrees_with_postgres_on_tpcds() {
+    let Some(db) = TestDb::create("check_tpcds") else {
+        return;
+    };
+    let case = repo().join("testdata/tpcds");
+    pg_exec(&db.url, &case_warehouse(&case, "postgres").unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "postgres", tmp.path());
+    let out = check(tmp.path(), Some(&db.url), &["--json"]);
+    agrees(&out, tmp.path(), TPCDS_MODELS, 221);
+}
+
+/// The TPC-DS queries of testdata/tpcds/models.
+const TPCDS_MODELS: usize = 49;
 
 /// The disagreement check is not vacuous: a source declared other than the warehouse holds
 /// makes sqb's analysis prove a type the engine contradicts, and the check says so.

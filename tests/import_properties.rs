@@ -2,8 +2,10 @@
 //! (with right, wrong or no types), semantic models with every kind of entity, dimension and
 //! measure (some unsupported, some over expressions that do not parse), metrics of every type
 //! reading measures and metrics that may not exist or not be carried, with MetricFlow filters
-//! of every shape. Whatever the manifest, the imported project compiles with no error, and
-//! every metric and measure is either carried or named in the report.
+//! of every shape, and data tests of every kind (relationships to another model, to the model
+//! itself or to a node the manifest lacks; `where` filters that are SQL, broken SQL or Jinja;
+//! tests sqb does not run). Whatever the manifest, the imported project compiles with no
+//! error, and every metric, measure and data test is either carried or named in the report.
 
 use std::path::Path;
 
@@ -42,7 +44,26 @@ struct ModelSpec {
     /// Per column: absent from the YAML, listed without a type, with its type, with a wrong one.
     yaml: Vec<u8>,
     enforced: bool,
+    /// Data tests: kind (index into TESTS), column, another model (any index, one past the
+    /// last naming a node the manifest lacks), `where` kind (0 none, 1 SQL, 2 broken, 3 Jinja).
+    tests: Vec<(usize, usize, usize, u8)>,
 }
+
+/// dbt's generic tests: (namespace, name, on a column).
+const TESTS: &[(Option<&str>, &str, bool)] = &[
+    (None, "unique", true),
+    (None, "not_null", true),
+    (None, "accepted_values", true),
+    (None, "relationships", true),
+    (Some("dbt_utils"), "accepted_range", true),
+    (Some("dbt_utils"), "expression_is_true", false),
+    (Some("dbt_utils"), "unique_combination_of_columns", false),
+    (
+        Some("dbt_expectations"),
+        "expect_column_values_to_be_increasing",
+        true,
+    ),
+];
 
 #[derive(Debug, Clone)]
 struct SemanticSpec {
@@ -72,11 +93,13 @@ fn model_spec() -> impl Strategy<Value = ModelSpec> {
         prop::collection::vec(0..TYPES.len(), COLUMNS),
         prop::collection::vec(0u8..4, COLUMNS),
         any::<bool>(),
+        prop::collection::vec((0..TESTS.len(), 0..COLUMNS, 0..5usize, 0u8..4), 0..5),
     )
-        .prop_map(|(types, yaml, enforced)| ModelSpec {
+        .prop_map(|(types, yaml, enforced, tests)| ModelSpec {
             types,
             yaml,
             enforced,
+            tests,
         })
 }
 
@@ -182,6 +205,67 @@ fn model_node(i: usize, m: &ModelSpec) -> Value {
     })
 }
 
+/// Model `i`'s data tests as dbt's manifest has them; `models` is how many models it holds.
+fn test_nodes(i: usize, m: &ModelSpec, models: usize) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for (k, &(kind, c, other, filter)) in m.tests.iter().enumerate() {
+        let (namespace, name, on_column) = TESTS[kind];
+        let own = format!("model.gen.m{i}");
+        let mut nodes = vec![own.clone()];
+        let mut kwargs = json!({"model": format!("{{{{ get_where_subquery(ref('m{i}')) }}}}")});
+        if on_column {
+            kwargs["column_name"] = column(c).into();
+        }
+        match name {
+            "accepted_values" => kwargs["values"] = json!(["a", "b"]),
+            "relationships" => {
+                // `other` may be the model itself, another one, or none the manifest holds.
+                let to = if other < models { other } else { models + 7 };
+                if to != i {
+                    nodes.insert(0, format!("model.gen.m{to}"));
+                }
+                kwargs["to"] = format!("ref('m{to}')").into();
+                kwargs["field"] = column((c + other) % COLUMNS).into();
+            }
+            "accepted_range" => kwargs["min_value"] = json!(0),
+            "expression_is_true" => {
+                kwargs["expression"] = match filter {
+                    2 => format!("{} >", column(c)),
+                    _ => format!("{} is not null", column(c)),
+                }
+                .into();
+            }
+            "unique_combination_of_columns" => {
+                kwargs["combination_of_columns"] = json!([column(c), column((c + 1) % COLUMNS)]);
+            }
+            _ => {}
+        }
+        let filter = match filter {
+            1 => Value::from(format!("{} is not null", column(c))),
+            2 => Value::from(format!("{} = ", column(c))),
+            3 => Value::from("{{ var('since') }} < current_date"),
+            _ => Value::Null,
+        };
+        let id = format!("test.gen.{name}_m{i}_{k}");
+        out.push((
+            id.clone(),
+            json!({
+                "unique_id": id,
+                "resource_type": "test",
+                "name": format!("{name}_m{i}_{k}"),
+                "package_name": "gen",
+                "original_file_path": "models/schema.yml",
+                "attached_node": own,
+                "column_name": if on_column { Value::from(column(c)) } else { Value::Null },
+                "test_metadata": {"name": name, "kwargs": kwargs, "namespace": namespace},
+                "config": {"severity": "ERROR", "where": filter},
+                "depends_on": {"nodes": nodes, "macros": []},
+            }),
+        ));
+    }
+    out
+}
+
 /// A MetricFlow where filter of one of several shapes.
 fn filter(kind: u8, sm: Option<(usize, &SemanticSpec)>) -> Value {
     let (own, dim) = match sm {
@@ -210,6 +294,7 @@ fn manifest(models: &[ModelSpec], sms: &[SemanticSpec], metrics: &[MetricSpec]) 
     let mut nodes = Map::new();
     for (i, m) in models.iter().enumerate() {
         nodes.insert(format!("model.gen.m{i}"), model_node(i, m));
+        nodes.extend(test_nodes(i, m, models.len()));
     }
     let mut semantic_models = Map::new();
     let mut measure_names = Vec::new();
@@ -408,6 +493,41 @@ fn check(dir: &Path, manifest: &Value) -> Result<(), String> {
                 "metric `{name}`: bound {bound}, reported {reported}"
             ));
         }
+    }
+    let tests: Vec<&String> = manifest["nodes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, n)| n["resource_type"] == "test")
+        .map(|(id, _)| id)
+        .collect();
+    let refused = tests
+        .iter()
+        .filter(|id| entries.iter().any(|e| e.node == ***id))
+        .count();
+    // A relationship to a model the manifest holds (another, or the model itself), with no
+    // filter or a filter in SQL, is carried.
+    for id in &tests {
+        let node = &manifest["nodes"][id.as_str()];
+        let meta = &node["test_metadata"];
+        let to = meta["kwargs"]["to"].as_str().unwrap_or_default();
+        let target = to.trim_start_matches("ref('").trim_end_matches("')");
+        let filter = node["config"]["where"].as_str().unwrap_or_default();
+        let plain = filter.is_empty() || filter.ends_with("is not null");
+        if meta["name"] == "relationships"
+            && plain
+            && manifest["nodes"][format!("model.gen.{target}")].is_object()
+            && entries.iter().any(|e| e.node == **id)
+        {
+            return Err(format!("{id} ({to}) is not carried"));
+        }
+    }
+    if outcome.report.audits + refused != tests.len() {
+        return Err(format!(
+            "{} data tests: {} carried, {refused} reported",
+            tests.len(),
+            outcome.report.audits
+        ));
     }
     for (id, sm) in manifest["semantic_models"].as_object().unwrap() {
         for measure in sm["measures"].as_array().unwrap() {

@@ -67,7 +67,7 @@ fn decimals_keep_the_scale_postgres_prints() {
         let sql = format!(
             "SELECT x, x::text FROM {table} UNION ALL SELECT sum(x), sum(x)::text FROM {table}"
         );
-        let results = run(connect(&url), None, vec![Statement { sql, params: vec![] }]).unwrap();
+        let results = run(connect(&url), None, vec![Statement { sql, params: vec![] }], 1).unwrap();
         let rows = results.answers.into_iter().next().unwrap().unwrap();
         for row in &rows.rows {
             let Cell::Text(expected) = &row[1] else { panic!("{row:?}") };

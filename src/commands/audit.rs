@@ -22,6 +22,7 @@ pub fn run(global: &GlobalArgs, args: &AuditArgs) -> anyhow::Result<ExitStatus> 
         },
         timeouts: timeouts(&args.connect),
         use_cache: !global.no_cache,
+        workers: usize::from(args.parallel.connections),
     };
     let mut report = audit(&root, &options)?;
     report.summarize();

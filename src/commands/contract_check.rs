@@ -25,7 +25,7 @@ pub fn run(global: &GlobalArgs, args: &CheckArgs) -> anyhow::Result<ExitStatus> 
         },
         timeouts: timeouts(&args.connect),
         use_cache: !global.no_cache,
-        workers: usize::from(args.connections),
+        workers: usize::from(args.parallel.connections),
     };
     let report = check(&root, &options)?;
     let output = Output::of(args.output.as_deref());

@@ -10,6 +10,7 @@ pub mod completions;
 pub mod contract_check;
 pub mod contract_diff;
 pub mod contract_generate;
+pub mod contract_migrate;
 pub mod drift_report;
 pub mod import_dbt;
 pub mod imports_diff;
@@ -51,6 +52,9 @@ pub fn run(cli: &Cli) -> ExitStatus {
         Command::Contract(ContractCommand::Check(args)) => contract_check::run(&cli.global, args),
         Command::Contract(ContractCommand::Generate(args)) => {
             contract_generate::run(&cli.global, args)
+        }
+        Command::Contract(ContractCommand::Migrate(args)) => {
+            contract_migrate::run(&cli.global, args)
         }
         Command::Lineage(args) => lineage::run(&cli.global, args),
         Command::Publish(args) => publish::run(&cli.global, args),

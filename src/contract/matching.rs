@@ -41,7 +41,7 @@ pub fn request(resources: &[Resource<'_>], target: &Target) -> Request {
     by_namespace.into_iter().collect()
 }
 
-fn namespace_of(resource: &Resource<'_>, target: &Target) -> Namespace {
+pub fn namespace_of(resource: &Resource<'_>, target: &Target) -> Namespace {
     let target_db = target.database.as_ref().map(|d| d.value.clone());
     match resource {
         Resource::Model(_) => Namespace {

@@ -5,5 +5,6 @@ pub mod cascade;
 pub mod cause;
 pub mod diff;
 pub mod matching;
+pub mod migrate;
 pub mod plan;
 pub mod renames;

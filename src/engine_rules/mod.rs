@@ -55,6 +55,9 @@ pub trait EngineRules: Sync {
     fn percentile(&self, column: &str, quantile: &str, discrete: bool) -> String;
     /// The type a numerator is cast to for an exact ratio.
     fn quotient_type(&self) -> &'static str;
+    /// The precision and scale of a `NUMERIC` declared without them; `None` where it holds any
+    /// number (Postgres).
+    fn bare_numeric(&self) -> Option<(u32, u32)>;
     /// `quotient`, failing the statement with `message` (a string literal) where `denominator`
     /// is zero.
     fn raise_on_zero(&self, quotient: String, denominator: &str, message: &str) -> String;

@@ -21,6 +21,8 @@ pub struct AuditOptions {
     pub selection: SelectOptions,
     pub timeouts: Timeouts,
     pub use_cache: bool,
+    /// How many connections run the scans and samples at once.
+    pub workers: usize,
 }
 
 /// One relation's audits, ready to run.
@@ -71,11 +73,18 @@ pub fn audit(root: &Path, options: &AuditOptions) -> anyhow::Result<AuditReport>
         .map(|p| scan(engine, &p.relation, &checks(&project, p, schema)))
         .collect();
     report.queries = scans.len();
-    let ran = session::run(connect.clone(), None, scans)?;
+    let ran = session::run(connect.clone(), None, scans, options.workers)?;
     if report.namespace.database.is_empty() {
         report.namespace.database = ran.default_database;
     }
-    let mut singles = split(&project, engine, schema, &planned, &ran.answers, &connect)?;
+    let mut singles = split(
+        &project,
+        schema,
+        &planned,
+        &ran.answers,
+        &connect,
+        options.workers,
+    )?;
     report.queries += singles.queries;
     let mut samples = Vec::new();
     for (at, (p, answer)) in planned.iter().zip(ran.answers).enumerate() {
@@ -119,7 +128,7 @@ pub fn audit(root: &Path, options: &AuditOptions) -> anyhow::Result<AuditReport>
         let (at, statements): (Vec<usize>, Vec<Statement>) = samples.into_iter().unzip();
         for (i, answer) in at
             .into_iter()
-            .zip(session::run(connect, None, statements)?.answers)
+            .zip(session::run(connect, None, statements, options.workers)?.answers)
         {
             let redacted = redacted_columns(&project, &report.results[i]);
             report.results[i].sample = match answer {
@@ -420,12 +429,13 @@ struct Singles {
 /// read at all costs one probe, not a query per check.
 fn split(
     project: &Project,
-    engine: crate::engine::Engine,
     schema: &str,
     planned: &[Planned<'_>],
     answers: &[Result<Rows, WarehouseError>],
     connect: &session::Connect,
+    workers: usize,
 ) -> anyhow::Result<Singles> {
+    let engine = project.engine();
     let failed: Vec<usize> = (0..planned.len())
         .filter(|&i| answers[i].is_err() && planned[i].specs.len() > 1)
         .collect();
@@ -446,7 +456,7 @@ fn split(
     singles.queries += probes.len();
     let readable: Vec<usize> = failed
         .into_iter()
-        .zip(session::run(connect.clone(), None, probes)?.answers)
+        .zip(session::run(connect.clone(), None, probes, workers)?.answers)
         .filter_map(|(i, probe)| probe.is_ok().then_some(i))
         .collect();
     let mut statements = Vec::new();
@@ -459,7 +469,7 @@ fn split(
         return Ok(singles);
     }
     singles.queries += statements.len();
-    let mut answers = session::run(connect.clone(), None, statements)?
+    let mut answers = session::run(connect.clone(), None, statements, workers)?
         .answers
         .into_iter();
     for i in readable {

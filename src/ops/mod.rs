@@ -18,6 +18,7 @@ pub mod init;
 pub mod inspect;
 pub mod lineage;
 pub mod ls;
+pub mod migrate;
 pub mod publish;
 pub mod query;
 pub mod root;

@@ -54,7 +54,7 @@ pub(super) fn execute_all(
 ) -> anyhow::Result<Vec<Result<Rows, WarehouseError>>> {
     let connect = super::connection(&project.config, &project.root, timeouts)?;
     let database = target.database.as_ref().map(|d| d.value.clone());
-    Ok(session::run(connect, database, statements)?.answers)
+    Ok(session::run(connect, database, statements, 1)?.answers)
 }
 
 /// What `sqb query --harness` and `sqb assert` share: an assertion's query as a request.

@@ -15,7 +15,12 @@ use crate::types::DataType;
 
 /// Parses `text` as exactly one SQL expression in the project's dialect.
 pub fn parse(project: &Project, text: &str) -> Result<Expr, ParserError> {
-    let dialect = project.engine().dialect();
+    parse_for(project.engine(), text)
+}
+
+/// [`parse`] in `engine`'s dialect, for what writes a project before there is one to load.
+pub fn parse_for(engine: crate::engine::Engine, text: &str) -> Result<Expr, ParserError> {
+    let dialect = engine.dialect();
     sqlparser::parser::Parser::new(dialect.as_ref())
         .try_with_sql(text)
         .and_then(|mut p| {

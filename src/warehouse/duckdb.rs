@@ -152,6 +152,29 @@ impl Backend for DuckDbIntrospector {
     }
 
     /// Blocks the calling thread, as `relations` does.
+    fn run_all<'a>(
+        &'a mut self,
+        database: Option<&'a str>,
+        statements: &'a [Statement],
+        timeouts: Timeouts,
+        workers: usize,
+    ) -> Reply<'a, Vec<Result<Rows, WarehouseError>>> {
+        let result = match database.filter(|db| *db != self.catalog) {
+            Some(db) => Err(WarehouseError::DuckDbCatalog {
+                wanted: db.to_string(),
+                actual: self.catalog.clone(),
+            }),
+            None => self.on_connections(statements, workers, |conn, part| {
+                Ok(part
+                    .iter()
+                    .map(|s| execute_on(conn, s, timeouts.statement))
+                    .collect())
+            }),
+        };
+        Box::pin(std::future::ready(result))
+    }
+
+    /// Blocks the calling thread, as `relations` does.
     fn describe<'a>(
         &'a mut self,
         database: Option<&'a str>,
@@ -475,13 +498,7 @@ impl DuckDbIntrospector {
     /// Runs one statement on the read-only file, its parameters bound as text, interrupted
     /// when it outlasts `limit` (DuckDB has no statement timeout of its own).
     fn execute(&self, statement: &Statement, limit: Duration) -> Result<Rows, WarehouseError> {
-        match watched(&self.conn, limit, || run_statement(&self.conn, statement)) {
-            Err(Watched::TimedOut) => Err(WarehouseError::QueryTimeout {
-                seconds: limit.as_secs(),
-            }),
-            Err(Watched::Failed(e)) => Err(WarehouseError::Failed(first_line(&e.to_string()))),
-            Ok(rows) => Ok(rows),
-        }
+        execute_on(&self.conn, statement, limit)
     }
 
     /// Each query's columns as `DESCRIBE` binds them, without running the query, on up to
@@ -500,32 +517,62 @@ impl DuckDbIntrospector {
                 actual: self.catalog.clone(),
             });
         }
-        // Fewer than 8 queries are not worth another connection (TPC-H's 22 take three).
-        let workers = workers.clamp(1, queries.len().div_ceil(8).max(1));
+        self.on_connections(queries, workers, |conn, part| {
+            describe_part(conn, part, limit)
+        })
+    }
+
+    /// `work` on contiguous parts of `items`, each on a connection to the file of its own and
+    /// a thread of its own, on up to `workers` at once; the answers in the items' order.
+    fn on_connections<T: Sync, R: Send>(
+        &self,
+        items: &[T],
+        workers: usize,
+        work: impl Fn(&Connection, &[T]) -> Result<Vec<R>, WarehouseError> + Sync,
+    ) -> Result<Vec<R>, WarehouseError> {
+        // Fewer than 8 items are not worth another connection (TPC-H's 22 queries take three).
+        let workers = workers.clamp(1, items.len().div_ceil(8).max(1));
         if workers == 1 {
-            return describe_part(&self.conn, queries, limit);
+            return work(&self.conn, items);
         }
-        let size = queries.len().div_ceil(workers);
-        let connections = queries
+        let size = items.len().div_ceil(workers);
+        let connections = items
             .chunks(size)
             .map(|_| self.conn.try_clone())
             .collect::<duckdb::Result<Vec<Connection>>>()
             .map_err(|e| WarehouseError::Query(first_line(&e.to_string())))?;
+        let work = &work;
         std::thread::scope(|scope| {
-            let parts: Vec<_> = queries
+            let parts: Vec<_> = items
                 .chunks(size)
                 .zip(connections)
-                .map(|(part, conn)| scope.spawn(move || describe_part(&conn, part, limit)))
+                .map(|(part, conn)| scope.spawn(move || work(&conn, part)))
                 .collect();
-            let mut out = Vec::with_capacity(queries.len());
+            let mut out = Vec::with_capacity(items.len());
             for part in parts {
-                let described = part.join().map_err(|_| {
-                    WarehouseError::Runtime("a DuckDB describing thread stopped".into())
+                let answers = part.join().map_err(|_| {
+                    WarehouseError::Runtime("a DuckDB connection's thread stopped".into())
                 })?;
-                out.extend(described?);
+                out.extend(answers?);
             }
             Ok(out)
         })
+    }
+}
+
+/// Runs one statement on `conn`, its parameters bound as text, interrupted when it outlasts
+/// `limit` (DuckDB has no statement timeout of its own).
+fn execute_on(
+    conn: &Connection,
+    statement: &Statement,
+    limit: Duration,
+) -> Result<Rows, WarehouseError> {
+    match watched(conn, limit, || run_statement(conn, statement)) {
+        Err(Watched::TimedOut) => Err(WarehouseError::QueryTimeout {
+            seconds: limit.as_secs(),
+        }),
+        Err(Watched::Failed(e)) => Err(WarehouseError::Failed(first_line(&e.to_string()))),
+        Ok(rows) => Ok(rows),
     }
 }
 

@@ -48,6 +48,25 @@ pub trait Backend {
         timeouts: Timeouts,
     ) -> Reply<'a, Rows>;
 
+    /// Runs `statements` as [`Backend::run`] runs each, every one its own answer, in order. An
+    /// in-process engine may run them on up to `workers` threads; a server's session runs one
+    /// at a time (the session spreads statements over sessions of its own).
+    fn run_all<'a>(
+        &'a mut self,
+        database: Option<&'a str>,
+        statements: &'a [Statement],
+        timeouts: Timeouts,
+        _workers: usize,
+    ) -> Reply<'a, Vec<Result<Rows, WarehouseError>>> {
+        Box::pin(async move {
+            let mut answers = Vec::with_capacity(statements.len());
+            for statement in statements {
+                answers.push(self.run(database, statement, timeouts).await);
+            }
+            Ok(answers)
+        })
+    }
+
     /// Describes each query's result without running it: its columns' names and types, spelled
     /// as the catalog spells them. A query the engine rejects gets the engine's message, and
     /// the others their answers; a session that fails fails them all. An in-process engine

@@ -435,29 +435,52 @@ pub struct Ran {
     pub answers: Vec<Result<Rows, WarehouseError>>,
 }
 
-/// Runs `statements` one after another on one read-only connection (to `database`, else the
-/// connection's own), on a thread of its own: each its own result, so that one failing
-/// statement does not hide the others' answers. Connecting failing fails them all.
+/// Runs `statements` on read-only connections (to `database`, else the connection's own), on up
+/// to `workers` at once (Postgres: sessions; DuckDB: connections to the one open file, each on
+/// a thread of its own), on a thread of its own: each its own result in order, so that one
+/// failing statement does not hide the others' answers. Connecting failing fails them all.
 pub fn run(
     connect: Connect,
     database: Option<String>,
     statements: Vec<Statement>,
+    workers: usize,
 ) -> Result<Ran, WarehouseError> {
     on_own_thread(move || async move {
-        let mut warehouse = open(&connect).await?;
-        let mut answers = Vec::with_capacity(statements.len());
-        for statement in &statements {
-            answers.push(
-                warehouse
-                    .run(database.as_deref(), statement, connect.timeouts)
-                    .await,
-            );
+        // As `describe`: an in-process engine gets one database that runs on threads of its
+        // own; a server gets sessions of its own, each running a contiguous part in order.
+        let (sessions, threads) = match connect.engine.in_process() {
+            true => (1, workers),
+            false => (workers.clamp(1, statements.len().div_ceil(8).max(1)), 1),
+        };
+        let size = statements.len().div_ceil(sessions).max(1);
+        let jobs = statements.chunks(size).map(|part| {
+            let (connect, database) = (&connect, database.as_deref());
+            async move {
+                let mut warehouse = open(connect).await?;
+                let answers = warehouse
+                    .run_all(database, part, connect.timeouts, threads)
+                    .await;
+                let default = warehouse.default_database().to_string();
+                warehouse.close();
+                answers.map(|a| (default, a))
+            }
+        });
+        let mut ran = Ran {
+            default_database: String::new(),
+            answers: Vec::with_capacity(statements.len()),
+        };
+        if statements.is_empty() {
+            // Still connect: a caller with nothing to run learns the connection's database,
+            // and that the warehouse answers.
+            let warehouse = open(&connect).await?;
+            ran.default_database = warehouse.default_database().to_string();
+            warehouse.close();
         }
-        let default_database = warehouse.default_database().to_string();
-        warehouse.close();
-        Ok(Ran {
-            default_database,
-            answers,
-        })
+        for answer in futures_util::future::join_all(jobs).await {
+            let (database, answers) = answer?;
+            ran.default_database = database;
+            ran.answers.extend(answers);
+        }
+        Ok(ran)
     })
 }

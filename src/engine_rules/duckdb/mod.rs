@@ -93,6 +93,10 @@ impl EngineRules for DuckDb {
         format!("quantile_{f}({column}, {quantile})")
     }
 
+    fn bare_numeric(&self) -> Option<(u32, u32)> {
+        Some((18, 3))
+    }
+
     fn quotient_type(&self) -> &'static str {
         "double"
     }

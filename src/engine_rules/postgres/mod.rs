@@ -92,6 +92,10 @@ impl EngineRules for Postgres {
         format!("percentile_{f}({quantile}) WITHIN GROUP (ORDER BY {column})")
     }
 
+    fn bare_numeric(&self) -> Option<(u32, u32)> {
+        None
+    }
+
     fn quotient_type(&self) -> &'static str {
         "numeric"
     }

@@ -55,7 +55,14 @@ impl<'m> Importer<'m> {
             let args = self.audit_args(test, meta, attached.as_deref().unwrap_or_default());
             // Only what `sqb audit` runs, with these arguments, is carried: an audit it cannot
             // run would not compile.
-            let refused = runs(&name, &args, test.column_name.as_deref());
+            let (args, refused) = match args {
+                Ok(args) => {
+                    let refused = runs(&name, &args, test.column_name.as_deref())
+                        .or_else(|| snippets(self.engine, &name, &args));
+                    (args, refused)
+                }
+                Err(why) => (Vec::new(), Some(why)),
+            };
             if let Some(why) = refused {
                 self.entry(
                     &test.original_file_path,
@@ -122,7 +129,7 @@ impl<'m> Importer<'m> {
         test: &Node,
         meta: &manifest::TestMetadata,
         attached: &str,
-    ) -> Vec<(String, toml_edit::Value)> {
+    ) -> Result<Vec<(String, toml_edit::Value)>, String> {
         let mut args: Vec<(String, toml_edit::Value)> = Vec::new();
         let mut kwargs: Vec<(&String, &Value)> = meta.kwargs.iter().collect();
         // `to` before `field`, as dbt's docs write a relationship.
@@ -132,19 +139,11 @@ impl<'m> Importer<'m> {
                 continue;
             }
             if meta.name == "relationships" && key == "to" && meta.namespace.is_none() {
-                let other = test
-                    .depends_on
-                    .nodes
-                    .iter()
-                    .find(|d| d.as_str() != attached);
-                if let Some(t) = other.and_then(|o| self.targets.get(o)) {
-                    let to = match t {
-                        Target::Model(i) => self.models[*i].name.clone(),
-                        Target::Source(i) => self.sources[*i].name.clone(),
-                    };
-                    args.push((key.clone(), to.into()));
-                    continue;
-                }
+                args.push((
+                    key.clone(),
+                    self.relationship_to(test, attached, value)?.into(),
+                ));
+                continue;
             }
             if let Some(v) = render::json_to_toml(value) {
                 args.push((key.clone(), v));
@@ -161,8 +160,47 @@ impl<'m> Importer<'m> {
         if let Some(filter) = &test.config.where_ {
             args.push(("where".into(), filter.as_str().into()));
         }
-        args
+        Ok(args)
     }
+
+    /// The resource a `relationships` test's `to` names, as the import writes it: the test's
+    /// other dependency, or the model it is attached to when it reads itself (a parent key in
+    /// the same table). A `to` the import writes nothing for is refused, never written as
+    /// dbt's text (`ref('x')`), which would not compile.
+    fn relationship_to(&self, test: &Node, attached: &str, to: &Value) -> Result<String, String> {
+        let nodes = &test.depends_on.nodes;
+        let other = nodes
+            .iter()
+            .find(|d| d.as_str() != attached)
+            .or_else(|| nodes.iter().find(|d| d.as_str() == attached));
+        match other.and_then(|o| self.targets.get(o)) {
+            Some(Target::Model(i)) => Ok(self.models[*i].name.clone()),
+            Some(Target::Source(i)) => Ok(self.sources[*i].name.clone()),
+            None => Err(format!(
+                "the generic test `relationships` is not carried over: its `to` ({}) is no model or source the import writes",
+                to.as_str().map_or_else(|| to.to_string(), |t| format!("`{t}`"))
+            )),
+        }
+    }
+}
+
+/// Why the `where` or `expression` of the test `name` would not compile: each must be one SQL
+/// expression in the engine's dialect, as `sqb compile` checks it (dbt's Jinja is not one).
+fn snippets(engine: Engine, name: &str, args: &[(String, toml_edit::Value)]) -> Option<String> {
+    args.iter()
+        .filter(|(k, _)| k == "where" || k == "expression")
+        .find_map(|(key, value)| {
+            let text = value.as_str()?;
+            let e = crate::semantic::predicate::parse_for(engine, text).err()?;
+            let jinja = if text.contains("{{") || text.contains("{%") {
+                " (dbt's Jinja is not rendered)"
+            } else {
+                ""
+            };
+            Some(format!(
+                "the generic test `{name}` is not carried over: its `{key}` is not one SQL expression{jinja}: {e}"
+            ))
+        })
 }
 
 /// Why sqb does not run the test `name` with `args` (on `column`, or on the whole relation), or
