@@ -21,6 +21,8 @@ pub struct Relation<'a> {
     pub quoted: String,
     /// `schema.name`, as reports show it.
     pub shown: String,
+    pub schema: String,
+    pub name: String,
     pub kind: Option<RelationKind>,
     pub findings: &'a [Finding],
 }
@@ -38,6 +40,9 @@ pub struct Step {
     /// A statement whose safety depends on the data: the query counting the rows it would
     /// fail on (its first column), to run read-only first. Zero keeps the statement.
     pub check: Option<String>,
+    /// A retype or a drop: the statement listing the views that read the column, which it
+    /// would break (or the engine refuses). None keeps the statement.
+    pub readers: Option<crate::rows::Statement>,
 }
 
 /// A finding no statement resolves, and why.
@@ -112,11 +117,13 @@ fn step(
     }
     match relation.kind {
         Some(RelationKind::Table | RelationKind::PartitionedTable) => {}
-        Some(kind) => return Err(format!(
+        Some(kind) => {
+            return Err(format!(
             "`{}` is a {}: its columns come from its SQL, so change the model, not the relation",
             relation.shown,
             kind_name(kind)
-        )),
+        ))
+        }
         None => return Err("the relation's kind is unknown".into()),
     }
     let column = f.column.clone().unwrap_or_default();
@@ -179,7 +186,15 @@ fn step(
             None,
         ),
     };
+    let readers = matches!(
+        f.kind,
+        FindingKind::TypeMismatch | FindingKind::UndeclaredPhysicalColumn
+    )
+    .then(|| {
+        crate::engine_rules::of(engine).column_readers(&relation.schema, &relation.name, &column)
+    });
     Ok(Some(Step {
+        readers,
         kind: f.kind,
         relation: relation.shown.clone(),
         column,

@@ -55,6 +55,10 @@ pub trait EngineRules: Sync {
     fn percentile(&self, column: &str, quantile: &str, discrete: bool) -> String;
     /// The type a numerator is cast to for an exact ratio.
     fn quotient_type(&self) -> &'static str;
+    /// The statement listing the views (`schema.name`, one a row) that read `column` of the
+    /// table `schema.table`: a column they read cannot be retyped (Postgres refuses) or dropped
+    /// (they would break). Names go in as parameters.
+    fn column_readers(&self, schema: &str, table: &str, column: &str) -> crate::rows::Statement;
     /// The precision and scale of a `NUMERIC` declared without them; `None` where it holds any
     /// number (Postgres).
     fn bare_numeric(&self) -> Option<(u32, u32)>;

@@ -98,6 +98,8 @@ fn plan(read: ReadTarget<'_>, allow_drop: bool) -> (Plan, usize) {
                 None => format!("{}.{}", quoted(&namespace.schema), quoted(&name)),
             },
             shown: format!("{}.{name}", namespace.schema),
+            schema: namespace.schema.clone(),
+            name: name.clone(),
             kind: item.physical.as_ref().map(|p| p.kind),
             findings: &findings,
         };
@@ -118,67 +120,100 @@ fn plan(read: ReadTarget<'_>, allow_drop: bool) -> (Plan, usize) {
     (plan, inspection.items.len())
 }
 
-/// The steps whose data check finds no failing row; the others refused with the count.
+/// The steps whose data check finds no failing row and whose column no view reads; the others
+/// refused with the count or the views.
 fn checked(
     project: &Project,
     steps: Vec<Step>,
     refused: &mut Vec<Refusal>,
     options: &MigrateOptions,
 ) -> anyhow::Result<Vec<Step>> {
-    let checks: Vec<Statement> = steps
+    let statements: Vec<Statement> = steps
         .iter()
-        .filter_map(|s| s.check.clone())
-        .map(|sql| Statement {
-            sql,
-            params: Vec::new(),
+        .flat_map(|s| {
+            let check = s.check.clone().map(|sql| Statement {
+                sql,
+                params: Vec::new(),
+            });
+            check.into_iter().chain(s.readers.clone())
         })
         .collect();
-    if checks.is_empty() {
+    if statements.is_empty() {
         return Ok(steps);
     }
     let connect = super::connection(&project.config, &project.root, options.inspect.timeouts)?;
-    let mut answers = session::run(connect, None, checks, options.workers)?
+    let mut answers = session::run(connect, None, statements, options.workers)?
         .answers
         .into_iter();
+    let mut next = |step: &Step| {
+        answers
+            .next()
+            .expect("one answer a statement")
+            .map_err(|e| {
+                anyhow::anyhow!("could not check `{}` against the warehouse: {e}", step.sql)
+            })
+    };
     let mut kept = Vec::with_capacity(steps.len());
     for step in steps {
-        if step.check.is_none() {
-            kept.push(step);
-            continue;
-        }
-        let answer = answers.next().expect("one answer a check");
-        let failing = answer.map(|rows| match rows.rows.first().and_then(|r| r.first()) {
-            Some(Cell::Int(n)) => *n,
-            Some(Cell::Text(t)) => t.parse().unwrap_or(-1),
-            _ => -1,
-        });
-        match failing {
-            Ok(0) => kept.push(step),
-            Ok(n) => refused.push(Refusal {
-                why: format!(
-                    "{} ({}): {}",
-                    match n {
-                        1 => "1 row would not hold".to_string(),
-                        n if n < 0 => "the rows that would not hold could not be counted".into(),
-                        n => format!("{n} rows would not hold"),
-                    },
-                    step.why,
-                    step.sql
-                ),
-                relation: step.relation,
-                column: Some(step.column),
-                kind: step.kind,
-                loc: step.loc,
-            }),
-            Err(e) => {
-                return Err(anyhow::anyhow!(
-                    "could not check `{}` against the data: {e}",
-                    step.sql
-                ))
+        let failing = match step.check {
+            Some(_) => Some(first_int(&next(&step)?)),
+            None => None,
+        };
+        let readers: Vec<String> = match step.readers {
+            Some(_) => next(&step)?
+                .rows
+                .iter()
+                .filter_map(|r| match r.first() {
+                    Some(Cell::Text(t)) => Some(t.clone()),
+                    _ => None,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let why = match failing {
+            Some(0) | None if readers.is_empty() => {
+                kept.push(step);
+                continue;
             }
-        }
+            Some(n) if n != 0 => match n {
+                1 => "1 row would not hold".to_string(),
+                n if n < 0 => "the rows that would not hold could not be counted".into(),
+                n => format!("{n} rows would not hold"),
+            },
+            _ => format!(
+                "{} the column, which the change would break or retype under {}: change them together by hand",
+                match readers.len() {
+                    1 => format!("the view `{}` reads", readers[0]),
+                    _ => format!(
+                        "the views {} read",
+                        readers
+                            .iter()
+                            .map(|r| format!("`{r}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                },
+                if readers.len() == 1 { "it" } else { "them" }
+            ),
+        };
+        refused.push(Refusal {
+            why: format!("{why} ({}): {}", step.why, step.sql),
+            relation: step.relation,
+            column: Some(step.column),
+            kind: step.kind,
+            loc: step.loc,
+        });
     }
     Ok(kept)
+}
+
+/// The first cell of the first row as a number; -1 when it is none.
+fn first_int(rows: &crate::rows::Rows) -> i128 {
+    match rows.rows.first().and_then(|r| r.first()) {
+        Some(Cell::Int(n)) => *n,
+        Some(Cell::Text(t) | Cell::Decimal(t)) => t.parse().unwrap_or(-1),
+        _ => -1,
+    }
 }
 
 impl Migration {

@@ -93,6 +93,24 @@ impl EngineRules for DuckDb {
         format!("quantile_{f}({column}, {quantile})")
     }
 
+    /// DuckDB records no dependency of a view on a column, and binds a view when it is read:
+    /// a view is taken to read the column when its SQL names both the table and the column (or
+    /// selects `*` or `t.*`), as words, whatever their case. It may name a view that does not read it,
+    /// never miss one that does.
+    fn column_readers(&self, schema: &str, table: &str, column: &str) -> crate::rows::Statement {
+        let _ = schema;
+        crate::rows::Statement {
+            sql: "SELECT schema_name || '.' || view_name FROM duckdb_views() \
+                  WHERE NOT internal \
+                    AND regexp_matches(sql, $1) \
+                    AND (regexp_matches(sql, $2) \
+                         OR regexp_matches(sql, '(?i)(select|,)\\s*(distinct\\s+)?([A-Za-z0-9_]+\\.)?\\*')) \
+                  ORDER BY 1"
+                .to_string(),
+            params: vec![word(table), word(column)],
+        }
+    }
+
     fn bare_numeric(&self) -> Option<(u32, u32)> {
         Some((18, 3))
     }
@@ -125,5 +143,31 @@ impl EngineRules for DuckDb {
             value: format!("{database}.duckdb"),
             comment: "\n# Fill in the warehouse dbt builds; sqb only ever reads it. `path` is the DuckDB file\n# (the `path` of the profiles.yml output): relative paths are from this directory.\n",
         }
+    }
+}
+
+/// An RE2 pattern matching `name` as a whole word, whatever its case.
+fn word(name: &str) -> String {
+    let mut escaped = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        if !c.is_alphanumeric() && c != '_' {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    format!("(?i)(^|[^A-Za-z0-9_]){escaped}([^A-Za-z0-9_]|$)")
+}
+
+#[cfg(test)]
+mod readers_tests {
+    use super::word;
+
+    #[test]
+    fn a_name_becomes_a_pattern_of_the_whole_word_with_its_punctuation_escaped() {
+        assert_eq!(word("a.b"), "(?i)(^|[^A-Za-z0-9_])a\\.b([^A-Za-z0-9_]|$)");
+        assert_eq!(
+            word("customer_id"),
+            "(?i)(^|[^A-Za-z0-9_])customer_id([^A-Za-z0-9_]|$)"
+        );
     }
 }

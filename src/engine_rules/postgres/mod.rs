@@ -92,6 +92,26 @@ impl EngineRules for Postgres {
         format!("percentile_{f}({quantile}) WITHIN GROUP (ORDER BY {column})")
     }
 
+    /// Exact: the catalog records each view's dependency on each column it reads.
+    fn column_readers(&self, schema: &str, table: &str, column: &str) -> crate::rows::Statement {
+        crate::rows::Statement {
+            sql: "SELECT DISTINCT vn.nspname || '.' || v.relname \
+                  FROM pg_depend d \
+                  JOIN pg_rewrite r ON r.oid = d.objid \
+                  JOIN pg_class v ON v.oid = r.ev_class \
+                  JOIN pg_namespace vn ON vn.oid = v.relnamespace \
+                  JOIN pg_class t ON t.oid = d.refobjid \
+                  JOIN pg_namespace tn ON tn.oid = t.relnamespace \
+                  JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.refobjsubid \
+                  WHERE d.classid = 'pg_rewrite'::regclass \
+                    AND tn.nspname = $1 AND t.relname = $2 AND a.attname::text = $3 \
+                    AND v.oid <> t.oid \
+                  ORDER BY 1"
+                .to_string(),
+            params: vec![schema.to_string(), table.to_string(), column.to_string()],
+        }
+    }
+
     fn bare_numeric(&self) -> Option<(u32, u32)> {
         None
     }
