@@ -148,6 +148,69 @@ fn rows(csv: &str, keys: &[String]) -> (Vec<String>, BTreeSet<Vec<String>>) {
     (header, rows)
 }
 
+/// The metric columns MetricFlow answered with integers: every value printed without a point
+/// (Python prints a float or a decimal with one), and at least one value.
+fn integer_columns(csv: &str) -> Vec<String> {
+    let mut reader = csv::ReaderBuilder::new().from_reader(csv.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    header
+        .iter()
+        .enumerate()
+        .filter(|(i, h)| {
+            let values: Vec<&str> = records.iter().filter_map(|r| r.get(*i)).collect();
+            !h.contains("__")
+                && values.iter().any(|v| !v.is_empty())
+                && values
+                    .iter()
+                    .all(|v| v.is_empty() || v.parse::<i64>().is_ok())
+        })
+        .map(|(_, h)| h.clone())
+        .collect()
+}
+
+/// A count (MetricFlow's integer) comes back typed as an integer, with integer values: DuckDB's
+/// `sum` of integers is a HUGEINT, which its Arrow result carries as DECIMAL(38,0).
+#[test]
+fn integer_answers_are_typed_as_integers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = imported(tmp.path());
+    let mut checked = 0;
+    for q in questions().iter().filter(|q| q.saved.is_none()) {
+        let expected =
+            std::fs::read_to_string(fixture().join(format!("target/mf/{}.csv", q.line))).unwrap();
+        let integers = integer_columns(&expected);
+        let wanted: Vec<&String> = q.metrics.iter().filter(|m| integers.contains(m)).collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        let mut cmd = sqb();
+        cmd.arg("--project-dir")
+            .arg(&out)
+            .args(["-q", "query", "--format", "json"]);
+        for m in &wanted {
+            cmd.args(["--metric", m]);
+        }
+        let result = run(&mut cmd);
+        assert_eq!(
+            result.status.code(),
+            Some(0),
+            "{}",
+            transcript(&result, tmp.path())
+        );
+        let answer: Value = serde_json::from_slice(&result.stdout).unwrap();
+        for column in answer["columns"].as_array().unwrap() {
+            assert_eq!(column["type"], "integer", "line {}: {column}", q.line);
+            let name = column["name"].as_str().unwrap();
+            for row in answer["rows"].as_array().unwrap() {
+                assert!(row[name].is_i64() || row[name].is_null(), "{row}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "only {checked} integer answers checked");
+}
+
 #[test]
 fn every_bound_metric_answers_as_mf_query_does() {
     let tmp = tempfile::tempdir().unwrap();

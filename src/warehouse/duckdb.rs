@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
+use duckdb::core::LogicalTypeId;
 use duckdb::{AccessMode, Config, Connection};
 
 use super::{listings, Backend, Reply, SchemaListing, Timeouts, WarehouseError};
@@ -680,7 +681,12 @@ fn run_statement(conn: &Connection, statement: &Statement) -> duckdb::Result<Row
     let columns: Vec<Column> = (0..stmt.column_count())
         .map(|i| Column {
             name: stmt.column_name(i).map_or(String::new(), |n| n.to_string()),
-            type_name: type_name(&stmt.column_type(i)),
+            type_name: match stmt.column_logical_type(i).id() {
+                // Arrow carries a HUGEINT as DECIMAL(38,0); it is an integer (`sum` of
+                // integers, a count), as the engine and MetricFlow say.
+                LogicalTypeId::Hugeint | LogicalTypeId::UHugeint => "integer".into(),
+                _ => type_name(&stmt.column_type(i)),
+            },
         })
         .collect();
     // An instant reads as its UTC wall time: said with the `Z` its column's type calls for.
