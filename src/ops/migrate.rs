@@ -222,7 +222,7 @@ impl Migration {
     pub fn sql(&self) -> String {
         let mut out = format!(
             "-- sqb contract migrate --from {}: {} for {} ({})\n-- Review it, then run it yourself: sqb never does.\n",
-            self.target,
+            one_line(&self.target),
             crate::report::count(self.steps.len(), "statement", "statements"),
             crate::report::count(self.relations, "relation", "relations"),
             self.engine.as_str(),
@@ -230,31 +230,29 @@ impl Migration {
         if !self.steps.is_empty() {
             out.push_str("BEGIN;\n");
             for (step, place) in self.steps.iter().zip(&self.places) {
-                out.push_str(&format!(
-                    "\n-- {}: {}.{}: {}\n{};\n",
+                let comment = format!(
+                    "{}: {}.{}: {}",
                     place.as_deref().unwrap_or("(no declaration)"),
                     step.relation,
                     step.column,
-                    one_line(&step.why),
-                    step.sql
-                ));
+                    step.why
+                );
+                out.push_str(&format!("\n-- {}\n{};\n", one_line(&comment), step.sql));
             }
             out.push_str("\nCOMMIT;\n");
         }
         for (r, place) in self.refused.iter().zip(&self.refused_places) {
-            out.push_str(&format!(
-                "\n-- not migrated: {}{}{}: {}",
-                place
-                    .as_deref()
-                    .map(|p| format!("{p}: "))
-                    .unwrap_or_default(),
-                r.relation,
-                r.column
-                    .as_deref()
-                    .map(|c| format!(".{c}"))
-                    .unwrap_or_default(),
-                one_line(&r.why)
-            ));
+            let place = place
+                .as_deref()
+                .map(|p| format!("{p}: "))
+                .unwrap_or_default();
+            let column = r
+                .column
+                .as_deref()
+                .map(|c| format!(".{c}"))
+                .unwrap_or_default();
+            let comment = format!("not migrated: {place}{}{column}: {}", r.relation, r.why);
+            out.push_str(&format!("\n-- {}", one_line(&comment)));
         }
         if !self.refused.is_empty() {
             out.push('\n');
@@ -263,7 +261,15 @@ impl Migration {
     }
 }
 
-/// Keeps a comment on one line whatever the text holds.
+/// Keeps a comment on one line whatever the text holds: a name with a line break in it must
+/// not end the comment and start a statement of its own.
 fn one_line(text: &str) -> String {
-    text.replace(['\n', '\r'], " ")
+    text.chars()
+        .map(
+            |c| match c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                true => ' ',
+                false => c,
+            },
+        )
+        .collect()
 }
