@@ -277,6 +277,21 @@ fn every_metric_is_asked_or_reported() {
             !bound || asked.contains(name),
             "`{name}` is bound but no question of mf-queries.txt asks for it"
         );
+        if !bound {
+            // Asked for anyway, it is refused with the import's reason, from its record.
+            let asked = run(sqb()
+                .arg("--project-dir")
+                .arg(&out)
+                .args(["query", "--sql", "--metric", name]));
+            let text = transcript(&asked, tmp.path());
+            assert_eq!(asked.status.code(), Some(10), "{text}");
+            assert!(
+                text.contains(&format!(
+                    "hint: `sqb import dbt` did not carry the dbt metric `{name}` over: `{name}`"
+                )),
+                "{text}"
+            );
+        }
     }
     for (id, saved) in manifest["saved_queries"].as_object().unwrap() {
         let name = saved["name"].as_str().unwrap();

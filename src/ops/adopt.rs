@@ -60,6 +60,10 @@ pub fn import_dbt(options: &ImportDbtOptions) -> anyhow::Result<ImportOutcome> {
             excluded: &excluded,
         })
         .map_err(|e| refusal(e, &manifest_path, &project_yml))?;
+        let mut imported = imported;
+        imported
+            .files
+            .push((RECORD.to_string(), record(&imported.report)?));
         let staged = stage(&parent, &imported.files)?;
         let compiled = compile(
             &staged.dir,
@@ -84,6 +88,34 @@ pub fn import_dbt(options: &ImportDbtOptions) -> anyhow::Result<ImportOutcome> {
         errors: counts.errors,
         warnings: counts.warnings,
     })
+}
+
+/// The import's record in the project it writes: its report, so that `sqb query` can say why
+/// a metric of the dbt project is not there.
+pub const RECORD: &str = "dbt-import.json";
+
+fn record(report: &dbt::Report) -> anyhow::Result<String> {
+    let mut text = serde_json::to_string_pretty(report)?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// Why `sqb import dbt` did not carry the metric `name`, from the record it left in the
+/// project at `root`; `None` when there is no record or it does not name the metric.
+pub fn not_carried_metric(root: &Path, name: &str) -> Option<String> {
+    let text = std::fs::read_to_string(root.join(RECORD)).ok()?;
+    let record: serde_json::Value = serde_json::from_str(&text).ok()?;
+    record["not_carried_over"]
+        .as_array()?
+        .iter()
+        .filter(|e| e["kind"] == "metric")
+        .find(|e| {
+            e["node"]
+                .as_str()
+                .and_then(|n| n.rsplit('.').next())
+                .is_some_and(|n| n.eq_ignore_ascii_case(name))
+        })
+        .and_then(|e| e["what"].as_str().map(str::to_string))
 }
 
 /// How many times the import is redone, each time without what the compile rejected.

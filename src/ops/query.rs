@@ -115,7 +115,8 @@ fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome
     let (name, target) = target(project, options.from.as_deref())?;
     let namespace = namespace(project, target);
     let compiled = tracing::debug_span!("query compiled")
-        .in_scope(|| query::compile(project, &namespace, &options.request))?;
+        .in_scope(|| query::compile(project, &namespace, &options.request))
+        .map_err(|r| not_carried(project, &options.request, r))?;
     let records = Records::load(&project.root, &name, options.use_cache);
     let index = trust::Index::new(project);
     let covering = index.assertions_of(&options.request.metrics);
@@ -321,4 +322,26 @@ fn enforce_trust(metrics: &[MetricOutcome], warnings: &mut Vec<String>) -> Resul
         }
     }
     Ok(())
+}
+
+/// An unresolved metric that `sqb import dbt` left out says why, from the import's record.
+fn not_carried(project: &Project, request: &QueryRequest, mut refusal: Refusal) -> Refusal {
+    if refusal.code != "unresolved" {
+        return refusal;
+    }
+    let missing = request.metrics.iter().find_map(|m| {
+        refusal
+            .message
+            .contains(&format!("`{m}`"))
+            .then(|| super::adopt::not_carried_metric(&project.root, m))
+            .flatten()
+            .map(|why| (m, why))
+    });
+    if let Some((metric, why)) = missing {
+        refusal.hint = Some(format!(
+            "`sqb import dbt` did not carry the dbt metric `{metric}` over: {why} (its record: {})",
+            super::adopt::RECORD
+        ));
+    }
+    refusal
 }
