@@ -211,7 +211,7 @@ fn the_analysis_agrees_with_duckdb_on_tpch() {
         &case_warehouse(&case, "duckdb").unwrap(),
     );
     let out = check(tmp.path(), None, &["--json"]);
-    agrees(&out, tmp.path(), 22, 60);
+    agrees(&out, tmp.path(), 22, 61);
     // With the cache on, a second check reuses the analyses the first one left in it (and
     // parses no model to rewrite it), and says exactly what a check without any cache says.
     let cached = || {
@@ -245,7 +245,7 @@ fn the_analysis_agrees_with_postgres_on_tpch() {
     let tmp = tempfile::tempdir().unwrap();
     case_project(&case, "postgres", tmp.path());
     let out = check(tmp.path(), Some(&db.url), &["--json"]);
-    agrees(&out, tmp.path(), 22, 70);
+    agrees(&out, tmp.path(), 22, 71);
 }
 
 #[test]
@@ -258,7 +258,7 @@ fn the_analysis_agrees_with_duckdb_on_tpcds() {
         &case_warehouse(&case, "duckdb").unwrap(),
     );
     let out = check(tmp.path(), None, &["--json"]);
-    agrees(&out, tmp.path(), TPCDS_MODELS, 277);
+    agrees(&out, tmp.path(), TPCDS_MODELS, 284);
 }
 
 #[test]
@@ -271,7 +271,7 @@ fn the_analysis_agrees_with_postgres_on_tpcds() {
     let tmp = tempfile::tempdir().unwrap();
     case_project(&case, "postgres", tmp.path());
     let out = check(tmp.path(), Some(&db.url), &["--json"]);
-    agrees(&out, tmp.path(), TPCDS_MODELS, 282);
+    agrees(&out, tmp.path(), TPCDS_MODELS, 289);
 }
 
 /// The TPC-DS queries of testdata/tpcds/models.

@@ -44,6 +44,8 @@ pub trait EngineRules: Sync {
     fn decimal_literal(&self) -> Option<DataType>;
     /// `length(s)` and `char_length(s)`.
     fn length(&self) -> DataType;
+    /// `grouping(a, ...)`.
+    fn grouping(&self) -> DataType;
     /// `date_trunc(unit, t)` of a `t` of this type.
     fn date_trunc(&self, arg: &DataType) -> Option<DataType>;
 

@@ -136,6 +136,26 @@ impl Scope<'_> {
                     CastKind::Cast | CastKind::DoubleColon => self.expr(inner).nullable,
                 },
             },
+            // `substr(s, a, b)`, `substring(s FROM a FOR b)`: of a string, the engine's text.
+            Expr::Substring {
+                expr: inner,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let of = self.expr(inner);
+                let bounds = [substring_from, substring_for]
+                    .into_iter()
+                    .flatten()
+                    .all(|e| self.expr(e).nullable == Some(false));
+                match of.ty.as_ref().is_some_and(is_string) {
+                    true => Facts {
+                        ty: Some(self.rules().text()),
+                        nullable: (of.nullable == Some(false) && bounds).then_some(false),
+                    },
+                    false => Facts::default(),
+                }
+            }
             Expr::IsNull(_) | Expr::IsNotNull(_) => known(DataType::Boolean, Some(false)),
             Expr::BinaryOp { left, op, right } => self.binary(left, op, right),
             Expr::UnaryOp {
@@ -365,6 +385,14 @@ impl Scope<'_> {
                 nullable: arg(0).nullable,
             },
             ("length" | "char_length", 1) => known(rules.length(), arg(0).nullable),
+            // Of a string (not of bytes, which stay bytes): the engine's text type.
+            ("substr" | "substring", 2 | 3) if arg(0).ty.as_ref().is_some_and(is_string) => Facts {
+                ty: Some(rules.text()),
+                nullable: (0..args.len())
+                    .all(|i| arg(i).nullable == Some(false))
+                    .then_some(false),
+            },
+            ("grouping", n) if n > 0 => known(rules.grouping(), Some(false)),
             ("coalesce", n) if n > 0 => {
                 let exprs: Vec<&Expr> = args
                     .iter()
@@ -416,4 +444,11 @@ fn literal(value: &Value, engine: Engine) -> Facts {
             nullable: Some(false),
         },
     }
+}
+
+fn is_string(ty: &DataType) -> bool {
+    matches!(
+        ty,
+        DataType::Varchar(_) | DataType::Char(_) | DataType::Text
+    )
 }

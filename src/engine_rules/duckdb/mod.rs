@@ -76,6 +76,10 @@ impl EngineRules for DuckDb {
         None
     }
 
+    fn grouping(&self) -> DataType {
+        DataType::BigInt
+    }
+
     fn length(&self) -> DataType {
         DataType::BigInt
     }

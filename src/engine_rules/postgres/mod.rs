@@ -68,6 +68,10 @@ impl EngineRules for Postgres {
         Some(DataType::Numeric(None))
     }
 
+    fn grouping(&self) -> DataType {
+        DataType::Integer
+    }
+
     fn length(&self) -> DataType {
         DataType::Integer
     }
