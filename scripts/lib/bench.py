@@ -191,6 +191,32 @@ def add_semantic(root, layout, metrics, guardrails=200, assertions=500):
     return bound, len(os.listdir(rails)), len(os.listdir(checks)), (shapes[0][0], shapes[0][2])
 
 
+NAMESPACE_QUERY = (
+    "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull "
+    "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE n.nspname = 'bench' AND a.attnum > 0 AND NOT a.attisdropped "
+    "ORDER BY c.relname, a.attnum"
+)
+
+
+def write_select1(root, engine, layout):
+    """#47's project: a `select 1 as x` model per relation, explicit mode, no sidecars yet."""
+    os.makedirs(os.path.join(root, "models"), exist_ok=True)
+    os.makedirs(os.path.join(root, "enums"), exist_ok=True)
+    conn = 'engine = "postgres"' if engine == "postgres" else 'engine = "duckdb"\npath = "w.duckdb"'
+    with open(os.path.join(root, "sqb.toml"), "w") as f:
+        f.write(
+            f'name = "bench"\ndefault_target = "prod"\n\n[connection]\n{conn}\n\n[targets.prod]\n'
+            'schema = "bench"\n\n[settings]\ncolumn_contract_mode = "explicit"\n'
+        )
+    with open(os.path.join(root, "enums", "bench_status.toml"), "w") as f:
+        f.write('[members]\nNEW = "new"\nDONE = "done"\n')
+    for name, _, _ in layout.tables:
+        with open(os.path.join(root, "models", name + ".sql"), "w") as f:
+            f.write("select 1 as x\n")
+
+
 def model_sql(name, columns, reads="raw_data"):
     """A 30-40 line model: two CTEs over the raw relation (in schema `reads`), a join, and a cast
     per column, so that SQL analysis proves every declared type."""
@@ -337,6 +363,14 @@ def run_engine(engine, args, results):
         write_project(checked, engine, layout, args.declared, 0.0, args.seed, reads="bench")
         if engine == "duckdb":
             shutil.copy(os.path.join(clean, "w.duckdb"), os.path.join(checked, "w.duckdb"))
+        # The shape of #47: `select 1 as x` models in explicit mode, every sidecar written by
+        # `contract generate --write` (untimed): the project as an adopting team has it on day
+        # one, before any model's SQL says what it builds.
+        select1 = os.path.join(work, "select1")
+        write_select1(select1, engine, layout)
+        if engine == "duckdb":
+            shutil.copy(os.path.join(clean, "w.duckdb"), os.path.join(select1, "w.duckdb"))
+        measure([sqb, "--project-dir", select1, "contract", "generate", "--from", "prod", "--write"], 1, env=env)
         pct = f"{args.drift:.0%}"
         share = f", {args.declared:.0%} of models declared" if args.declared < 1.0 else ""
         lines = header(f"{engine}: {args.relations} relations x {args.columns} columns{share}, {drifted} drifted relations in the {pct} run")
@@ -354,6 +388,14 @@ def run_engine(engine, args, results):
         ft, fp = measure(floor_cmd, args.runs, env=psql_env)
         floor = statistics.median(ft)
         lines.append(row("floor: the catalog query (" + ("psql" if engine == "postgres" else "DuckDB") + ")", ft, fp))
+        # #47's floor: psql running the plainest catalog query of the whole namespace (no name
+        # list, no enum or array detail), as a whole process.
+        floor47 = None
+        if engine == "postgres":
+            f47 = ["psql", url, "-X", "-A", "-t", "-q", "-o", "/dev/null", "-c", NAMESPACE_QUERY]
+            t47, p47 = measure(f47, args.runs, env=psql_env)
+            floor47 = statistics.median(t47)
+            lines.append(row("floor #47: pg_attribute x pg_class x pg_namespace (psql)", t47, p47))
         # What the engine itself needs to describe the check's models, on as many sessions as the
         # machine has cores: `contract check` cannot go below it.
         cores = os.cpu_count() or 1
@@ -399,6 +441,8 @@ def run_engine(engine, args, results):
             ("contract diff, no drift (check's project)", [sqb, "--project-dir", checked, "contract", "diff", "--from", "prod"], checked, (0,), False),
             (f"contract check ({args.relations} models described)", [sqb, "--project-dir", checked, "contract", "check", "--from", "prod"], checked, (0,), False),
             (f"contract generate (preview, {pct} drift)", [sqb, "--project-dir", drifted_root, "contract", "generate", "--from", "prod"], drifted_root, (0,), False),
+            ("contract diff, #47 shape (select 1, explicit), cold", [sqb, "--project-dir", select1, "contract", "diff", "--from", "prod", "--json"], select1, (0, 1), True),
+            ("contract diff, #47 shape (select 1, explicit)", [sqb, "--project-dir", select1, "contract", "diff", "--from", "prod", "--json"], select1, (0, 1), False),
         ]
         for label, cmd, root, ok, cold in steps:
             cache = os.path.join(root, ".sqb", "cache")
@@ -416,6 +460,8 @@ def run_engine(engine, args, results):
             # `contract check` is measured against the engine preparing the same models.
             against = describe_floor if label.startswith("contract check") else floor if "diff" in label or "generate" in label else None
             lines.append(row(label, t, p, against))
+            if "#47 shape" in label and floor47:
+                lines.append(row("  the same, against floor #47", t, p, floor47))
         # A change to 3 models of a project whose cache holds the last run's analyses (a CI job
         # restoring .sqb/cache from the base branch): the verdict misses, the 3 models and those
         # reading them are analysed again, the others reused.
