@@ -161,12 +161,7 @@ fn a_check_that_cannot_run_fails_closed() {
     let target = expect_exit(&target, 2, "contract check --from staging", tmp.path());
     let pg = tempfile::tempdir().unwrap();
     case_project(&case, "postgres", pg.path());
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("postgres://sqb:secret-pw@127.0.0.1:{port}/nowhere");
+    let (url, port) = unreachable_postgres_url();
     let unreachable = check(pg.path(), Some(&url), &["--connect-timeout", "2"]);
     let unreachable = expect_exit(&unreachable, 2, "contract check", pg.path());
     assert!(!unreachable.contains("secret-pw"), "{unreachable}");

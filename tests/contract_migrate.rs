@@ -123,12 +123,7 @@ fn nothing_to_migrate_exits_0_and_an_unreachable_server_2() {
 
     let pg = tempfile::tempdir().unwrap();
     case_project(&case, "postgres", pg.path());
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("postgres://sqb:secret-pw@127.0.0.1:{port}/nowhere");
+    let (url, _) = unreachable_postgres_url();
     let out = sqb_in(
         pg.path(),
         Some(&url),

@@ -326,3 +326,45 @@ fn every_metric_is_asked_or_reported() {
         "bound and reported metrics: {report:#}"
     );
 }
+
+/// The import's record is only a hint: corrupt, or a FIFO where the file was, a metric that is
+/// not there is still refused (`unresolved`) at once, with the generic hint.
+#[test]
+fn a_broken_record_leaves_the_plain_refusal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = imported(tmp.path());
+    let record = out.join("dbt-import.json");
+    let ask = || {
+        let (done, finished) = std::sync::mpsc::channel();
+        let root = out.clone();
+        std::thread::spawn(move || {
+            let _ = done.send(run(sqb().arg("--project-dir").arg(&root).args([
+                "query",
+                "--sql",
+                "--metric",
+                "revenue_last_7_days",
+            ])));
+        });
+        finished
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("sqb query answers without waiting on the record")
+    };
+    std::fs::write(&record, "{ not json").unwrap();
+    let corrupt = ask();
+    std::fs::remove_file(&record).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&record)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = ask();
+    for asked in [corrupt, fifo] {
+        let text = transcript(&asked, tmp.path());
+        assert_eq!(asked.status.code(), Some(10), "{text}");
+        assert!(
+            text.contains("no metric is named `revenue_last_7_days`"),
+            "{text}"
+        );
+        assert!(!text.contains("did not carry"), "{text}");
+    }
+}

@@ -103,7 +103,12 @@ fn record(report: &dbt::Report) -> anyhow::Result<String> {
 /// Why `sqb import dbt` did not carry the metric `name`, from the record it left in the
 /// project at `root`; `None` when there is no record or it does not name the metric.
 pub fn not_carried_metric(root: &Path, name: &str) -> Option<String> {
-    let text = std::fs::read_to_string(root.join(RECORD)).ok()?;
+    let path = root.join(RECORD);
+    // Only a regular file is read: a FIFO or a device there must not hang a query's refusal.
+    if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let text = std::fs::read_to_string(&path).ok()?;
     let record: serde_json::Value = serde_json::from_str(&text).ok()?;
     record["not_carried_over"]
         .as_array()?

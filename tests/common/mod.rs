@@ -297,3 +297,17 @@ pub fn expect_exit(out: &Output, exit: i32, command: &str, root: &Path) -> Strin
     assert_eq!(out.status.code(), Some(exit), "sqb {command}\n{text}");
     format!("$ sqb {command}\n{text}")
 }
+
+/// A Postgres URL with the password `secret-pw` on a port of 127.0.0.1 that nothing listens
+/// on (the listener that found it is gone), and the port: what an output must never leak.
+pub fn unreachable_postgres_url() -> (String, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    (
+        format!("postgres://sqb:secret-pw@127.0.0.1:{port}/nowhere"),
+        port,
+    )
+}
