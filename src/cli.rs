@@ -189,6 +189,17 @@ pub enum Command {
     #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Audit(AuditArgs),
 
+    /// Publish the selected models' staged relations into a writable target: only when each
+    /// passes its contract and its error-severity audits in the staging target, all in one
+    /// transaction, copied in place so that everything bound to the destination (views,
+    /// foreign keys, triggers, grants, ...) stays bound to it (docs/promote.md).
+    ///
+    /// Exit status: 0 when published (or, with --dry-run, when it would be), 1 when a check
+    /// fails or a relation cannot be published (nothing written), 2 when the publish could not
+    /// run or failed and was rolled back (a lock not granted in time, a lost connection).
+    #[command(after_help = WAREHOUSE_ENVIRONMENT)]
+    Promote(PromoteArgs),
+
     /// Print the shell completion script for bash, zsh, fish, PowerShell or elvish, built from
     /// the same definitions as `--help`.
     ///
@@ -746,6 +757,35 @@ pub enum ContractCommand {
     /// failed.
     #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Migrate(MigrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PromoteArgs {
+    /// The staging target the models were built into.
+    #[arg(long, value_name = "STAGING")]
+    pub from: String,
+
+    /// The target to publish into: its sqb.toml entry must say `writable = true`.
+    #[arg(long, value_name = "TARGET")]
+    pub to: String,
+
+    #[command(flatten)]
+    pub selection: SelectArgs,
+
+    /// Check and plan, print the exact statements, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// How long to wait for each lock the publish needs before giving up (and naming who
+    /// holds it): seconds, or a duration such as `30s` or `2m`.
+    #[arg(long, default_value_t = 10, value_name = "DURATION", value_parser = seconds)]
+    pub lock_timeout: u64,
+
+    #[command(flatten)]
+    pub parallel: ParallelArgs,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 #[derive(Debug, Args)]

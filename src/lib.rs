@@ -32,6 +32,7 @@ pub mod message;
 pub mod ops;
 pub mod parallel;
 pub mod project;
+pub mod promote;
 pub mod redact;
 pub mod report;
 #[cfg(test)]

@@ -21,6 +21,7 @@ pub mod init;
 pub mod lineage;
 pub mod ls;
 pub mod man;
+pub mod promote;
 pub mod publish;
 pub mod query;
 
@@ -67,6 +68,7 @@ pub fn run(cli: &Cli) -> ExitStatus {
         Command::Query(args) => query::run(&cli.global, args),
         Command::Assert(args) => assert::run(&cli.global, args),
         Command::Audit(args) => audit::run(&cli.global, args),
+        Command::Promote(args) => promote::run(&cli.global, args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(&cli.global, args),
     };

@@ -19,6 +19,7 @@ pub mod inspect;
 pub mod lineage;
 pub mod ls;
 pub mod migrate;
+pub mod promote;
 pub mod publish;
 pub mod query;
 pub mod root;

@@ -39,6 +39,15 @@ pub struct Target {
     pub loc: Loc,
     pub database: Option<Spanned<String>>,
     pub schema: Option<Spanned<String>>,
+    /// `writable = true`: `sqb promote` may publish into it. Every other command only reads.
+    pub writable: Option<Spanned<bool>>,
+}
+
+impl Target {
+    /// Whether `sqb promote` may write into this target's namespace.
+    pub fn is_writable(&self) -> bool {
+        self.writable.as_ref().is_some_and(|w| w.value)
+    }
 }
 
 /// `[imports.NAME]`: another project's published snapshot, vendored under `path`.
@@ -159,7 +168,7 @@ const SEMANTIC_KEYS: &[&str] = &["contexts"];
 const IMPORT_KEYS: &[&str] = &["path", "snapshot", "baseline", "pin", "waive"];
 const WAIVER_KEYS: &[&str] = &["code", "column", "reason", "expires"];
 const CONNECTION_KEYS: &[&str] = &["engine", "path", "url"];
-const TARGET_KEYS: &[&str] = &["database", "schema"];
+const TARGET_KEYS: &[&str] = &["database", "schema", "writable"];
 const SETTINGS_KEYS: &[&str] = &[
     "column_contract_mode",
     "sql_analysis",
@@ -210,6 +219,7 @@ pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
                 loc: r.key_loc(targets, name),
                 database: r.string(t, "database"),
                 schema: r.string(t, "schema"),
+                writable: r.boolean(t, "writable"),
             };
             raw.targets.insert(name.to_string(), target);
         }
@@ -372,6 +382,7 @@ pub(super) fn merge(base: RawConfig, local: RawConfig) -> RawConfig {
             Some(existing) => {
                 existing.database = t.database.or(existing.database.take());
                 existing.schema = t.schema.or(existing.schema.take());
+                existing.writable = t.writable.or(existing.writable.take());
             }
             None => {
                 targets.insert(name, t);

@@ -59,59 +59,7 @@ impl DuckDbIntrospector {
     /// Opens the database file read-only (blocking). A file another process holds locked (a
     /// writer) is waited for, up to `wait`, with one line on stderr saying so.
     pub fn open(path: &Path, wait: Duration) -> Result<Self, WarehouseError> {
-        let shown = std::fs::canonicalize(path)
-            .unwrap_or_else(|_| path.to_path_buf())
-            .display()
-            .to_string();
-        if !path.is_file() {
-            return Err(WarehouseError::DuckDbMissing { path: shown });
-        }
-        let deadline = std::time::Instant::now() + wait;
-        let mut said = false;
-        loop {
-            match Self::open_once(path, &shown) {
-                Err(WarehouseError::DuckDbLocked { .. })
-                    if std::time::Instant::now() < deadline =>
-                {
-                    if !said {
-                        crate::message::eprint(
-                            crate::message::Level::Note,
-                            &format!(
-                                "waiting up to {}s for {shown}, which another process holds locked",
-                                wait.as_secs().max(1)
-                            ),
-                        );
-                        said = true;
-                    }
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                Err(WarehouseError::DuckDbLocked { path }) => {
-                    return Err(WarehouseError::DuckDbLocked { path })
-                }
-                other => return other,
-            }
-        }
-    }
-
-    fn open_once(path: &Path, shown: &str) -> Result<Self, WarehouseError> {
-        let open_error = |e: duckdb::Error| {
-            let reason = e.to_string();
-            // Not just "lock": other messages say "block".
-            if reason.contains("Could not set lock") || reason.contains("Conflicting lock") {
-                WarehouseError::DuckDbLocked {
-                    path: shown.to_string(),
-                }
-            } else {
-                WarehouseError::DuckDbOpen {
-                    path: shown.to_string(),
-                    reason: first_line(&reason),
-                }
-            }
-        };
-        let config = Config::default()
-            .access_mode(AccessMode::ReadOnly)
-            .map_err(open_error)?;
-        let conn = Connection::open_with_flags(path, config).map_err(open_error)?;
+        let conn = open_file(path, wait, AccessMode::ReadOnly)?;
         let catalog: String = conn
             .query_row("SELECT current_database()", [], |row| row.get(0))
             .map_err(|e| WarehouseError::Query(first_line(&e.to_string())))?;
@@ -119,7 +67,67 @@ impl DuckDbIntrospector {
     }
 }
 
-fn first_line(text: &str) -> String {
+/// Opens the database file in `mode`, waiting up to `wait` while another process holds it
+/// locked. Only `sqb promote`'s writer opens it other than read-only.
+pub(super) fn open_file(
+    path: &Path,
+    wait: Duration,
+    mode: AccessMode,
+) -> Result<Connection, WarehouseError> {
+    let shown = std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string();
+    if !path.is_file() {
+        return Err(WarehouseError::DuckDbMissing { path: shown });
+    }
+    let deadline = std::time::Instant::now() + wait;
+    let mut said = false;
+    loop {
+        match open_once(path, &shown, &mode) {
+            Err(WarehouseError::DuckDbLocked { .. }) if std::time::Instant::now() < deadline => {
+                if !said {
+                    crate::message::eprint(
+                        crate::message::Level::Note,
+                        &format!(
+                            "waiting up to {}s for {shown}, which another process holds locked",
+                            wait.as_secs().max(1)
+                        ),
+                    );
+                    said = true;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn open_once(path: &Path, shown: &str, mode: &AccessMode) -> Result<Connection, WarehouseError> {
+    let open_error = |e: duckdb::Error| {
+        let reason = e.to_string();
+        // Not just "lock": other messages say "block".
+        if reason.contains("Could not set lock") || reason.contains("Conflicting lock") {
+            WarehouseError::DuckDbLocked {
+                path: shown.to_string(),
+            }
+        } else {
+            WarehouseError::DuckDbOpen {
+                path: shown.to_string(),
+                reason: first_line(&reason),
+            }
+        }
+    };
+    let mode = match mode {
+        AccessMode::ReadOnly => AccessMode::ReadOnly,
+        AccessMode::ReadWrite => AccessMode::ReadWrite,
+        AccessMode::Automatic => AccessMode::Automatic,
+    };
+    let config = Config::default().access_mode(mode).map_err(open_error)?;
+    Connection::open_with_flags(path, config).map_err(open_error)
+}
+
+pub(super) fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or(text).to_string()
 }
 

@@ -9,6 +9,7 @@
 pub mod duckdb;
 pub mod history;
 pub mod postgres;
+pub mod publish;
 pub mod session;
 
 use std::future::Future;

@@ -136,7 +136,7 @@ pub fn environment_url() -> String {
     format!("postgres://{user}@{host}:{}{database}", options.get_port())
 }
 
-fn register_secrets(url: &str) {
+pub(super) fn register_secrets(url: &str) {
     register_url(url);
     if let Ok(password) = std::env::var("PGPASSWORD") {
         register(&password);
@@ -151,6 +151,18 @@ async fn connect(
     database: &str,
     limit: Duration,
 ) -> Result<PgConnection, WarehouseError> {
+    connect_as(options, server, database, limit, true).await
+}
+
+/// Connects as [`connect`] does; read-only unless `read_only` is false (`sqb promote`'s
+/// writer, the one session of sqb that may write).
+pub(super) async fn connect_as(
+    options: &PgConnectOptions,
+    server: &str,
+    database: &str,
+    limit: Duration,
+    read_only: bool,
+) -> Result<PgConnection, WarehouseError> {
     let deadline = Instant::now() + limit;
     let mut delay = Duration::from_millis(100);
     let timeout = || WarehouseError::ConnectTimeout {
@@ -163,6 +175,7 @@ async fn connect(
             .await
             .map_err(|_| timeout())?;
         match result {
+            Ok(conn) if !read_only => return Ok(conn),
             Ok(mut conn) => {
                 // Belt and braces: the session is read-only even if startup options were ignored.
                 sqlx::query("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
@@ -181,7 +194,7 @@ async fn connect(
     unreachable!("the loop returns")
 }
 
-fn sqlstate(err: &sqlx::Error) -> Option<String> {
+pub(super) fn sqlstate(err: &sqlx::Error) -> Option<String> {
     match err {
         sqlx::Error::Database(db) => db.code().map(|c| c.into_owned()),
         _ => None,
@@ -220,7 +233,7 @@ fn classify(
     }
 }
 
-fn message(err: &sqlx::Error) -> String {
+pub(super) fn message(err: &sqlx::Error) -> String {
     match err {
         sqlx::Error::Database(db) => db.message().to_string(),
         sqlx::Error::Io(io) => io.to_string(),

@@ -51,6 +51,15 @@ impl Connect {
             timeouts,
         })
     }
+
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    /// The Postgres URL, the DuckDB file and the limits: for the warehouse room's writer.
+    pub(super) fn parts(&self) -> (Option<&str>, &std::path::Path, Timeouts) {
+        (self.url.as_deref(), &self.path, self.timeouts)
+    }
 }
 
 /// Lists relation names to read ahead (on the session's thread).

@@ -1,0 +1,564 @@
+//! `sqb promote`'s publish plan, pure: from what the catalog says about each destination table
+//! and its staged copy, the read-only checks that must count no row, then the statements that
+//! copy the staged rows into the destination **in place**. The destination keeps its identity,
+//! so every view, typed function, foreign key, trigger, index, constraint, default, grant,
+//! comment and owner bound to it stays bound to it (docs/promote.md says why there is no swap).
+//!
+//! No I/O: the warehouse room reads the [`Facts`] and runs the [`Plan`] in one transaction.
+
+use std::collections::BTreeMap;
+
+use crate::engine::Engine;
+use crate::ident::quoted;
+
+/// A relation's schema and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Name {
+    pub schema: String,
+    pub name: String,
+}
+
+impl Name {
+    pub fn new(schema: &str, name: &str) -> Self {
+        Self {
+            schema: schema.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// As SQL names it: both parts quoted.
+    pub fn sql(&self) -> String {
+        format!("{}.{}", quoted(&self.schema), quoted(&self.name))
+    }
+
+    /// As reports show it: `schema.name`.
+    pub fn shown(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+}
+
+/// A column as the catalog has it.
+#[derive(Debug, Clone, Default)]
+pub struct Column {
+    pub name: String,
+    /// A stored generated column: computed by the engine, never copied.
+    pub generated: bool,
+    /// `GENERATED ALWAYS AS IDENTITY`: written only with `OVERRIDING SYSTEM VALUE`.
+    pub identity_always: bool,
+    pub not_null: bool,
+}
+
+/// A foreign key into the destination, from `from` (a plain or partitioned table).
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub constraint: String,
+    pub from: Name,
+    pub columns: Vec<String>,
+    /// The destination's columns it references, in the same order.
+    pub to_columns: Vec<String>,
+}
+
+/// A trigger of the destination that fires on the copy unless disabled for it.
+#[derive(Debug, Clone)]
+pub struct Trigger {
+    pub name: String,
+    /// Postgres's `tgenabled`: `O` (origin), `A` (always) or `R` (replica).
+    pub enabled: char,
+}
+
+/// A materialized view that reads the destination, directly or through views.
+#[derive(Debug, Clone)]
+pub struct Dependent {
+    pub name: Name,
+    /// Created `WITH NO DATA` and never refreshed: left so, and reported.
+    pub populated: bool,
+    /// How many views lie between it and the destination: refreshed in this order.
+    pub depth: i32,
+}
+
+/// What the catalog says about one destination and its staged copy.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    pub dest: Name,
+    pub staged: Name,
+    /// The destination's kind as the catalog spells it (`table`, `view`, …); `None`: missing.
+    pub kind: Option<String>,
+    pub staged_kind: Option<String>,
+    pub columns: Vec<Column>,
+    pub staged_columns: Vec<Column>,
+    /// The primary key's columns; empty without one.
+    pub key: Vec<String>,
+    pub triggers: Vec<Trigger>,
+    pub references: Vec<Reference>,
+    /// Each column a sequence feeds, with the sequence as the catalog names it.
+    pub sequences: Vec<(String, String)>,
+    pub dependents: Vec<Dependent>,
+    /// For a destination that does not exist yet: the columns its contract declares
+    /// `nullable = false`, made NOT NULL when it is created.
+    pub not_null: Vec<String>,
+}
+
+/// A statement of the plan, about one relation, its parameters bound as text.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub sql: String,
+    pub params: Vec<String>,
+    pub relation: Name,
+}
+
+/// A read-only count that must be 0 for the publish to go on, and what it means when it is not.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub step: Step,
+    /// "rows of `public.payment` reference" — completed with the count by the caller.
+    pub what: String,
+}
+
+/// The publish of every selected relation, in order, for one transaction.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// The locks the publish needs, taken first under the lock timeout.
+    pub locks: Vec<Step>,
+    pub checks: Vec<Check>,
+    pub writes: Vec<Step>,
+    /// What the publish leaves as it is, said in the report (a materialized view never
+    /// populated).
+    pub notes: Vec<String>,
+}
+
+/// A relation that cannot be published, and why; nothing is written when there is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub relation: String,
+    pub why: String,
+}
+
+/// The locks that keep the staged copies as they were checked: taken before the checks run.
+pub fn staged_locks(engine: Engine, staged: &[Name]) -> Vec<Step> {
+    match engine {
+        Engine::Postgres => sorted(staged)
+            .into_iter()
+            .map(|n| step(format!("LOCK TABLE {} IN SHARE MODE", n.sql()), &n))
+            .collect(),
+        Engine::DuckDb => Vec::new(),
+    }
+}
+
+/// The plan for `facts`, or every reason it cannot be made.
+pub fn plan(engine: Engine, facts: &[Facts]) -> Result<Plan, Vec<Refusal>> {
+    let refusals: Vec<Refusal> = facts.iter().flat_map(refusals).collect();
+    if !refusals.is_empty() {
+        return Err(refusals);
+    }
+    let selected: BTreeMap<&Name, &Facts> = facts.iter().map(|f| (&f.dest, f)).collect();
+    let order = parents_first(facts);
+    let mut plan = Plan::default();
+    if engine == Engine::Postgres {
+        let dests: Vec<Name> = facts
+            .iter()
+            .filter(|f| f.kind.is_some())
+            .map(|f| f.dest.clone())
+            .collect();
+        plan.locks = sorted(&dests)
+            .into_iter()
+            .map(|n| step(format!("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", n.sql()), &n))
+            .collect();
+    }
+    for f in &order {
+        plan.checks.extend(checks(f, &selected));
+    }
+    for f in order.iter().filter(|f| f.kind.is_none()) {
+        plan.writes.extend(create(f));
+    }
+    for f in &order {
+        plan.writes.extend(triggers(f, false));
+    }
+    for f in &order {
+        plan.writes.extend(copy(engine, f));
+    }
+    for f in order.iter().rev() {
+        if let Some(delete) = delete(f) {
+            plan.writes.push(delete);
+        }
+    }
+    for f in &order {
+        plan.writes.extend(sequences(engine, f));
+        plan.writes.extend(triggers(f, true));
+    }
+    refreshes(facts, &mut plan);
+    Ok(plan)
+}
+
+fn step(sql: String, relation: &Name) -> Step {
+    Step {
+        sql,
+        params: Vec::new(),
+        relation: relation.clone(),
+    }
+}
+
+fn sorted(names: &[Name]) -> Vec<Name> {
+    let mut names = names.to_vec();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Why `f` cannot be published, before anything is written.
+fn refusals(f: &Facts) -> Vec<Refusal> {
+    let refuse = |why: String| Refusal {
+        relation: f.dest.shown(),
+        why,
+    };
+    if f.staged_kind.is_none() {
+        return vec![refuse(format!(
+            "the staged relation `{}` does not exist",
+            f.staged.shown()
+        ))];
+    }
+    match f.kind.as_deref() {
+        None | Some("table" | "partitioned table") => {}
+        Some(kind) => {
+            return vec![refuse(format!(
+                "it is a {kind}, which has no rows of its own to publish: deploy its definition instead"
+            ))]
+        }
+    }
+    if f.kind.is_none() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let staged: Vec<&str> = f.staged_columns.iter().map(|c| c.name.as_str()).collect();
+    let dest: Vec<&str> = f.columns.iter().map(|c| c.name.as_str()).collect();
+    for c in f.columns.iter().filter(|c| !c.generated) {
+        if !staged.contains(&c.name.as_str()) {
+            out.push(refuse(format!(
+                "the staged copy has no column `{}`, which the destination has",
+                c.name
+            )));
+        }
+    }
+    for c in &f.staged_columns {
+        if !dest.contains(&c.name.as_str()) {
+            out.push(refuse(format!(
+                "the destination has no column `{}`, which the staged copy has: `sqb contract migrate` writes the DDL that adds it",
+                c.name
+            )));
+        }
+    }
+    if f.key.is_empty() && !f.references.is_empty() {
+        out.push(refuse(format!(
+            "foreign keys reference it ({}) but it has no primary key to publish by: its rows would have to be deleted and inserted again",
+            f.references
+                .iter()
+                .map(|r| format!("`{}` of `{}`", r.constraint, r.from.shown()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    out
+}
+
+/// Relations that others among `facts` reference come first; the rest keep their order.
+fn parents_first(facts: &[Facts]) -> Vec<&Facts> {
+    let mut left: Vec<&Facts> = facts.iter().collect();
+    let mut out = Vec::with_capacity(facts.len());
+    while !left.is_empty() {
+        // A relation is ready when no relation still left is referenced by it.
+        let ready = left
+            .iter()
+            .position(|f| {
+                !left.iter().any(|p| {
+                    p.dest != f.dest && p.references.iter().any(|r| r.from == f.dest)
+                })
+            })
+            .unwrap_or(0);
+        out.push(left.remove(ready));
+    }
+    out
+}
+
+/// The copy's columns: the destination's, without the generated ones.
+fn copied(f: &Facts) -> Vec<&Column> {
+    match f.kind {
+        Some(_) => f.columns.iter().filter(|c| !c.generated).collect(),
+        None => f.staged_columns.iter().filter(|c| !c.generated).collect(),
+    }
+}
+
+fn list<'a>(names: impl IntoIterator<Item = &'a str>, prefix: &str) -> String {
+    names
+        .into_iter()
+        .map(|n| format!("{prefix}{}", quoted(n)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The counts that must be 0: duplicate or missing keys and NULLs under NOT NULL in the staged
+/// copy, and rows of every referencing table whose key the published rows would not have.
+fn checks(f: &Facts, selected: &BTreeMap<&Name, &Facts>) -> Vec<Check> {
+    let mut out = Vec::new();
+    if f.kind.is_none() {
+        return out;
+    }
+    let staged = f.staged.sql();
+    if !f.key.is_empty() {
+        out.push(Check {
+            step: step(
+                format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM {staged} GROUP BY {} HAVING count(*) > 1) AS duplicated",
+                    list(f.key.iter().map(String::as_str), "")
+                ),
+                &f.dest,
+            ),
+            what: format!(
+                "keys ({}) of the staged copy appear more than once",
+                f.key.join(", ")
+            ),
+        });
+    }
+    let not_null: Vec<&str> = f
+        .columns
+        .iter()
+        .filter(|c| c.not_null && !c.generated)
+        .map(|c| c.name.as_str())
+        .collect();
+    if !not_null.is_empty() {
+        out.push(Check {
+            step: step(
+                format!(
+                    "SELECT count(*) FROM {staged} WHERE {}",
+                    not_null
+                        .iter()
+                        .map(|c| format!("{} IS NULL", quoted(c)))
+                        .collect::<Vec<_>>()
+                        .join(" OR ")
+                ),
+                &f.dest,
+            ),
+            what: format!(
+                "rows of the staged copy are NULL where the destination is NOT NULL ({})",
+                not_null.join(", ")
+            ),
+        });
+    }
+    for r in &f.references {
+        // A referencing table published in the same run is checked as it will be: staged.
+        let from = match selected.get(&r.from) {
+            Some(other) => other.staged.sql(),
+            None => r.from.sql(),
+        };
+        let present = r
+            .columns
+            .iter()
+            .map(|c| format!("r.{} IS NOT NULL", quoted(c)))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        let matched = r
+            .columns
+            .iter()
+            .zip(&r.to_columns)
+            .map(|(c, t)| format!("s.{} = r.{}", quoted(t), quoted(c)))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        out.push(Check {
+            step: step(
+                format!(
+                    "SELECT count(*) FROM {from} AS r WHERE {present} AND NOT EXISTS (SELECT 1 FROM {staged} AS s WHERE {matched})"
+                ),
+                &f.dest,
+            ),
+            what: format!(
+                "rows of `{}` reference keys the staged copy does not have (foreign key `{}`)",
+                r.from.shown(),
+                r.constraint
+            ),
+        });
+    }
+    out
+}
+
+/// A destination that does not exist yet: created empty from the staged copy's columns, NOT
+/// NULL where its contract says `nullable = false`.
+fn create(f: &Facts) -> Vec<Step> {
+    let columns = list(copied(f).iter().map(|c| c.name.as_str()), "");
+    let mut out = vec![step(
+        format!(
+            "CREATE TABLE {} AS SELECT {columns} FROM {} LIMIT 0",
+            f.dest.sql(),
+            f.staged.sql()
+        ),
+        &f.dest,
+    )];
+    for c in &f.not_null {
+        out.push(step(
+            format!(
+                "ALTER TABLE {} ALTER COLUMN {} SET NOT NULL",
+                f.dest.sql(),
+                quoted(c)
+            ),
+            &f.dest,
+        ));
+    }
+    out
+}
+
+/// Disables (or enables again, as each was) the destination's user triggers around the copy:
+/// a BEFORE trigger must not rewrite the rows being published.
+fn triggers(f: &Facts, enable: bool) -> Vec<Step> {
+    f.triggers
+        .iter()
+        .map(|t| {
+            let action = match (enable, t.enabled) {
+                (false, _) => "DISABLE",
+                (true, 'A') => "ENABLE ALWAYS",
+                (true, 'R') => "ENABLE REPLICA",
+                (true, _) => "ENABLE",
+            };
+            step(
+                format!(
+                    "ALTER TABLE {} {action} TRIGGER {}",
+                    f.dest.sql(),
+                    quoted(&t.name)
+                ),
+                &f.dest,
+            )
+        })
+        .collect()
+}
+
+/// Every staged row into the destination: by primary key, rows that changed are updated and
+/// new ones inserted; without one, all rows are replaced.
+fn copy(engine: Engine, f: &Facts) -> Vec<Step> {
+    let columns = copied(f);
+    let names = list(columns.iter().map(|c| c.name.as_str()), "");
+    let overriding = match columns.iter().any(|c| c.identity_always) {
+        true => " OVERRIDING SYSTEM VALUE",
+        false => "",
+    };
+    let insert = format!(
+        "INSERT INTO {} ({names}){overriding} SELECT {names} FROM {}",
+        f.dest.sql(),
+        f.staged.sql()
+    );
+    if f.key.is_empty() || f.kind.is_none() {
+        let mut out = Vec::new();
+        if f.kind.is_some() {
+            out.push(step(format!("DELETE FROM {}", f.dest.sql()), &f.dest));
+        }
+        out.push(step(insert, &f.dest));
+        return out;
+    }
+    let key = list(f.key.iter().map(String::as_str), "");
+    let set: Vec<&str> = columns
+        .iter()
+        .filter(|c| !f.key.contains(&c.name) && !c.identity_always)
+        .map(|c| c.name.as_str())
+        .collect();
+    let sql = match (set.is_empty(), engine) {
+        (true, _) => format!("{insert} ON CONFLICT ({key}) DO NOTHING"),
+        (false, Engine::Postgres) => format!(
+            "{insert} ON CONFLICT ({key}) DO UPDATE SET ({}) = ROW({}) WHERE ({}) IS DISTINCT FROM ({})",
+            list(set.iter().copied(), ""),
+            list(set.iter().copied(), "EXCLUDED."),
+            list(set.iter().copied(), &format!("{}.", f.dest.sql())),
+            list(set.iter().copied(), "EXCLUDED."),
+        ),
+        (false, Engine::DuckDb) => format!(
+            "{insert} ON CONFLICT ({key}) DO UPDATE SET {}",
+            set.iter()
+                .map(|c| format!("{} = EXCLUDED.{}", quoted(c), quoted(c)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    vec![step(sql, &f.dest)]
+}
+
+/// The rows whose key the staged copy no longer has. The checks have made sure no row of
+/// another table references them, so no `ON DELETE` action fires.
+fn delete(f: &Facts) -> Option<Step> {
+    if f.key.is_empty() || f.kind.is_none() {
+        return None;
+    }
+    let matched = f
+        .key
+        .iter()
+        .map(|k| format!("s.{} = d.{}", quoted(k), quoted(k)))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    Some(step(
+        format!(
+            "DELETE FROM {} AS d WHERE NOT EXISTS (SELECT 1 FROM {} AS s WHERE {matched})",
+            f.dest.sql(),
+            f.staged.sql()
+        ),
+        &f.dest,
+    ))
+}
+
+/// Sequences moved past the largest published value, so that the next insert does not collide.
+fn sequences(engine: Engine, f: &Facts) -> Vec<Step> {
+    let mut out = Vec::new();
+    for (column, sequence) in &f.sequences {
+        match engine {
+            Engine::Postgres => out.push(Step {
+                sql: format!(
+                    "SELECT pg_catalog.setval($1::regclass, m) FROM (SELECT max({})::bigint AS m FROM {}) AS top \
+                     WHERE m >= coalesce(pg_catalog.pg_sequence_last_value($1::regclass) + 1, \
+                     (SELECT seqstart FROM pg_catalog.pg_sequence WHERE seqrelid = $1::regclass))",
+                    quoted(column),
+                    f.dest.sql()
+                ),
+                params: vec![sequence.clone()],
+                relation: f.dest.clone(),
+            }),
+            Engine::DuckDb => {
+                // DuckDB cannot set a sequence: it draws as many values as it lags behind.
+                let (schema, name) = match sequence.rsplit_once('.') {
+                    Some((schema, name)) => (schema.to_string(), name.to_string()),
+                    None => (f.dest.schema.clone(), sequence.clone()),
+                };
+                out.push(Step {
+                    sql: format!(
+                        "SELECT count(nextval($1)) FROM (SELECT unnest(generate_series(1, \
+                         (SELECT greatest(0, max({}) - (SELECT coalesce(q.last_value + q.increment_by, q.start_value) \
+                         FROM duckdb_sequences() AS q WHERE q.database_name = current_database() \
+                         AND q.schema_name = $2 AND q.sequence_name = $3) + 1) FROM {}))) AS i) AS draws",
+                        quoted(column),
+                        f.dest.sql()
+                    ),
+                    params: vec![sequence.clone(), schema, name],
+                    relation: f.dest.clone(),
+                })
+            }
+        }
+    }
+    out
+}
+
+/// Every populated materialized view over a published relation refreshed once, the ones
+/// nearer the tables first; a never-populated one is left so, and said.
+fn refreshes(facts: &[Facts], plan: &mut Plan) {
+    let mut all: Vec<&Dependent> = facts.iter().flat_map(|f| &f.dependents).collect();
+    all.sort_by(|a, b| a.depth.cmp(&b.depth).then_with(|| a.name.cmp(&b.name)));
+    let mut seen = std::collections::HashSet::new();
+    for d in all {
+        if !seen.insert(&d.name) {
+            continue;
+        }
+        match d.populated {
+            true => plan.writes.push(step(
+                format!("REFRESH MATERIALIZED VIEW {}", d.name.sql()),
+                &d.name,
+            )),
+            false => plan.notes.push(format!(
+                "materialized view `{}` was never populated (WITH NO DATA): left so",
+                d.name.shown()
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

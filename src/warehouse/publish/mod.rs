@@ -1,0 +1,142 @@
+//! The one session of sqb that may write: `sqb promote`'s publish, in one transaction.
+//!
+//! [`Writer::open`] begins the transaction (read-only for `--dry-run`) under a lock timeout;
+//! the caller takes the locks, reads the [`Facts`], counts what must be 0, runs the writes one
+//! statement at a time, and then [`Writer::commit`]s with a statement of its own. A writer
+//! dropped without a commit rolls back: Postgres aborts a transaction whose client went away,
+//! and DuckDB one whose connection closed.
+
+#[cfg(feature = "duckdb")]
+mod duckdb;
+mod postgres;
+
+use std::time::Duration;
+
+use super::session::Connect;
+use super::WarehouseError;
+use crate::engine::Engine;
+use crate::promote::{Facts, Name, Step};
+
+/// Why the publish stopped. The transaction is rolled back in every case.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error(transparent)]
+    Connect(#[from] WarehouseError),
+    #[error("gave up waiting {seconds}s for a lock on `{relation}`{}", holders_text(.holders))]
+    LockTimeout {
+        relation: String,
+        seconds: f64,
+        /// Who held a lock on it when sqb gave up: `pid 123 (alice, psql, idle in transaction
+        /// for 40s, AccessShareLock)`.
+        holders: Vec<String>,
+    },
+    #[error("the connection to the warehouse was lost during the publish: {0}")]
+    Lost(String),
+    #[error("`{relation}`: {message}\n  in: {sql}")]
+    Statement {
+        relation: String,
+        sql: String,
+        message: String,
+    },
+}
+
+fn holders_text(holders: &[String]) -> String {
+    match holders.len() {
+        0 => String::new(),
+        _ => format!(": held by {}", holders.join("; ")),
+    }
+}
+
+impl PublishError {
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            PublishError::Connect(e) => e.hint(),
+            PublishError::LockTimeout { .. } => Some(
+                "nothing was published; retry when the holder has finished, or raise --lock-timeout",
+            ),
+            PublishError::Lost(_) => Some("nothing was published: the transaction never committed"),
+            PublishError::Statement { .. } => {
+                Some("nothing was published: the transaction was rolled back")
+            }
+        }
+    }
+}
+
+/// What the destination tables are to be read as: their names, their staged copies', and the
+/// columns the contract makes NOT NULL (for a destination created by the publish).
+#[derive(Debug, Clone)]
+pub struct Wanted {
+    pub dest: Name,
+    pub staged: Name,
+    pub not_null: Vec<String>,
+}
+
+/// One engine's write transaction.
+trait Transaction {
+    fn run(&mut self, step: &Step) -> Result<(), PublishError>;
+    fn count(&mut self, step: &Step) -> Result<i64, PublishError>;
+    fn facts(&mut self, wanted: &[Wanted]) -> Result<Vec<Facts>, PublishError>;
+    fn commit(self: Box<Self>) -> Result<(), PublishError>;
+}
+
+/// A write transaction on the project's warehouse.
+pub struct Writer {
+    tx: Box<dyn Transaction>,
+    pub engine: Engine,
+}
+
+impl Writer {
+    /// Connects and begins the transaction: read-only when `dry_run`. Postgres waits at most
+    /// `lock_timeout` for each lock; DuckDB holds the whole file while the writer lives.
+    pub fn open(
+        connect: &Connect,
+        lock_timeout: Duration,
+        dry_run: bool,
+    ) -> Result<Writer, PublishError> {
+        let (url, path, timeouts) = connect.parts();
+        let engine = connect.engine();
+        let tx: Box<dyn Transaction> = match engine {
+            Engine::Postgres => Box::new(postgres::PgTransaction::begin(
+                url.ok_or(WarehouseError::NoUrl)?,
+                timeouts,
+                lock_timeout,
+                dry_run,
+            )?),
+            #[cfg(feature = "duckdb")]
+            Engine::DuckDb => Box::new(duckdb::DuckTransaction::begin(path, timeouts, dry_run)?),
+            #[cfg(not(feature = "duckdb"))]
+            Engine::DuckDb => {
+                let _ = path;
+                return Err(WarehouseError::Unsupported("DuckDB").into());
+            }
+        };
+        Ok(Writer { tx, engine })
+    }
+
+    /// Runs one statement of the plan.
+    pub fn run(&mut self, step: &Step) -> Result<(), PublishError> {
+        self.tx.run(step)
+    }
+
+    /// Runs a count of the plan: its one number.
+    pub fn count(&mut self, step: &Step) -> Result<i64, PublishError> {
+        self.tx.count(step)
+    }
+
+    /// What the catalog says about each destination and its staged copy, inside the
+    /// transaction.
+    pub fn facts(&mut self, wanted: &[Wanted]) -> Result<Vec<Facts>, PublishError> {
+        self.tx.facts(wanted)
+    }
+
+    /// Commits, as a statement of its own, sent only once every statement before it has
+    /// succeeded.
+    pub fn commit(self) -> Result<(), PublishError> {
+        self.tx.commit()
+    }
+}
+
+/// A lock wait given up after `seconds`.
+fn seconds(d: Duration) -> f64 {
+    (d.as_millis() as f64) / 1000.0
+}

@@ -1,0 +1,1 @@
+SELECT * FROM raw.customer_raw
