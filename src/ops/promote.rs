@@ -8,6 +8,7 @@
 //! (`crate::promote`), its locks under the lock timeout, the facts again under the locks, the
 //! counts that must be 0, the writes, and COMMIT on its own.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -15,8 +16,8 @@ use super::audit::{audit, AuditOptions};
 use super::diff::{run as diff, DiffOptions};
 use super::inspect::{target, InspectOptions, SelectOptions};
 use crate::compile::compile_cached;
-use crate::contract::matching::namespace_of;
 use crate::contract::diff::FindingKind;
+use crate::contract::matching::namespace_of;
 use crate::diagnostics::Severity;
 use crate::engine::Engine;
 use crate::error::UserError;
@@ -114,7 +115,18 @@ pub fn promote(root: &Path, options: &PromoteOptions) -> anyhow::Result<PromoteR
             Some(writer)
         }
     };
-    report.refusals = checks(root, options, &mut report.audits)?;
+    let staged_names: HashMap<String, String> = resources
+        .iter()
+        .filter_map(|r| match r {
+            Resource::Model(m) => Some((m.name.clone(), m.relation_name().to_string())),
+            Resource::Source(_) => None,
+        })
+        .filter_map(|(model, relation)| {
+            let w = wanted.iter().find(|w| w.staged.name == relation)?;
+            Some((model, w.staged.shown()))
+        })
+        .collect();
+    report.refusals = checks(root, options, &staged_names, &mut report.audits)?;
     if !report.refusals.is_empty() {
         return Ok(report);
     }
@@ -129,6 +141,12 @@ pub fn promote(root: &Path, options: &PromoteOptions) -> anyhow::Result<PromoteR
             return Ok(report);
         }
     };
+    let mut plan = plan;
+    for r in &plan.restarts {
+        if let Some(value) = writer.value(&r.probe).map_err(publish)? {
+            plan.writes.push(promote::restart(r, value));
+        }
+    }
     report.notes = plan.notes.clone();
     report.statements = plan
         .locks
@@ -203,9 +221,11 @@ fn wanted(
         });
     }
     if out.is_empty() {
-        return Err(UserError::new("nothing to promote: the selection holds no model")
-            .with_hint("`sqb ls -s SELECTOR` shows what a selection picks")
-            .into());
+        return Err(
+            UserError::new("nothing to promote: the selection holds no model")
+                .with_hint("`sqb ls -s SELECTOR` shows what a selection picks")
+                .into(),
+        );
     }
     Ok(out)
 }
@@ -252,7 +272,18 @@ fn planned(
 /// The staged relations checked against their contracts and audits, as `contract diff` and
 /// `sqb audit` check them in the staging target: what fails, each a refusal. An audit that
 /// cannot run fails the promote (exit 2), never passes it.
-fn checks(root: &Path, options: &PromoteOptions, audits: &mut usize) -> anyhow::Result<Vec<Refusal>> {
+fn checks(
+    root: &Path,
+    options: &PromoteOptions,
+    staged: &HashMap<String, String>,
+    audits: &mut usize,
+) -> anyhow::Result<Vec<Refusal>> {
+    let shown = |model: &str, relation: &str| {
+        staged
+            .get(model)
+            .cloned()
+            .unwrap_or_else(|| relation.to_string())
+    };
     let mut refusals = Vec::new();
     let inspect = InspectOptions {
         from: options.from.clone(),
@@ -270,7 +301,12 @@ fn checks(root: &Path, options: &PromoteOptions, audits: &mut usize) -> anyhow::
         },
         |_| Ok(()),
     )?;
-    for r in diffed.report.resources.iter().filter(|r| r.resource_type == "model") {
+    for r in diffed
+        .report
+        .resources
+        .iter()
+        .filter(|r| r.resource_type == "model")
+    {
         if r.status != DiffStatus::Differs {
             continue;
         }
@@ -285,7 +321,7 @@ fn checks(root: &Path, options: &PromoteOptions, audits: &mut usize) -> anyhow::
             .filter(|f| f.severity != Severity::Info && !unenforced(f))
         {
             refusals.push(Refusal {
-                relation: r.relation.clone(),
+                relation: shown(&r.resource_name, &r.relation),
                 why: format!("contract: {}", f.message),
             });
         }
@@ -300,7 +336,11 @@ fn checks(root: &Path, options: &PromoteOptions, audits: &mut usize) -> anyhow::
             workers: options.workers,
         },
     )?;
-    for r in audited.results.iter().filter(|r| r.resource_type == "model") {
+    for r in audited
+        .results
+        .iter()
+        .filter(|r| r.resource_type == "model")
+    {
         *audits += 1;
         let on = r
             .column
@@ -310,7 +350,7 @@ fn checks(root: &Path, options: &PromoteOptions, audits: &mut usize) -> anyhow::
         match r.status {
             AuditStatus::Pass | AuditStatus::Warn => {}
             AuditStatus::Fail => refusals.push(Refusal {
-                relation: r.relation.clone(),
+                relation: shown(&r.resource, &r.relation),
                 why: format!(
                     "audit `{}`{on}: {} failing {}",
                     r.audit,
@@ -340,7 +380,10 @@ fn checks(root: &Path, options: &PromoteOptions, audits: &mut usize) -> anyhow::
 fn shown(sql: &str, params: &[String]) -> String {
     let mut text = sql.to_string();
     for (i, p) in params.iter().enumerate().rev() {
-        text = text.replace(&format!("${}", i + 1), &format!("'{}'", p.replace('\'', "''")));
+        text = text.replace(
+            &format!("${}", i + 1),
+            &format!("'{}'", p.replace('\'', "''")),
+        );
     }
     text
 }

@@ -90,8 +90,8 @@ pub struct Facts {
     pub key: Vec<String>,
     pub triggers: Vec<Trigger>,
     pub references: Vec<Reference>,
-    /// Each column a sequence feeds, with the sequence as the catalog names it.
-    pub sequences: Vec<(String, String)>,
+    /// Each column a sequence feeds, with the sequence.
+    pub sequences: Vec<(String, Name)>,
     pub dependents: Vec<Dependent>,
     /// For a destination that does not exist yet: the columns its contract declares
     /// `nullable = false`, made NOT NULL when it is created.
@@ -121,9 +121,30 @@ pub struct Plan {
     pub locks: Vec<Step>,
     pub checks: Vec<Check>,
     pub writes: Vec<Step>,
+    /// Postgres's sequences that the published keys overtake: each probe returns the value to
+    /// restart at (no row when none is needed), and [`restart`] makes the statement. `setval`
+    /// is not transactional; `ALTER SEQUENCE ... RESTART` is, so a publish that does not commit
+    /// leaves the sequence as it was.
+    pub restarts: Vec<Restart>,
     /// What the publish leaves as it is, said in the report (a materialized view never
     /// populated).
     pub notes: Vec<String>,
+}
+
+/// A sequence to restart once the published keys are known.
+#[derive(Debug, Clone)]
+pub struct Restart {
+    pub probe: Step,
+    pub sequence: Name,
+}
+
+/// `ALTER SEQUENCE ... RESTART WITH value`, about `relation`.
+pub fn restart(r: &Restart, value: i64) -> Step {
+    Step {
+        sql: format!("ALTER SEQUENCE {} RESTART WITH {value}", r.sequence.sql()),
+        params: Vec::new(),
+        relation: r.probe.relation.clone(),
+    }
 }
 
 /// A relation that cannot be published, and why; nothing is written when there is one.
@@ -161,7 +182,12 @@ pub fn plan(engine: Engine, facts: &[Facts]) -> Result<Plan, Vec<Refusal>> {
             .collect();
         plan.locks = sorted(&dests)
             .into_iter()
-            .map(|n| step(format!("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", n.sql()), &n))
+            .map(|n| {
+                step(
+                    format!("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", n.sql()),
+                    &n,
+                )
+            })
             .collect();
     }
     for f in &order {
@@ -182,7 +208,7 @@ pub fn plan(engine: Engine, facts: &[Facts]) -> Result<Plan, Vec<Refusal>> {
         }
     }
     for f in &order {
-        plan.writes.extend(sequences(engine, f));
+        sequences(engine, f, &mut plan);
         plan.writes.extend(triggers(f, true));
     }
     refreshes(facts, &mut plan);
@@ -268,9 +294,9 @@ fn parents_first(facts: &[Facts]) -> Vec<&Facts> {
         let ready = left
             .iter()
             .position(|f| {
-                !left.iter().any(|p| {
-                    p.dest != f.dest && p.references.iter().any(|r| r.from == f.dest)
-                })
+                !left
+                    .iter()
+                    .any(|p| p.dest != f.dest && p.references.iter().any(|r| r.from == f.dest))
             })
             .unwrap_or(0);
         out.push(left.remove(ready));
@@ -497,44 +523,43 @@ fn delete(f: &Facts) -> Option<Step> {
     ))
 }
 
-/// Sequences moved past the largest published value, so that the next insert does not collide.
-fn sequences(engine: Engine, f: &Facts) -> Vec<Step> {
-    let mut out = Vec::new();
+/// Sequences moved past the largest published value, so that the next insert does not collide:
+/// Postgres restarts them (probed from the staged copy, which is what the destination will
+/// hold); DuckDB, which cannot, draws as many values as they lag behind.
+fn sequences(engine: Engine, f: &Facts, plan: &mut Plan) {
     for (column, sequence) in &f.sequences {
         match engine {
-            Engine::Postgres => out.push(Step {
+            Engine::Postgres => plan.restarts.push(Restart {
+                probe: step(
+                    format!(
+                        "SELECT top.m + 1 FROM (SELECT max({})::bigint AS m FROM {}) AS top, {} AS q \
+                         WHERE top.m >= CASE WHEN q.is_called THEN q.last_value + 1 ELSE q.last_value END",
+                        quoted(column),
+                        f.staged.sql(),
+                        sequence.sql()
+                    ),
+                    &f.dest,
+                ),
+                sequence: sequence.clone(),
+            }),
+            Engine::DuckDb => plan.writes.push(Step {
                 sql: format!(
-                    "SELECT pg_catalog.setval($1::regclass, m) FROM (SELECT max({})::bigint AS m FROM {}) AS top \
-                     WHERE m >= coalesce(pg_catalog.pg_sequence_last_value($1::regclass) + 1, \
-                     (SELECT seqstart FROM pg_catalog.pg_sequence WHERE seqrelid = $1::regclass))",
+                    "SELECT count(nextval($1)) FROM (SELECT unnest(generate_series(1, \
+                     (SELECT greatest(0, max({}) - (SELECT coalesce(q.last_value + q.increment_by, q.start_value) \
+                     FROM duckdb_sequences() AS q WHERE q.database_name = current_database() \
+                     AND q.schema_name = $2 AND q.sequence_name = $3) + 1) FROM {}))) AS i) AS draws",
                     quoted(column),
                     f.dest.sql()
                 ),
-                params: vec![sequence.clone()],
+                params: vec![
+                    format!("{}.{}", sequence.schema, sequence.name),
+                    sequence.schema.clone(),
+                    sequence.name.clone(),
+                ],
                 relation: f.dest.clone(),
             }),
-            Engine::DuckDb => {
-                // DuckDB cannot set a sequence: it draws as many values as it lags behind.
-                let (schema, name) = match sequence.rsplit_once('.') {
-                    Some((schema, name)) => (schema.to_string(), name.to_string()),
-                    None => (f.dest.schema.clone(), sequence.clone()),
-                };
-                out.push(Step {
-                    sql: format!(
-                        "SELECT count(nextval($1)) FROM (SELECT unnest(generate_series(1, \
-                         (SELECT greatest(0, max({}) - (SELECT coalesce(q.last_value + q.increment_by, q.start_value) \
-                         FROM duckdb_sequences() AS q WHERE q.database_name = current_database() \
-                         AND q.schema_name = $2 AND q.sequence_name = $3) + 1) FROM {}))) AS i) AS draws",
-                        quoted(column),
-                        f.dest.sql()
-                    ),
-                    params: vec![sequence.clone(), schema, name],
-                    relation: f.dest.clone(),
-                })
-            }
         }
     }
-    out
 }
 
 /// Every populated materialized view over a published relation refreshed once, the ones

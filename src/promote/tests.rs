@@ -40,7 +40,11 @@ fn copies_in_place_by_key_and_deletes_what_vanished_last() {
     );
     assert!(sql[0].starts_with(r#"INSERT INTO "prod"."customer" ("id", "name") SELECT "id", "name" FROM "staging"."customer" ON CONFLICT ("id") DO UPDATE SET ("name") = ROW(EXCLUDED."name") WHERE"#));
     assert!(sql[1].starts_with(r#"DELETE FROM "prod"."customer" AS d WHERE NOT EXISTS"#));
-    assert_eq!(plan.checks.len(), 2, "duplicate keys and NULLs under NOT NULL");
+    assert_eq!(
+        plan.checks.len(),
+        2,
+        "duplicate keys and NULLs under NOT NULL"
+    );
 }
 
 #[test]
@@ -108,8 +112,15 @@ fn parents_are_copied_first_and_deleted_from_last() {
         ]
     );
     // The child is published in the same run: its staged rows are what must match.
-    let reference = plan.checks.iter().find(|c| c.what.contains("payment")).unwrap();
-    assert!(reference.step.sql.contains(r#"FROM "staging"."payment" AS r"#));
+    let reference = plan
+        .checks
+        .iter()
+        .find(|c| c.what.contains("payment"))
+        .unwrap();
+    assert!(reference
+        .step
+        .sql
+        .contains(r#"FROM "staging"."payment" AS r"#));
 }
 
 #[test]

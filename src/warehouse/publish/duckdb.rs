@@ -51,10 +51,17 @@ impl DuckTransaction {
     }
 
     fn conn(&self) -> &Connection {
-        self.conn.as_ref().expect("the connection lives until commit")
+        self.conn
+            .as_ref()
+            .expect("the connection lives until commit")
     }
 
-    fn strings(&self, sql: &str, name: &Name, width: usize) -> Result<Vec<Vec<String>>, PublishError> {
+    fn strings(
+        &self,
+        sql: &str,
+        name: &Name,
+        width: usize,
+    ) -> Result<Vec<Vec<String>>, PublishError> {
         let fail = |e: duckdb::Error| failed(&e, sql, name);
         let mut statement = self.conn().prepare(sql).map_err(fail)?;
         let rows = statement
@@ -104,7 +111,7 @@ impl DuckTransaction {
             return Ok(facts);
         }
         for r in self.strings(COLUMNS, &w.dest, 3)? {
-            if let Some(sequence) = nextval(&r[2]) {
+            if let Some(sequence) = nextval(&r[2], &w.dest.schema) {
                 facts.sequences.push((r[0].clone(), sequence));
             }
             facts.columns.push(column(&r));
@@ -137,11 +144,15 @@ impl DuckTransaction {
     }
 }
 
-/// The sequence a column default `nextval('name')` draws from.
-fn nextval(default: &str) -> Option<String> {
+/// The sequence a column default `nextval('name')` draws from; a bare name is in `schema`.
+fn nextval(default: &str, schema: &str) -> Option<Name> {
     let rest = default.trim().strip_prefix("nextval('")?;
     let end = rest.find("')")?;
-    Some(rest[..end].replace("''", "'"))
+    let text = rest[..end].replace("''", "'");
+    Some(match text.rsplit_once('.') {
+        Some((s, n)) => Name::new(s, n),
+        None => Name::new(schema, &text),
+    })
 }
 
 fn failed(e: &duckdb::Error, sql: &str, relation: &Name) -> PublishError {
@@ -164,10 +175,16 @@ impl Transaction for DuckTransaction {
             .map_err(|e| failed(&e, &step.sql, &step.relation))
     }
 
-    fn count(&mut self, step: &Step) -> Result<i64, PublishError> {
-        self.conn()
-            .query_row(&step.sql, params_from_iter(&step.params), |row| row.get(0))
-            .map_err(|e| failed(&e, &step.sql, &step.relation))
+    fn value(&mut self, step: &Step) -> Result<Option<i64>, PublishError> {
+        let fail = |e: duckdb::Error| failed(&e, &step.sql, &step.relation);
+        let mut statement = self.conn().prepare(&step.sql).map_err(fail)?;
+        let mut rows = statement
+            .query(params_from_iter(&step.params))
+            .map_err(fail)?;
+        match rows.next().map_err(fail)? {
+            Some(row) => row.get(0).map_err(fail),
+            None => Ok(None),
+        }
     }
 
     fn facts(&mut self, wanted: &[Wanted]) -> Result<Vec<Facts>, PublishError> {

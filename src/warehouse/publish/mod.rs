@@ -74,7 +74,8 @@ pub struct Wanted {
 /// One engine's write transaction.
 trait Transaction {
     fn run(&mut self, step: &Step) -> Result<(), PublishError>;
-    fn count(&mut self, step: &Step) -> Result<i64, PublishError>;
+    /// The first column of the first row; `None` without a row (or a NULL).
+    fn value(&mut self, step: &Step) -> Result<Option<i64>, PublishError>;
     fn facts(&mut self, wanted: &[Wanted]) -> Result<Vec<Facts>, PublishError>;
     fn commit(self: Box<Self>) -> Result<(), PublishError>;
 }
@@ -120,7 +121,12 @@ impl Writer {
 
     /// Runs a count of the plan: its one number.
     pub fn count(&mut self, step: &Step) -> Result<i64, PublishError> {
-        self.tx.count(step)
+        Ok(self.tx.value(step)?.unwrap_or(0))
+    }
+
+    /// Runs a probe of the plan: its one number, if it returns a row.
+    pub fn value(&mut self, step: &Step) -> Result<Option<i64>, PublishError> {
+        self.tx.value(step)
     }
 
     /// What the catalog says about each destination and its staged copy, inside the

@@ -27,7 +27,7 @@ SELECT c.oid::bigint,
 /// Columns in order, with the sequence each owns (serial or identity). `$1` the oid.
 const COLUMNS: &str = r#"
 SELECT a.attname::text, a.attgenerated <> '', a.attidentity = 'a', a.attnotnull,
-       (SELECT pg_catalog.quote_ident(sn.nspname) || '.' || pg_catalog.quote_ident(s.relname)
+       (SELECT ARRAY[sn.nspname::text, s.relname::text]
           FROM pg_catalog.pg_depend d
           JOIN pg_catalog.pg_class s ON s.oid = d.objid AND s.relkind = 'S'
           JOIN pg_catalog.pg_namespace sn ON sn.oid = s.relnamespace
@@ -165,7 +165,12 @@ impl PgTransaction {
         Ok(tx)
     }
 
-    fn execute(&mut self, sql: &str, params: &[String], relation: &Name) -> Result<(), PublishError> {
+    fn execute(
+        &mut self,
+        sql: &str,
+        params: &[String],
+        relation: &Name,
+    ) -> Result<(), PublishError> {
         self.fetch(sql, params, relation).map(|_| ())
     }
 
@@ -180,7 +185,10 @@ impl PgTransaction {
             query = query.bind(p);
         }
         let result = {
-            let conn = self.conn.as_mut().expect("the connection lives until commit");
+            let conn = self
+                .conn
+                .as_mut()
+                .expect("the connection lives until commit");
             self.runtime.block_on(query.fetch_all(conn))
         };
         result.map_err(|e| self.failed(e, sql, relation))
@@ -188,7 +196,10 @@ impl PgTransaction {
 
     fn rows(&mut self, sql: &str, oid: i64) -> Result<Vec<PgRow>, PublishError> {
         let result = {
-            let conn = self.conn.as_mut().expect("the connection lives until commit");
+            let conn = self
+                .conn
+                .as_mut()
+                .expect("the connection lives until commit");
             self.runtime
                 .block_on(sqlx::query(sql).bind(oid).fetch_all(conn))
         };
@@ -223,7 +234,10 @@ impl PgTransaction {
     }
 
     fn holders(&mut self, relation: &Name) -> Vec<String> {
-        let conn = self.conn.as_mut().expect("the connection lives until commit");
+        let conn = self
+            .conn
+            .as_mut()
+            .expect("the connection lives until commit");
         let qualified = relation.sql();
         self.runtime.block_on(async {
             if sqlx::query("ROLLBACK").execute(&mut *conn).await.is_err() {
@@ -236,14 +250,14 @@ impl PgTransaction {
                 .unwrap_or_default();
             rows.iter()
                 .map(|r| {
-                    let (pid, user, app, state, mode, age): (i32, String, String, String, String, i64) = (
-                        r.get(0),
-                        r.get(1),
-                        r.get(2),
-                        r.get(3),
-                        r.get(4),
-                        r.get(5),
-                    );
+                    let (pid, user, app, state, mode, age): (
+                        i32,
+                        String,
+                        String,
+                        String,
+                        String,
+                        i64,
+                    ) = (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5));
                     let app = match app.is_empty() {
                         true => String::new(),
                         false => format!(", {app}"),
@@ -322,7 +336,7 @@ impl PgTransaction {
         })
     }
 
-    fn columns(&mut self, oid: i64) -> Result<Vec<(Column, Option<String>)>, PublishError> {
+    fn columns(&mut self, oid: i64) -> Result<Vec<(Column, Option<Name>)>, PublishError> {
         Ok(self
             .rows(COLUMNS, oid)?
             .iter()
@@ -334,7 +348,9 @@ impl PgTransaction {
                         identity_always: r.get(2),
                         not_null: r.get(3),
                     },
-                    r.get(4),
+                    r.get::<Option<Vec<String>>, _>(4)
+                        .filter(|n| n.len() == 2)
+                        .map(|n| Name::new(&n[0], &n[1])),
                 )
             })
             .collect())
@@ -346,9 +362,9 @@ impl Transaction for PgTransaction {
         self.execute(&step.sql, &step.params, &step.relation)
     }
 
-    fn count(&mut self, step: &Step) -> Result<i64, PublishError> {
+    fn value(&mut self, step: &Step) -> Result<Option<i64>, PublishError> {
         let rows = self.fetch(&step.sql, &step.params, &step.relation)?;
-        Ok(rows.first().map_or(0, |r| r.get::<i64, _>(0)))
+        Ok(rows.first().map(|r| r.get::<i64, _>(0)))
     }
 
     fn facts(&mut self, wanted: &[Wanted]) -> Result<Vec<Facts>, PublishError> {
