@@ -41,6 +41,7 @@ pub mod rows;
 pub mod select;
 pub mod semantic;
 pub mod source;
+pub mod table_facts;
 pub mod team_contracts;
 pub mod types;
 pub mod warehouse;

@@ -20,6 +20,15 @@ use sqlparser::ast::Expr;
 use crate::engine::Engine;
 use crate::types::DataType;
 
+/// How a sequence is moved past the published keys.
+pub enum SequenceCatchUp {
+    /// A probe returning the value to restart at (no row when none is needed): `ALTER
+    /// SEQUENCE ... RESTART` is transactional where `setval` is not.
+    Restart(crate::rows::Statement),
+    /// A statement that draws values until the sequence is past them.
+    Draw(crate::rows::Statement),
+}
+
 /// One engine's rules. Anything a rule does not cover is `None` (not proven).
 pub trait EngineRules: Sync {
     /// `sum(x)`.
@@ -61,6 +70,23 @@ pub trait EngineRules: Sync {
     /// table `schema.table`: a column they read cannot be retyped (Postgres refuses) or dropped
     /// (they would break). Names go in as parameters.
     fn column_readers(&self, schema: &str, table: &str, column: &str) -> crate::rows::Statement;
+    /// The lock `sqb promote` takes on a table (`table`, quoted) before it publishes: on the
+    /// destination (`publish`), or on the staged copy so that it stays as checked; `None`
+    /// where the writer holds the whole database.
+    fn publish_lock(&self, table: &str, publish: bool) -> Option<String>;
+    /// The `SET` list of `ON CONFLICT ... DO UPDATE` that writes `columns` of `table`
+    /// (quoted) from `EXCLUDED`, leaving a row that would not change untouched where the
+    /// engine can say so.
+    fn upsert_set(&self, table: &str, columns: &[&str]) -> String;
+    /// How `sqb promote` moves `sequence`, which feeds `column`, past the largest published
+    /// key.
+    fn sequence_catch_up(
+        &self,
+        column: &str,
+        staged: &crate::table_facts::Name,
+        dest: &crate::table_facts::Name,
+        sequence: &crate::table_facts::Name,
+    ) -> SequenceCatchUp;
     /// The precision and scale of a `NUMERIC` declared without them; `None` where it holds any
     /// number (Postgres).
     fn bare_numeric(&self) -> Option<(u32, u32)>;

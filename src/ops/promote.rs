@@ -26,7 +26,7 @@ use crate::promote::{self, Name, Plan, Refusal};
 use crate::report::audit::Status as AuditStatus;
 use crate::report::diff::Status as DiffStatus;
 use crate::warehouse::publish::{PublishError, Wanted, Writer};
-use crate::warehouse::Timeouts;
+use crate::warehouse::{session, Timeouts};
 
 pub struct PromoteOptions {
     /// The staging target the relations were built into.
@@ -101,7 +101,7 @@ pub fn promote(root: &Path, options: &PromoteOptions) -> anyhow::Result<PromoteR
         verdict: Verdict::Refused,
     };
     let connect = super::connection(&project.config, &project.root, options.timeouts)?;
-    let open = || Writer::open(&connect, options.lock_timeout, options.dry_run).map_err(publish);
+    let open = || session::writer(&connect, options.lock_timeout, options.dry_run).map_err(publish);
     // Postgres: hold the staged relations as checked. DuckDB: the writer holds the whole file,
     // which the read-only checks must open first.
     let mut writer = match engine.in_process() {

@@ -9,102 +9,9 @@
 use std::collections::BTreeMap;
 
 use crate::engine::Engine;
+use crate::engine_rules::{self, EngineRules, SequenceCatchUp};
 use crate::ident::quoted;
-
-/// A relation's schema and name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Name {
-    pub schema: String,
-    pub name: String,
-}
-
-impl Name {
-    pub fn new(schema: &str, name: &str) -> Self {
-        Self {
-            schema: schema.to_string(),
-            name: name.to_string(),
-        }
-    }
-
-    /// As SQL names it: both parts quoted.
-    pub fn sql(&self) -> String {
-        format!("{}.{}", quoted(&self.schema), quoted(&self.name))
-    }
-
-    /// As reports show it: `schema.name`.
-    pub fn shown(&self) -> String {
-        format!("{}.{}", self.schema, self.name)
-    }
-}
-
-/// A column as the catalog has it.
-#[derive(Debug, Clone, Default)]
-pub struct Column {
-    pub name: String,
-    /// A stored generated column: computed by the engine, never copied.
-    pub generated: bool,
-    /// `GENERATED ALWAYS AS IDENTITY`: written only with `OVERRIDING SYSTEM VALUE`.
-    pub identity_always: bool,
-    pub not_null: bool,
-}
-
-/// A foreign key into the destination, from `from` (a plain or partitioned table).
-#[derive(Debug, Clone)]
-pub struct Reference {
-    pub constraint: String,
-    pub from: Name,
-    pub columns: Vec<String>,
-    /// The destination's columns it references, in the same order.
-    pub to_columns: Vec<String>,
-}
-
-/// A trigger of the destination that fires on the copy unless disabled for it.
-#[derive(Debug, Clone)]
-pub struct Trigger {
-    pub name: String,
-    /// Postgres's `tgenabled`: `O` (origin), `A` (always) or `R` (replica).
-    pub enabled: char,
-}
-
-/// A materialized view that reads the destination, directly or through views.
-#[derive(Debug, Clone)]
-pub struct Dependent {
-    pub name: Name,
-    /// Created `WITH NO DATA` and never refreshed: left so, and reported.
-    pub populated: bool,
-    /// How many views lie between it and the destination: refreshed in this order.
-    pub depth: i32,
-}
-
-/// What the catalog says about one destination and its staged copy.
-#[derive(Debug, Clone)]
-pub struct Facts {
-    pub dest: Name,
-    pub staged: Name,
-    /// The destination's kind as the catalog spells it (`table`, `view`, …); `None`: missing.
-    pub kind: Option<String>,
-    pub staged_kind: Option<String>,
-    pub columns: Vec<Column>,
-    pub staged_columns: Vec<Column>,
-    /// The primary key's columns; empty without one.
-    pub key: Vec<String>,
-    pub triggers: Vec<Trigger>,
-    pub references: Vec<Reference>,
-    /// Each column a sequence feeds, with the sequence.
-    pub sequences: Vec<(String, Name)>,
-    pub dependents: Vec<Dependent>,
-    /// For a destination that does not exist yet: the columns its contract declares
-    /// `nullable = false`, made NOT NULL when it is created.
-    pub not_null: Vec<String>,
-}
-
-/// A statement of the plan, about one relation, its parameters bound as text.
-#[derive(Debug, Clone)]
-pub struct Step {
-    pub sql: String,
-    pub params: Vec<String>,
-    pub relation: Name,
-}
+pub use crate::table_facts::{Column, Dependent, Facts, Name, Reference, Step, Trigger};
 
 /// A read-only count that must be 0 for the publish to go on, and what it means when it is not.
 #[derive(Debug, Clone)]
@@ -156,13 +63,11 @@ pub struct Refusal {
 
 /// The locks that keep the staged copies as they were checked: taken before the checks run.
 pub fn staged_locks(engine: Engine, staged: &[Name]) -> Vec<Step> {
-    match engine {
-        Engine::Postgres => sorted(staged)
-            .into_iter()
-            .map(|n| step(format!("LOCK TABLE {} IN SHARE MODE", n.sql()), &n))
-            .collect(),
-        Engine::DuckDb => Vec::new(),
-    }
+    let rules = engine_rules::of(engine);
+    sorted(staged)
+        .into_iter()
+        .filter_map(|n| Some(step(rules.publish_lock(&n.sql(), false)?, &n)))
+        .collect()
 }
 
 /// The plan for `facts`, or every reason it cannot be made.
@@ -173,23 +78,17 @@ pub fn plan(engine: Engine, facts: &[Facts]) -> Result<Plan, Vec<Refusal>> {
     }
     let selected: BTreeMap<&Name, &Facts> = facts.iter().map(|f| (&f.dest, f)).collect();
     let order = parents_first(facts);
+    let rules = engine_rules::of(engine);
     let mut plan = Plan::default();
-    if engine == Engine::Postgres {
-        let dests: Vec<Name> = facts
-            .iter()
-            .filter(|f| f.kind.is_some())
-            .map(|f| f.dest.clone())
-            .collect();
-        plan.locks = sorted(&dests)
-            .into_iter()
-            .map(|n| {
-                step(
-                    format!("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", n.sql()),
-                    &n,
-                )
-            })
-            .collect();
-    }
+    let dests: Vec<Name> = facts
+        .iter()
+        .filter(|f| f.kind.is_some())
+        .map(|f| f.dest.clone())
+        .collect();
+    plan.locks = sorted(&dests)
+        .into_iter()
+        .filter_map(|n| Some(step(rules.publish_lock(&n.sql(), true)?, &n)))
+        .collect();
     for f in &order {
         plan.checks.extend(checks(f, &selected));
     }
@@ -200,7 +99,7 @@ pub fn plan(engine: Engine, facts: &[Facts]) -> Result<Plan, Vec<Refusal>> {
         plan.writes.extend(triggers(f, false));
     }
     for f in &order {
-        plan.writes.extend(copy(engine, f));
+        plan.writes.extend(copy(rules, f));
     }
     for f in order.iter().rev() {
         if let Some(delete) = delete(f) {
@@ -208,7 +107,7 @@ pub fn plan(engine: Engine, facts: &[Facts]) -> Result<Plan, Vec<Refusal>> {
         }
     }
     for f in &order {
-        sequences(engine, f, &mut plan);
+        sequences(rules, f, &mut plan);
         plan.writes.extend(triggers(f, true));
     }
     refreshes(facts, &mut plan);
@@ -455,7 +354,7 @@ fn triggers(f: &Facts, enable: bool) -> Vec<Step> {
 
 /// Every staged row into the destination: by primary key, rows that changed are updated and
 /// new ones inserted; without one, all rows are replaced.
-fn copy(engine: Engine, f: &Facts) -> Vec<Step> {
+fn copy(rules: &dyn EngineRules, f: &Facts) -> Vec<Step> {
     let columns = copied(f);
     let names = list(columns.iter().map(|c| c.name.as_str()), "");
     let overriding = match columns.iter().any(|c| c.identity_always) {
@@ -481,21 +380,11 @@ fn copy(engine: Engine, f: &Facts) -> Vec<Step> {
         .filter(|c| !f.key.contains(&c.name) && !c.identity_always)
         .map(|c| c.name.as_str())
         .collect();
-    let sql = match (set.is_empty(), engine) {
-        (true, _) => format!("{insert} ON CONFLICT ({key}) DO NOTHING"),
-        (false, Engine::Postgres) => format!(
-            "{insert} ON CONFLICT ({key}) DO UPDATE SET ({}) = ROW({}) WHERE ({}) IS DISTINCT FROM ({})",
-            list(set.iter().copied(), ""),
-            list(set.iter().copied(), "EXCLUDED."),
-            list(set.iter().copied(), &format!("{}.", f.dest.sql())),
-            list(set.iter().copied(), "EXCLUDED."),
-        ),
-        (false, Engine::DuckDb) => format!(
+    let sql = match set.is_empty() {
+        true => format!("{insert} ON CONFLICT ({key}) DO NOTHING"),
+        false => format!(
             "{insert} ON CONFLICT ({key}) DO UPDATE SET {}",
-            set.iter()
-                .map(|c| format!("{} = EXCLUDED.{}", quoted(c), quoted(c)))
-                .collect::<Vec<_>>()
-                .join(", ")
+            rules.upsert_set(&f.dest.sql(), &set)
         ),
     };
     vec![step(sql, &f.dest)]
@@ -524,38 +413,22 @@ fn delete(f: &Facts) -> Option<Step> {
 }
 
 /// Sequences moved past the largest published value, so that the next insert does not collide:
-/// Postgres restarts them (probed from the staged copy, which is what the destination will
-/// hold); DuckDB, which cannot, draws as many values as they lag behind.
-fn sequences(engine: Engine, f: &Facts, plan: &mut Plan) {
+/// restarted (probed from the staged copy, which is what the destination will hold), or where
+/// the engine cannot set one, drawn as many times as it lags behind.
+fn sequences(rules: &dyn EngineRules, f: &Facts, plan: &mut Plan) {
     for (column, sequence) in &f.sequences {
-        match engine {
-            Engine::Postgres => plan.restarts.push(Restart {
-                probe: step(
-                    format!(
-                        "SELECT top.m + 1 FROM (SELECT max({})::bigint AS m FROM {}) AS top, {} AS q \
-                         WHERE top.m >= CASE WHEN q.is_called THEN q.last_value + 1 ELSE q.last_value END",
-                        quoted(column),
-                        f.staged.sql(),
-                        sequence.sql()
-                    ),
-                    &f.dest,
-                ),
+        match rules.sequence_catch_up(column, &f.staged, &f.dest, sequence) {
+            SequenceCatchUp::Restart(probe) => plan.restarts.push(Restart {
+                probe: Step {
+                    sql: probe.sql,
+                    params: probe.params,
+                    relation: f.dest.clone(),
+                },
                 sequence: sequence.clone(),
             }),
-            Engine::DuckDb => plan.writes.push(Step {
-                sql: format!(
-                    "SELECT count(nextval($1)) FROM (SELECT unnest(generate_series(1, \
-                     (SELECT greatest(0, max({}) - (SELECT coalesce(q.last_value + q.increment_by, q.start_value) \
-                     FROM duckdb_sequences() AS q WHERE q.database_name = current_database() \
-                     AND q.schema_name = $2 AND q.sequence_name = $3) + 1) FROM {}))) AS i) AS draws",
-                    quoted(column),
-                    f.dest.sql()
-                ),
-                params: vec![
-                    format!("{}.{}", sequence.schema, sequence.name),
-                    sequence.schema.clone(),
-                    sequence.name.clone(),
-                ],
+            SequenceCatchUp::Draw(draw) => plan.writes.push(Step {
+                sql: draw.sql,
+                params: draw.params,
                 relation: f.dest.clone(),
             }),
         }

@@ -12,6 +12,7 @@ use std::sync::mpsc;
 #[cfg(feature = "duckdb")]
 use super::duckdb::DuckDbIntrospector;
 use super::postgres::PgIntrospector;
+use super::publish::{PublishError, Transaction, Writer};
 use super::{Backend, SchemaListing, Timeouts, WarehouseError};
 use crate::catalog::{Answer, Described, Namespace, PhysicalRelation, Request};
 use crate::engine::Engine;
@@ -54,11 +55,6 @@ impl Connect {
 
     pub fn engine(&self) -> Engine {
         self.engine
-    }
-
-    /// The Postgres URL, the DuckDB file and the limits: for the warehouse room's writer.
-    pub(super) fn parts(&self) -> (Option<&str>, &std::path::Path, Timeouts) {
-        (self.url.as_deref(), &self.path, self.timeouts)
     }
 }
 
@@ -322,6 +318,33 @@ async fn open(connect: &Connect) -> Result<Warehouse, WarehouseError> {
         #[cfg(not(feature = "duckdb"))]
         Engine::DuckDb => return Err(WarehouseError::Unsupported("DuckDB")),
     })
+}
+
+/// `sqb promote`'s writer: a transaction begun on the warehouse `connect` describes (read-only
+/// for a dry run; Postgres waits at most `lock_timeout` for each lock, DuckDB holds the whole
+/// file while the writer lives). The one place that chooses a writer by engine.
+pub fn writer(
+    connect: &Connect,
+    lock_timeout: std::time::Duration,
+    dry_run: bool,
+) -> Result<Writer, PublishError> {
+    let tx: Box<dyn Transaction> = match connect.engine {
+        Engine::Postgres => Box::new(super::publish::postgres::PgTransaction::begin(
+            connect.url.as_deref().ok_or(WarehouseError::NoUrl)?,
+            connect.timeouts,
+            lock_timeout,
+            dry_run,
+        )?),
+        #[cfg(feature = "duckdb")]
+        Engine::DuckDb => Box::new(super::publish::duckdb::DuckTransaction::begin(
+            &connect.path,
+            connect.timeouts,
+            dry_run,
+        )?),
+        #[cfg(not(feature = "duckdb"))]
+        Engine::DuckDb => return Err(WarehouseError::Unsupported("DuckDB").into()),
+    };
+    Ok(Writer::new(tx, connect.engine))
 }
 
 /// Tears the DuckDB databases of ended sessions down on a thread of their own

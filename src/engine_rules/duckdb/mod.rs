@@ -119,6 +119,47 @@ impl EngineRules for DuckDb {
         Some((18, 3))
     }
 
+    fn publish_lock(&self, _table: &str, _publish: bool) -> Option<String> {
+        // The writer opens the file read-write, which no other process can while it is open.
+        None
+    }
+
+    fn upsert_set(&self, _table: &str, columns: &[&str]) -> String {
+        columns
+            .iter()
+            .map(|c| {
+                let c = crate::ident::quoted(c);
+                format!("{c} = EXCLUDED.{c}")
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn sequence_catch_up(
+        &self,
+        column: &str,
+        _staged: &crate::table_facts::Name,
+        dest: &crate::table_facts::Name,
+        sequence: &crate::table_facts::Name,
+    ) -> super::SequenceCatchUp {
+        // DuckDB cannot set a sequence: it draws as many values as the sequence lags behind.
+        super::SequenceCatchUp::Draw(crate::rows::Statement {
+            sql: format!(
+                "SELECT count(nextval($1)) FROM (SELECT unnest(generate_series(1, \
+                 (SELECT greatest(0, max({}) - (SELECT coalesce(q.last_value + q.increment_by, q.start_value) \
+                 FROM duckdb_sequences() AS q WHERE q.database_name = current_database() \
+                 AND q.schema_name = $2 AND q.sequence_name = $3) + 1) FROM {}))) AS i) AS draws",
+                crate::ident::quoted(column),
+                dest.sql()
+            ),
+            params: vec![
+                format!("{}.{}", sequence.schema, sequence.name),
+                sequence.schema.clone(),
+                sequence.name.clone(),
+            ],
+        })
+    }
+
     fn quotient_type(&self) -> &'static str {
         "double"
     }

@@ -120,6 +120,50 @@ impl EngineRules for Postgres {
         None
     }
 
+    fn publish_lock(&self, table: &str, publish: bool) -> Option<String> {
+        // SHARE ROW EXCLUSIVE: readers go on, no other writer (or promote) comes in.
+        Some(match publish {
+            true => format!("LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE"),
+            false => format!("LOCK TABLE {table} IN SHARE MODE"),
+        })
+    }
+
+    fn upsert_set(&self, table: &str, columns: &[&str]) -> String {
+        let list = |prefix: &str| {
+            columns
+                .iter()
+                .map(|c| format!("{prefix}{}", crate::ident::quoted(c)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "({}) = ROW({}) WHERE ({}) IS DISTINCT FROM ({})",
+            list(""),
+            list("EXCLUDED."),
+            list(&format!("{table}.")),
+            list("EXCLUDED.")
+        )
+    }
+
+    fn sequence_catch_up(
+        &self,
+        column: &str,
+        staged: &crate::table_facts::Name,
+        _dest: &crate::table_facts::Name,
+        sequence: &crate::table_facts::Name,
+    ) -> super::SequenceCatchUp {
+        super::SequenceCatchUp::Restart(crate::rows::Statement {
+            sql: format!(
+                "SELECT top.m + 1 FROM (SELECT max({})::bigint AS m FROM {}) AS top, {} AS q \
+                 WHERE top.m >= CASE WHEN q.is_called THEN q.last_value + 1 ELSE q.last_value END",
+                crate::ident::quoted(column),
+                staged.sql(),
+                sequence.sql()
+            ),
+            params: Vec::new(),
+        })
+    }
+
     fn quotient_type(&self) -> &'static str {
         "numeric"
     }

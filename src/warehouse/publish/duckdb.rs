@@ -8,7 +8,7 @@ use std::path::Path;
 use duckdb::{params_from_iter, AccessMode, Connection};
 
 use super::{PublishError, Transaction, Wanted};
-use crate::promote::{Column, Facts, Name, Reference, Step};
+use crate::table_facts::{Column, Facts, Name, Reference, Step};
 use crate::warehouse::duckdb::{first_line, open_file};
 use crate::warehouse::Timeouts;
 
@@ -28,12 +28,12 @@ const REFERENCES: &str = "SELECT coalesce(constraint_name, table_name || '_fkey'
     WHERE database_name = current_database() AND schema_name = ? AND referenced_table = ? \
     AND constraint_type = 'FOREIGN KEY'";
 
-pub(super) struct DuckTransaction {
+pub(in crate::warehouse) struct DuckTransaction {
     conn: Option<Connection>,
 }
 
 impl DuckTransaction {
-    pub(super) fn begin(
+    pub(in crate::warehouse) fn begin(
         path: &Path,
         timeouts: Timeouts,
         read_only: bool,

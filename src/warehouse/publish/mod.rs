@@ -1,21 +1,20 @@
 //! The one session of sqb that may write: `sqb promote`'s publish, in one transaction.
 //!
-//! [`Writer::open`] begins the transaction (read-only for `--dry-run`) under a lock timeout;
+//! `session::writer` begins the transaction (read-only for `--dry-run`) under a lock timeout;
 //! the caller takes the locks, reads the [`Facts`], counts what must be 0, runs the writes one
 //! statement at a time, and then [`Writer::commit`]s with a statement of its own. A writer
 //! dropped without a commit rolls back: Postgres aborts a transaction whose client went away,
 //! and DuckDB one whose connection closed.
 
 #[cfg(feature = "duckdb")]
-mod duckdb;
-mod postgres;
+pub(in crate::warehouse) mod duckdb;
+pub(in crate::warehouse) mod postgres;
 
 use std::time::Duration;
 
-use super::session::Connect;
 use super::WarehouseError;
 use crate::engine::Engine;
-use crate::promote::{Facts, Name, Step};
+use crate::table_facts::{Facts, Name, Step};
 
 /// Why the publish stopped. The transaction is rolled back in every case.
 #[derive(Debug, thiserror::Error)]
@@ -71,8 +70,8 @@ pub struct Wanted {
     pub not_null: Vec<String>,
 }
 
-/// One engine's write transaction.
-trait Transaction {
+/// One engine's write transaction; `session::writer` chooses it by engine.
+pub(in crate::warehouse) trait Transaction {
     fn run(&mut self, step: &Step) -> Result<(), PublishError>;
     /// The first column of the first row; `None` without a row (or a NULL).
     fn value(&mut self, step: &Step) -> Result<Option<i64>, PublishError>;
@@ -87,31 +86,9 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// Connects and begins the transaction: read-only when `dry_run`. Postgres waits at most
-    /// `lock_timeout` for each lock; DuckDB holds the whole file while the writer lives.
-    pub fn open(
-        connect: &Connect,
-        lock_timeout: Duration,
-        dry_run: bool,
-    ) -> Result<Writer, PublishError> {
-        let (url, path, timeouts) = connect.parts();
-        let engine = connect.engine();
-        let tx: Box<dyn Transaction> = match engine {
-            Engine::Postgres => Box::new(postgres::PgTransaction::begin(
-                url.ok_or(WarehouseError::NoUrl)?,
-                timeouts,
-                lock_timeout,
-                dry_run,
-            )?),
-            #[cfg(feature = "duckdb")]
-            Engine::DuckDb => Box::new(duckdb::DuckTransaction::begin(path, timeouts, dry_run)?),
-            #[cfg(not(feature = "duckdb"))]
-            Engine::DuckDb => {
-                let _ = path;
-                return Err(WarehouseError::Unsupported("DuckDB").into());
-            }
-        };
-        Ok(Writer { tx, engine })
+    /// The writer of a transaction `session::writer` began.
+    pub(in crate::warehouse) fn new(tx: Box<dyn Transaction>, engine: Engine) -> Writer {
+        Writer { tx, engine }
     }
 
     /// Runs one statement of the plan.

@@ -9,8 +9,8 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
 use sqlx::{Connection, Row};
 
 use super::{seconds, PublishError, Transaction, Wanted};
-use crate::promote::{Column, Dependent, Facts, Name, Reference, Step, Trigger};
 use crate::redact::redact;
+use crate::table_facts::{Column, Dependent, Facts, Name, Reference, Step, Trigger};
 use crate::warehouse::postgres::{connect_as, message, register_secrets, sqlstate};
 use crate::warehouse::{Timeouts, WarehouseError};
 
@@ -109,14 +109,14 @@ SELECT a.pid, coalesce(a.usename::text, ''), coalesce(a.application_name, ''),
  ORDER BY a.xact_start NULLS LAST, a.pid
 "#;
 
-pub(super) struct PgTransaction {
+pub(in crate::warehouse) struct PgTransaction {
     runtime: tokio::runtime::Runtime,
     conn: Option<PgConnection>,
     lock_timeout: Duration,
 }
 
 impl PgTransaction {
-    pub(super) fn begin(
+    pub(in crate::warehouse) fn begin(
         url: &str,
         timeouts: Timeouts,
         lock_timeout: Duration,
