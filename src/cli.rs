@@ -200,6 +200,16 @@ pub enum Command {
     #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Promote(PromoteArgs),
 
+    /// Serve the semantic layer over HTTP: every request's claims come from a verified JSON Web
+    /// Token (HS256, or RS256/ES256 from a JWKS file, as [serve] in sqb.toml says), and its
+    /// query goes through the same compiler, guardrails, tenancy and roles as `sqb query`, on
+    /// the server's own read-only connection (docs/serve.md).
+    ///
+    /// Runs until SIGINT or SIGTERM, then drains in-flight requests and exits 0. Exit status
+    /// 2 when it cannot start (no [serve], no secret, an address in use).
+    #[command(after_help = WAREHOUSE_ENVIRONMENT)]
+    Serve(ServeArgs),
+
     /// Print the shell completion script for bash, zsh, fish, PowerShell or elvish, built from
     /// the same definitions as `--help`.
     ///
@@ -757,6 +767,21 @@ pub enum ContractCommand {
     /// failed.
     #[command(after_help = WAREHOUSE_ENVIRONMENT)]
     Migrate(MigrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on (`host:port`; port 0 picks a free one). Default: [serve]
+    /// `listen`, else 127.0.0.1:8080.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+
+    /// The target answered from. Default: [serve] `target`, else `default_target`.
+    #[arg(long, value_name = "TARGET")]
+    pub from: Option<String>,
+
+    #[command(flatten)]
+    pub connect: ConnectArgs,
 }
 
 #[derive(Debug, Args)]

@@ -25,6 +25,7 @@ pub mod engine_rules;
 pub mod error;
 pub mod exit;
 pub mod ident;
+pub mod identity;
 pub mod interrupt;
 pub mod logging;
 pub mod memory;

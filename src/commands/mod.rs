@@ -24,6 +24,7 @@ pub mod man;
 pub mod promote;
 pub mod publish;
 pub mod query;
+pub mod serve;
 
 use std::path::PathBuf;
 
@@ -69,6 +70,7 @@ pub fn run(cli: &Cli) -> ExitStatus {
         Command::Assert(args) => assert::run(&cli.global, args),
         Command::Audit(args) => audit::run(&cli.global, args),
         Command::Promote(args) => promote::run(&cli.global, args),
+        Command::Serve(args) => serve::run(&cli.global, args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(&cli.global, args),
     };

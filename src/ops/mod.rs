@@ -24,6 +24,7 @@ pub mod publish;
 pub mod query;
 pub mod root;
 pub mod semantic;
+pub mod serve;
 pub mod team_contracts;
 pub mod verify;
 

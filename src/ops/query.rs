@@ -99,6 +99,17 @@ pub fn query(root: &Path, options: &QueryOptions) -> anyhow::Result<QueryOutcome
     outcome
 }
 
+/// Answers one request on an already compiled project: what `sqb serve` runs per request.
+pub fn answer(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome> {
+    run(project, options)
+}
+
+/// The namespace a target's queries read: for `sqb serve`'s catalog, compiled offline.
+pub fn namespace_of(project: &Project, target: &str) -> anyhow::Result<crate::catalog::Namespace> {
+    let (_, target) = super::semantic::target(project, Some(target))?;
+    Ok(super::semantic::namespace(project, target))
+}
+
 fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome> {
     let saved;
     let options = match &options.saved {

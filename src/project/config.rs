@@ -50,6 +50,28 @@ impl Target {
     }
 }
 
+/// `[serve]`: how `sqb serve` listens and whom it believes (docs/serve.md).
+#[derive(Debug, Clone)]
+pub struct Serve {
+    pub loc: Loc,
+    /// `host:port`; default `127.0.0.1:8080`.
+    pub listen: Option<Spanned<String>>,
+    /// The target it answers from; default `default_target`.
+    pub target: Option<Spanned<String>>,
+    /// The `iss` every token must carry.
+    pub issuer: Option<Spanned<String>>,
+    /// The `aud` every token must carry.
+    pub audience: Option<Spanned<String>>,
+    /// HS256: the environment variable holding the shared secret (never the secret itself).
+    pub secret_env: Option<Spanned<String>>,
+    /// RS256 / ES256: a JWKS file, relative to the project root.
+    pub jwks: Option<Spanned<String>>,
+    /// The most rows one answer may hold; a larger answer is refused, never cut.
+    pub max_rows: Option<Spanned<i64>>,
+    /// The largest request body accepted.
+    pub max_request_bytes: Option<Spanned<i64>>,
+}
+
 /// `[imports.NAME]`: another project's published snapshot, vendored under `path`.
 #[derive(Debug, Clone)]
 pub struct ImportDecl {
@@ -116,6 +138,8 @@ pub struct Config {
     pub imports: Vec<ImportDecl>,
     /// `[semantic] contexts`: the named contexts guardrails and queries may name.
     pub contexts: Vec<Spanned<String>>,
+    /// `[serve]`, when the project is served.
+    pub serve: Option<Serve>,
     /// `sqb.toml` or `sqb.local.toml` is not valid TOML (reported): nothing else is read.
     pub unparsed: bool,
 }
@@ -141,6 +165,7 @@ pub(super) struct RawConfig {
     path_defaults: Vec<(Spanned<String>, ModelProps)>,
     imports: Vec<ImportDecl>,
     contexts: Option<Vec<Spanned<String>>>,
+    serve: Option<Serve>,
     /// The file (or `sqb.local.toml`) is not valid TOML: no rule reads its content.
     unparsed: bool,
 }
@@ -163,6 +188,17 @@ const TOP_KEYS: &[&str] = &[
     "path_defaults",
     "imports",
     "semantic",
+    "serve",
+];
+const SERVE_KEYS: &[&str] = &[
+    "listen",
+    "target",
+    "issuer",
+    "audience",
+    "secret_env",
+    "jwks",
+    "max_rows",
+    "max_request_bytes",
 ];
 const SEMANTIC_KEYS: &[&str] = &["contexts"];
 const IMPORT_KEYS: &[&str] = &["path", "snapshot", "baseline", "pin", "waive"];
@@ -232,6 +268,20 @@ pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
         raw.adopted_schemas = r
             .strings(settings, "adopted_schemas", false)
             .map(|s| s.value);
+    }
+    if let Some(serve) = r.table(root, "serve") {
+        r.check_keys(serve, SERVE_KEYS, "[serve]");
+        raw.serve = Some(Serve {
+            loc: r.key_loc(root, "serve"),
+            listen: r.string(serve, "listen"),
+            target: r.string(serve, "target"),
+            issuer: r.string(serve, "issuer"),
+            audience: r.string(serve, "audience"),
+            secret_env: r.string(serve, "secret_env"),
+            jwks: r.string(serve, "jwks"),
+            max_rows: r.integer(serve, "max_rows"),
+            max_request_bytes: r.integer(serve, "max_request_bytes"),
+        });
     }
     if let Some(semantic) = r.table(root, "semantic") {
         r.check_keys(semantic, SEMANTIC_KEYS, "[semantic]");
@@ -409,6 +459,7 @@ pub(super) fn merge(base: RawConfig, local: RawConfig) -> RawConfig {
     RawConfig {
         imports,
         contexts: local.contexts.or(base.contexts),
+        serve: local.serve.or(base.serve),
         name: local.name.or(base.name),
         default_target: local.default_target.or(base.default_target),
         connection_loc: base.connection_loc.or(local.connection_loc),
@@ -489,8 +540,12 @@ pub(super) fn finish(r: &mut Reader<'_>, raw: RawConfig) -> Config {
     }
     if let Some(default) = &raw.default_target {
         if !raw.targets.contains_key(&default.value) {
-            r.diags.push(unknown_target(default, &raw.targets));
+            r.diags
+                .push(unknown_target(default, &raw.targets, "default target"));
         }
+    }
+    if let Some(serve) = &raw.serve {
+        check_serve(r, serve, &raw.targets);
     }
     config(r.file, raw, engine)
 }
@@ -520,17 +575,76 @@ fn config(file: FileId, raw: RawConfig, engine: Engine) -> Config {
         path_defaults: raw.path_defaults,
         imports: raw.imports,
         contexts: raw.contexts.unwrap_or_default(),
+        serve: raw.serve,
+    }
+}
+
+/// `[serve]` names whom it believes, by one kind of key, and listens on an address.
+fn check_serve(r: &mut Reader<'_>, serve: &Serve, targets: &BTreeMap<String, Target>) {
+    use crate::diagnostics::Diagnostic;
+    for (value, key) in [(&serve.issuer, "issuer"), (&serve.audience, "audience")] {
+        if value.is_none() {
+            r.missing(
+                serve.loc.clone(),
+                key,
+                "[serve]",
+                format!("every token must name its `{key}`: `{key} = \"...\"`"),
+            );
+        }
+    }
+    match (&serve.secret_env, &serve.jwks) {
+        (None, None) => r.missing(
+            serve.loc.clone(),
+            "secret_env",
+            "[serve]",
+            "name the environment variable holding the HS256 secret (`secret_env = \"SQB_JWT_SECRET\"`), or a JWKS file (`jwks = \"keys.json\"`)",
+        ),
+        (Some(_), Some(jwks)) => r.push(
+            Diagnostic::error(Code::InvalidValue, "[serve] names both `secret_env` and `jwks`")
+                .at(jwks.loc.clone(), "one kind of key only")
+                .hint("HS256 tokens need `secret_env`; RS256 and ES256 tokens need `jwks`"),
+        ),
+        _ => {}
+    }
+    if let Some(listen) = &serve.listen {
+        if listen.value.parse::<std::net::SocketAddr>().is_err() {
+            r.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("`{}` is not an address to listen on", listen.value),
+                )
+                .at(listen.loc.clone(), "expected host:port")
+                .hint("write an IP address and a port, such as `127.0.0.1:8080`"),
+            );
+        }
+    }
+    for n in [&serve.max_rows, &serve.max_request_bytes]
+        .into_iter()
+        .flatten()
+    {
+        if n.value < 1 {
+            r.push(
+                Diagnostic::error(Code::InvalidValue, format!("`{}` is not a limit", n.value))
+                    .at(n.loc.clone(), "expected a positive number"),
+            );
+        }
+    }
+    if let Some(target) = &serve.target {
+        if !targets.contains_key(&target.value) {
+            r.push(unknown_target(target, targets, "[serve] target"));
+        }
     }
 }
 
 fn unknown_target(
     name: &Spanned<String>,
     targets: &BTreeMap<String, Target>,
+    what: &str,
 ) -> crate::diagnostics::Diagnostic {
     use crate::diagnostics::{did_you_mean, Code, Diagnostic};
     let diag = Diagnostic::error(
         Code::UnknownTarget,
-        format!("default target `{}` is not defined", name.value),
+        format!("{what} `{}` is not defined", name.value),
     )
     .at(name.loc.clone(), "no such target");
     match did_you_mean(&name.value, targets.keys().map(String::as_str)) {

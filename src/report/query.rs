@@ -107,6 +107,11 @@ pub fn cell_json(cell: &Cell) -> Value {
     }
 }
 
+/// The answer as JSON, as `--format json` prints it.
+pub fn document(outcome: &QueryOutcome) -> Value {
+    json_of(outcome)
+}
+
 fn json_of(outcome: &QueryOutcome) -> Value {
     let metrics: Vec<Value> = outcome
         .metrics

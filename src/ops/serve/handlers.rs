@@ -1,0 +1,346 @@
+//! The server's routes: the bearer token verified first, the request read strictly (unknown
+//! fields refused), the query run on a blocking thread, every outcome counted, and an error
+//! body that keeps the refusal's code. A query's SQL is never logged at info level, nor sent
+//! back: a response holds only the asker's own rows.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Request, State as Shared};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::State;
+use crate::ops::query::{answer, QueryOptions};
+use crate::rows::Statement;
+use crate::semantic::query::{QueryRequest, Refusal};
+use crate::warehouse::{session, WarehouseError};
+
+pub(super) fn router(state: Arc<State>, body_limit: usize) -> Router {
+    Router::new()
+        .route("/v1/query", post(query))
+        .route("/v1/catalog", get(catalog))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(middleware::from_fn_with_state(state.clone(), counted))
+        .with_state(state)
+}
+
+/// An error as the server answers it: a status, a stable code and a short message.
+struct Failure {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl Failure {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        let mut response = (
+            self.status,
+            Json(json!({ "error": { "code": self.code, "message": self.message } })),
+        )
+            .into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                "Bearer".parse().expect("a header value"),
+            );
+        }
+        response.extensions_mut().insert(Code(self.code));
+        response
+    }
+}
+
+/// The refusal or error code a response carried, for the metrics.
+#[derive(Clone, Copy)]
+struct Code(&'static str);
+
+/// Counts every request by route, status and code, with its latency.
+async fn counted(Shared(state): Shared<Arc<State>>, request: Request, next: Next) -> Response {
+    let route = match request.uri().path() {
+        p @ ("/v1/query" | "/v1/catalog" | "/healthz" | "/readyz" | "/metrics") => p,
+        _ => "other",
+    }
+    .to_string();
+    let started = Instant::now();
+    let response = next.run(request).await;
+    let code = response.extensions().get::<Code>().map_or("", |c| c.0);
+    let seconds = started.elapsed().as_secs_f64();
+    state
+        .metrics
+        .record(&route, response.status().as_u16(), code, seconds);
+    tracing::info!(
+        route,
+        status = response.status().as_u16(),
+        code,
+        ms = seconds * 1000.0,
+        "request"
+    );
+    response
+}
+
+/// The claims of the request's bearer token, once verified.
+fn principal(state: &State, headers: &HeaderMap) -> Result<Map<String, Value>, Failure> {
+    let unauthorized = |why: &str| Failure::new(StatusCode::UNAUTHORIZED, "unauthorized", why);
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .ok_or_else(|| unauthorized("no bearer token"))?
+        .to_str()
+        .map_err(|_| unauthorized("malformed token"))?;
+    let token = value
+        .strip_prefix("Bearer ")
+        .ok_or_else(|| unauthorized("no bearer token"))?;
+    state
+        .verifier
+        .verify(token.trim())
+        .map_err(|r| unauthorized(&r.0))
+}
+
+/// `POST /v1/query`'s body: what `sqb query` takes, and never a claim.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryBody {
+    metrics: Vec<String>,
+    #[serde(default)]
+    dimensions: Vec<String>,
+    #[serde(default)]
+    filters: Vec<String>,
+    context: Option<String>,
+    #[serde(default)]
+    format: Format,
+}
+
+#[derive(Debug, Default, Deserialize, PartialEq, Eq, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum Format {
+    #[default]
+    Json,
+    Csv,
+}
+
+async fn query(
+    Shared(state): Shared<Arc<State>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Response, Failure> {
+    let claims = principal(&state, &headers)?;
+    let body: QueryBody = serde_json::from_slice(&body).map_err(|e| {
+        Failure::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("the request is not a query: {e}"),
+        )
+    })?;
+    let request = QueryRequest {
+        metrics: body.metrics,
+        dimensions: body.dimensions,
+        filters: body.filters,
+        context: body.context,
+        principal: Some(claims),
+        tenant: None,
+    };
+    let format = body.format;
+    let shared = state.clone();
+    let outcome = tokio::task::spawn_blocking(move || {
+        let options = QueryOptions {
+            from: Some(shared.target.clone()),
+            request,
+            saved: None,
+            sql_only: false,
+            harness: false,
+            timeouts: shared.timeouts,
+            use_cache: shared.use_cache,
+        };
+        let started = Instant::now();
+        let outcome = answer(&shared.project, &options);
+        shared.metrics.warehouse(started.elapsed().as_secs_f64());
+        outcome
+    })
+    .await
+    .map_err(|_| {
+        Failure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the query stopped",
+        )
+    })?
+    .map_err(failure)?;
+    let rows = outcome.rows.as_ref().map_or(0, |r| r.rows.len());
+    if rows > state.max_rows {
+        return Err(Failure::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "too_many_rows",
+            format!(
+                "the answer has {rows} rows, past the server's limit of {}: ask for fewer groups",
+                state.max_rows
+            ),
+        ));
+    }
+    Ok(match format {
+        Format::Json => {
+            let mut doc = crate::report::query::document(&outcome);
+            if let Value::Object(map) = &mut doc {
+                map.remove("sql");
+                map.remove("params");
+            }
+            Json(doc).into_response()
+        }
+        Format::Csv => {
+            let mut out = Vec::new();
+            let _ = crate::report::query::emit(
+                &outcome,
+                crate::report::query::QueryFormat::Csv,
+                &mut out,
+            );
+            ([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], out).into_response()
+        }
+    })
+}
+
+/// The status that fits a query's error: a refusal keeps its code.
+fn failure(err: anyhow::Error) -> Failure {
+    if let Some(r) = err.chain().find_map(|e| e.downcast_ref::<Refusal>()) {
+        let status = match r.code {
+            "no_principal" | "forbidden" | "invalid_claims" => StatusCode::FORBIDDEN,
+            "guardrail" | "fanout_unsafe" | "unsupported_measure" | "zero_denominator" => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            _ => StatusCode::BAD_REQUEST,
+        };
+        return Failure::new(status, r.code, r.message.clone());
+    }
+    match err.chain().find_map(|e| e.downcast_ref::<WarehouseError>()) {
+        Some(WarehouseError::QueryTimeout { .. } | WarehouseError::StatementTimeout { .. }) => {
+            Failure::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                "timeout",
+                "the query ran past its limit",
+            )
+        }
+        Some(_) => Failure::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "warehouse_unavailable",
+            "the warehouse did not answer",
+        ),
+        None => {
+            if let Some(user) = err
+                .chain()
+                .find_map(|e| e.downcast_ref::<crate::error::UserError>())
+            {
+                return Failure::new(StatusCode::BAD_REQUEST, "bad_request", user.to_string());
+            }
+            tracing::warn!("query failed: {err:#}");
+            Failure::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the query failed",
+            )
+        }
+    }
+}
+
+/// `GET /v1/catalog`: the metrics this principal may ask for (each compiled for it, offline),
+/// and the contexts.
+async fn catalog(
+    Shared(state): Shared<Arc<State>>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, Failure> {
+    let claims = principal(&state, &headers)?;
+    let project = &state.project;
+    let namespace = crate::ops::query::namespace_of(project, &state.target)
+        .map_err(|e| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    let mut metrics = Vec::new();
+    for binding in project.metrics.iter().filter(|b| b.is_active()) {
+        let Some(name) = &binding.metric else {
+            continue;
+        };
+        let request = QueryRequest {
+            metrics: vec![name.value.clone()],
+            dimensions: Vec::new(),
+            filters: Vec::new(),
+            context: None,
+            principal: Some(claims.clone()),
+            tenant: None,
+        };
+        if crate::semantic::query::compile(project, &namespace, &request).is_ok() {
+            metrics.push(json!({
+                "metric": name.value,
+                "label": binding.label.as_ref().map(|l| l.value.clone()),
+            }));
+        }
+    }
+    let contexts: Vec<&str> = project
+        .config
+        .contexts
+        .iter()
+        .map(|c| c.value.as_str())
+        .collect();
+    Ok(Json(
+        json!({ "version": 1, "metrics": metrics, "contexts": contexts }),
+    ))
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// `GET /readyz`: 200 once the warehouse answers a statement, 503 otherwise.
+async fn readyz(Shared(state): Shared<Arc<State>>) -> Result<&'static str, Failure> {
+    let shared = state.clone();
+    let answered = tokio::task::spawn_blocking(move || {
+        let connect = crate::ops::connection(
+            &shared.project.config,
+            &shared.project.root,
+            shared.timeouts,
+        )?;
+        let ran = session::run(
+            connect,
+            None,
+            vec![Statement {
+                sql: "SELECT 1".into(),
+                params: Vec::new(),
+            }],
+            1,
+        )?;
+        match ran.answers.into_iter().next() {
+            Some(Ok(_)) => Ok(()),
+            Some(Err(e)) => Err(e),
+            None => Err(WarehouseError::Runtime("no answer".into())),
+        }
+    })
+    .await;
+    match answered {
+        Ok(Ok(())) => Ok("ready\n"),
+        _ => Err(Failure::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "warehouse_unavailable",
+            "the warehouse did not answer",
+        )),
+    }
+}
+
+async fn metrics(Shared(state): Shared<Arc<State>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        Body::from(state.metrics.render()),
+    )
+        .into_response()
+}

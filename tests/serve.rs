@@ -1,0 +1,371 @@
+//! `sqb serve` on 127.0.0.1 (an ephemeral port) over the shop example's real DuckDB
+//! warehouse: every token that is not proven is refused with 401, a request cannot add a claim,
+//! each tenant's answer is exactly what `sqb query` answers for the same claims, and SIGTERM
+//! drains and exits 0.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common::*;
+use jsonwebtoken::{encode, EncodingKey, Header};
+use serde_json::{json, Value};
+
+const SECRET: &str = "a-test-secret-of-at-least-32-bytes-long";
+
+fn shop() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("examples/shop"), tmp.path());
+    let _ = std::fs::remove_file(tmp.path().join("warehouse.duckdb"));
+    let _ = std::fs::remove_dir_all(tmp.path().join(".sqb"));
+    duckdb_file(&tmp.path().join("warehouse.duckdb"), &shop_migrations());
+    let toml = tmp.path().join("sqb.toml");
+    let mut text = std::fs::read_to_string(&toml).unwrap();
+    text.push_str(
+        "\n[serve]\ntarget = \"prod\"\nissuer = \"https://auth.test\"\naudience = \"sqb\"\nsecret_env = \"SQB_TEST_JWT_SECRET\"\n",
+    );
+    std::fs::write(&toml, text).unwrap();
+    tmp
+}
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start(root: &Path) -> Server {
+        let mut child = sqb()
+            .arg("--project-dir")
+            .arg(root)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("SQB_TEST_JWT_SECRET", SECRET)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let base = loop {
+            let line = lines
+                .next()
+                .expect("the server says where it listens")
+                .unwrap();
+            if let Some(addr) = line.split("listening on ").nth(1) {
+                break addr.trim().to_string();
+            }
+        };
+        // Keep reading stderr so that the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server { child, base }
+    }
+
+    fn get(&self, path: &str, token: Option<&str>) -> (u16, String) {
+        let mut request =
+            ureq::get(&format!("{}{path}", self.base)).timeout(Duration::from_secs(30));
+        if let Some(t) = token {
+            request = request.set("Authorization", &format!("Bearer {t}"));
+        }
+        answer(request.call())
+    }
+
+    fn query(&self, token: Option<&str>, body: Value) -> (u16, String) {
+        let mut request =
+            ureq::post(&format!("{}/v1/query", self.base)).timeout(Duration::from_secs(30));
+        if let Some(t) = token {
+            request = request.set("Authorization", &format!("Bearer {t}"));
+        }
+        answer(request.send_json(body))
+    }
+
+    fn stop(mut self) -> std::process::ExitStatus {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn answer(result: Result<ureq::Response, ureq::Error>) -> (u16, String) {
+    match result {
+        Ok(r) => (r.status(), r.into_string().unwrap()),
+        Err(ureq::Error::Status(code, r)) => (code, r.into_string().unwrap()),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+fn claims(extra: Value) -> Value {
+    let mut c = json!({
+        "iss": "https://auth.test",
+        "aud": "sqb",
+        "exp": now() + 600,
+        "nbf": now() - 10,
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        match v {
+            Value::Null => {
+                c.as_object_mut().unwrap().remove(k);
+            }
+            v => c[k] = v.clone(),
+        }
+    }
+    c
+}
+
+fn token(claims: &Value, secret: &str) -> String {
+    encode(
+        &Header::default(),
+        claims,
+        &EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .unwrap()
+}
+
+fn b64(v: &Value) -> String {
+    base64_encode(&serde_json::to_vec(v).unwrap())
+}
+
+/// base64url without padding, as a JWT spells its parts.
+fn base64_encode(bytes: &[u8]) -> String {
+    const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().fold(0u32, |a, b| (a << 8) | u32::from(*b)) << (8 * (3 - chunk.len()));
+        for i in 0..=chunk.len() {
+            out.push(T[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_token_that_is_not_proven_is_refused_with_401() {
+    let root = shop();
+    let server = Server::start(root.path());
+    let good = claims(json!({ "customer_id": 2 }));
+    let unsigned = format!(
+        "{}.{}.",
+        b64(&json!({"alg": "none", "typ": "JWT"})),
+        b64(&good)
+    );
+    let cases: Vec<(&str, Option<String>, &str)> = vec![
+        ("no header", None, "no bearer token"),
+        ("garbage", Some("not-a-token".into()), "malformed token"),
+        ("alg none", Some(unsigned), "malformed token"),
+        (
+            "another key",
+            Some(token(&good, "another-secret-that-is-also-32-bytes!")),
+            "bad signature",
+        ),
+        (
+            "expired",
+            Some(token(
+                &claims(json!({"customer_id": 2, "exp": now() - 3600})),
+                SECRET,
+            )),
+            "the token has expired",
+        ),
+        (
+            "not yet",
+            Some(token(
+                &claims(json!({"customer_id": 2, "nbf": now() + 3600})),
+                SECRET,
+            )),
+            "the token is not valid yet",
+        ),
+        (
+            "no exp",
+            Some(token(
+                &claims(json!({"customer_id": 2, "exp": null})),
+                SECRET,
+            )),
+            "the token lacks `exp`",
+        ),
+        (
+            "no nbf",
+            Some(token(
+                &claims(json!({"customer_id": 2, "nbf": null})),
+                SECRET,
+            )),
+            "the token lacks `nbf`",
+        ),
+        (
+            "other audience",
+            Some(token(
+                &claims(json!({"customer_id": 2, "aud": "other"})),
+                SECRET,
+            )),
+            "the token is for another audience",
+        ),
+        (
+            "other issuer",
+            Some(token(
+                &claims(json!({"customer_id": 2, "iss": "https://evil"})),
+                SECRET,
+            )),
+            "the token is from another issuer",
+        ),
+    ];
+    let body = json!({ "metrics": ["revenue"], "dimensions": ["status"] });
+    for (case, t, why) in &cases {
+        let (status, text) = server.query(t.as_deref(), body.clone());
+        assert_eq!(status, 401, "{case}: {text}");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(doc["error"]["code"], "unauthorized", "{case}");
+        assert_eq!(doc["error"]["message"], *why, "{case}");
+        assert!(!text.contains(SECRET));
+        let (status, _) = server.get("/v1/catalog", t.as_deref());
+        assert_eq!(status, 401, "{case}: the catalog");
+    }
+    let (status, text) = server.query(Some(&token(&good, SECRET)), body.clone());
+    assert_eq!(status, 200, "{text}");
+    // A request cannot add or override a claim.
+    let mut smuggled = body.clone();
+    smuggled["principal"] = json!({ "roles": ["finance"] });
+    let (status, text) = server.query(Some(&token(&good, SECRET)), smuggled);
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("unknown field `principal`"), "{text}");
+    assert_eq!(server.stop().code(), Some(0));
+}
+
+/// Each tenant's answer over HTTP is what `sqb query` answers for the same claims: never a
+/// row of another tenant. A token without the tenancy claim is refused with its code.
+#[test]
+fn each_tenant_gets_exactly_its_own_answer() {
+    let root = shop();
+    let server = Server::start(root.path());
+    let mut answers = Vec::new();
+    for customer in [1, 2, 3] {
+        let t = token(&claims(json!({ "customer_id": customer })), SECRET);
+        let (status, text) = server.query(
+            Some(&t),
+            json!({ "metrics": ["revenue", "orders"], "dimensions": ["status"] }),
+        );
+        assert_eq!(status, 200, "{text}");
+        let served: Value = serde_json::from_str(&text).unwrap();
+        assert!(served.get("sql").is_none(), "a response never holds SQL");
+        let out = run(sqb()
+            .arg("--project-dir")
+            .arg(root.path())
+            .args([
+                "query", "-m", "revenue", "-m", "orders", "-d", "status", "--format", "json",
+            ])
+            .args([
+                "--from",
+                "prod",
+                "--claims",
+                &json!({ "customer_id": customer }).to_string(),
+            ]));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            transcript(&out, root.path())
+        );
+        let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(served["rows"], cli["rows"], "customer {customer}");
+        answers.push(served["rows"].clone());
+    }
+    assert_ne!(answers[0], answers[1]);
+    let anonymous = token(&claims(json!({})), SECRET);
+    let (status, text) = server.query(Some(&anonymous), json!({ "metrics": ["revenue"] }));
+    assert_eq!(status, 403, "{text}");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["error"]["code"], "no_principal", "{text}");
+
+    // The catalog: what the customer role may ask for, and no more.
+    let customer = token(&claims(json!({ "customer_id": 1 })), SECRET);
+    let (status, text) = server.get("/v1/catalog", Some(&customer));
+    assert_eq!(status, 200, "{text}");
+    let catalog: Value = serde_json::from_str(&text).unwrap();
+    let names: Vec<&str> = catalog["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["orders", "revenue"], "{text}");
+
+    let (status, _) = server.get("/healthz", None);
+    assert_eq!(status, 200);
+    let (status, _) = server.get("/readyz", None);
+    assert_eq!(status, 200);
+    let (status, metrics) = server.get("/metrics", None);
+    assert_eq!(status, 200);
+    assert!(
+        metrics.contains("sqb_requests_total{route=\"/v1/query\",status=\"200\",code=\"\"} 3"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(
+            "sqb_requests_total{route=\"/v1/query\",status=\"403\",code=\"no_principal\"} 1"
+        ),
+        "{metrics}"
+    );
+    assert_eq!(server.stop().code(), Some(0));
+}
+
+/// `[serve]` is checked by `sqb compile` like every other file: located errors, nothing served.
+#[test]
+fn a_serve_section_that_cannot_work_is_a_located_error() {
+    let root = shop();
+    let toml = root.path().join("sqb.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let broken = text
+        .replace("issuer = \"https://auth.test\"\n", "")
+        .replace(
+            "target = \"prod\"\n",
+            "target = \"prd\"\nlisten = \"localhost\"\nport = 80\n",
+        );
+    std::fs::write(&toml, broken).unwrap();
+    let out = run(sqb().arg("--project-dir").arg(root.path()).arg("compile"));
+    let text = transcript(&out, root.path());
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("[serve] target `prd` is not defined"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`localhost` is not an address to listen on"),
+        "{text}"
+    );
+    assert!(text.contains("port"), "{text}");
+    assert!(text.contains("issuer"), "{text}");
+    let out = run(sqb()
+        .arg("--project-dir")
+        .arg(root.path())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("SQB_TEST_JWT_SECRET", SECRET));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        transcript(&out, root.path())
+    );
+    // No secret in the environment: it does not start.
+    let ok = shop();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sqb"));
+    cmd.arg("--project-dir")
+        .arg(ok.path())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("SQB_NO_CACHE", "1")
+        .env_remove("SQB_TEST_JWT_SECRET");
+    let out = run(&mut cmd);
+    let text = transcript(&out, ok.path());
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("the HS256 secret is not set"), "{text}");
+}
