@@ -248,28 +248,42 @@ fn every_token_that_is_not_proven_is_refused_with_401() {
 fn each_tenant_gets_exactly_its_own_answer() {
     let root = shop();
     let server = Server::start(root.path());
+    // Tenants (one with no orders) and queries drawn from what the customer role may ask,
+    // by a fixed seed: each answer over HTTP equals the CLI's for the same claims.
+    let shapes: [(&[&str], &[&str]); 4] = [
+        (&["revenue", "orders"], &["status"]),
+        (&["orders"], &["order_date"]),
+        (&["revenue"], &[]),
+        (&["revenue"], &["order_date", "status"]),
+    ];
+    let mut seed: u64 = 0x5eed;
     let mut answers = Vec::new();
-    for customer in [1, 2, 3] {
+    for round in 0..12 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let customer = 1 + (seed >> 33) % 4;
+        let (metrics, dimensions) = shapes[((seed >> 40) % 4) as usize];
         let t = token(&claims(json!({ "customer_id": customer })), SECRET);
         let (status, text) = server.query(
             Some(&t),
-            json!({ "metrics": ["revenue", "orders"], "dimensions": ["status"] }),
+            json!({ "metrics": metrics, "dimensions": dimensions }),
         );
         assert_eq!(status, 200, "{text}");
         let served: Value = serde_json::from_str(&text).unwrap();
         assert!(served.get("sql").is_none(), "a response never holds SQL");
-        let out = run(sqb()
-            .arg("--project-dir")
+        let mut cmd = sqb();
+        cmd.arg("--project-dir")
             .arg(root.path())
-            .args([
-                "query", "-m", "revenue", "-m", "orders", "-d", "status", "--format", "json",
-            ])
-            .args([
-                "--from",
-                "prod",
-                "--claims",
-                &json!({ "customer_id": customer }).to_string(),
-            ]));
+            .args(["query", "--format", "json", "--from", "prod"])
+            .args(["--claims", &json!({ "customer_id": customer }).to_string()]);
+        for m in metrics {
+            cmd.args(["-m", m]);
+        }
+        for d in dimensions {
+            cmd.args(["-d", d]);
+        }
+        let out = run(&mut cmd);
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -277,9 +291,22 @@ fn each_tenant_gets_exactly_its_own_answer() {
             transcript(&out, root.path())
         );
         let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(served["rows"], cli["rows"], "customer {customer}");
-        answers.push(served["rows"].clone());
+        assert_eq!(
+            served["rows"], cli["rows"],
+            "round {round}: customer {customer}"
+        );
+        if round < 2 || answers.len() < 2 {
+            answers.push(served["rows"].clone());
+        }
     }
+    let first = token(&claims(json!({ "customer_id": 1 })), SECRET);
+    let second = token(&claims(json!({ "customer_id": 2 })), SECRET);
+    let ask = json!({ "metrics": ["revenue"], "dimensions": ["status"] });
+    answers = vec![
+        serde_json::from_str::<Value>(&server.query(Some(&first), ask.clone()).1).unwrap()["rows"]
+            .clone(),
+        serde_json::from_str::<Value>(&server.query(Some(&second), ask).1).unwrap()["rows"].clone(),
+    ];
     assert_ne!(answers[0], answers[1]);
     let anonymous = token(&claims(json!({})), SECRET);
     let (status, text) = server.query(Some(&anonymous), json!({ "metrics": ["revenue"] }));
@@ -307,7 +334,7 @@ fn each_tenant_gets_exactly_its_own_answer() {
     let (status, metrics) = server.get("/metrics", None);
     assert_eq!(status, 200);
     assert!(
-        metrics.contains("sqb_requests_total{route=\"/v1/query\",status=\"200\",code=\"\"} 3"),
+        metrics.contains("sqb_requests_total{route=\"/v1/query\",status=\"200\",code=\"\"} 14"),
         "{metrics}"
     );
     assert!(
@@ -316,6 +343,54 @@ fn each_tenant_gets_exactly_its_own_answer() {
         ),
         "{metrics}"
     );
+    assert_eq!(server.stop().code(), Some(0));
+}
+
+/// RS256/ES256 through a JWKS file (testdata/serve, made by OpenSSL): the key's token passes;
+/// an HS256 token, a tampered signature or another key id do not.
+#[test]
+fn a_jwks_server_takes_only_tokens_its_keys_signed() {
+    let root = shop();
+    let toml = root.path().join("sqb.toml");
+    let text = std::fs::read_to_string(&toml).unwrap().replace(
+        "secret_env = \"SQB_TEST_JWT_SECRET\"",
+        "jwks = \"keys/jwks.json\"",
+    );
+    std::fs::write(&toml, text).unwrap();
+    std::fs::create_dir_all(root.path().join("keys")).unwrap();
+    std::fs::copy(
+        repo().join("testdata/serve/jwks.json"),
+        root.path().join("keys/jwks.json"),
+    )
+    .unwrap();
+    let server = Server::start(root.path());
+    let pem = std::fs::read(repo().join("testdata/serve/es256.pem")).unwrap();
+    let key = EncodingKey::from_ec_pem(&pem).unwrap();
+    let es256 = |kid: &str| {
+        let mut header = Header::new(jsonwebtoken::Algorithm::ES256);
+        header.kid = Some(kid.to_string());
+        encode(&header, &claims(json!({ "customer_id": 1 })), &key).unwrap()
+    };
+    let body = json!({ "metrics": ["revenue"] });
+    let good = es256("test-es256");
+    let (status, text) = server.query(Some(&good), body.clone());
+    assert_eq!(status, 200, "{text}");
+    // A character in the middle of the signature: still base64url, no longer the signature.
+    let at = good.rfind('.').unwrap() + 10;
+    let mut tampered = good.clone();
+    let was = tampered.remove(at);
+    tampered.insert(at, if was == 'A' { 'B' } else { 'A' });
+    let hs256 = token(&claims(json!({ "customer_id": 1 })), SECRET);
+    for (case, t, why) in [
+        ("hs256", hs256, "algorithm not allowed"),
+        ("tampered", tampered, "bad signature"),
+        ("other kid", es256("another"), "unknown key id"),
+    ] {
+        let (status, text) = server.query(Some(&t), body.clone());
+        assert_eq!(status, 401, "{case}: {text}");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(doc["error"]["message"], why, "{case}");
+    }
     assert_eq!(server.stop().code(), Some(0));
 }
 
