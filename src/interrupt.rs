@@ -61,6 +61,26 @@ pub fn name(signal: i32) -> &'static str {
     }
 }
 
+/// Counts SIGHUPs from now on: for a long-running command (`sqb serve`) that reloads on one.
+/// Registered only when asked for, so that every other command keeps SIGHUP's default.
+pub fn hangups() -> Arc<AtomicUsize> {
+    static HANGUPS: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+    Arc::clone(HANGUPS.get_or_init(|| {
+        let count = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&count);
+        // SAFETY: the handler only increments an atomic, which is async-signal-safe.
+        let registered = unsafe {
+            signal_hook::low_level::register(signal_hook::consts::SIGHUP, move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+            })
+        };
+        if let Err(err) = registered {
+            tracing::debug!("SIGHUP not registered: {err}");
+        }
+        count
+    }))
+}
+
 /// Starts the signal thread. Without it (e.g. when signals cannot be registered), the default
 /// disposition applies: the process dies, and atomic writes still never leave a partial file
 /// at the destination, only possibly a `.sqb-tmp-*` file beside it.

@@ -22,8 +22,13 @@ fn shop() -> tempfile::TempDir {
     let _ = std::fs::remove_file(tmp.path().join("warehouse.duckdb"));
     let _ = std::fs::remove_dir_all(tmp.path().join(".sqb"));
     duckdb_file(&tmp.path().join("warehouse.duckdb"), &shop_migrations());
+    // The shop's own [serve] is replaced by the tests' (the last section of its sqb.toml).
     let toml = tmp.path().join("sqb.toml");
     let mut text = std::fs::read_to_string(&toml).unwrap();
+    let at = text
+        .find("\n[serve]\n")
+        .expect("the shop has a [serve] section");
+    text.truncate(at);
     text.push_str(
         "\n[serve]\ntarget = \"prod\"\nissuer = \"https://auth.test\"\naudience = \"sqb\"\nsecret_env = \"SQB_TEST_JWT_SECRET\"\n",
     );
@@ -34,6 +39,8 @@ fn shop() -> tempfile::TempDir {
 struct Server {
     child: Child,
     base: String,
+    /// What the server has said on stderr since it started listening.
+    said: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Server {
@@ -58,8 +65,32 @@ impl Server {
             }
         };
         // Keep reading stderr so that the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Server { child, base }
+        let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = said.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                kept.lock().unwrap().push(line);
+            }
+        });
+        Server { child, base, said }
+    }
+
+    /// Sends SIGHUP and waits until the server says it reloaded (or did not).
+    fn hangup(&self) -> String {
+        let before = self.said.lock().unwrap().len();
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGHUP) };
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let said = self.said.lock().unwrap()[before..].join("\n");
+            if said.contains("reloaded") {
+                return said;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no word of a reload: {said}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn get(&self, path: &str, token: Option<&str>) -> (u16, String) {
@@ -391,6 +422,45 @@ fn a_jwks_server_takes_only_tokens_its_keys_signed() {
         let doc: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(doc["error"]["message"], why, "{case}");
     }
+    assert_eq!(server.stop().code(), Some(0));
+}
+
+/// SIGHUP compiles the project again and swaps it in only if it compiles: a broken edit leaves
+/// the last good project serving, and says where it is broken.
+#[test]
+fn a_reload_swaps_in_only_a_project_that_compiles() {
+    let root = shop();
+    let server = Server::start(root.path());
+    let t = token(&claims(json!({ "customer_id": 2 })), SECRET);
+    let ask = json!({ "metrics": ["revenue"], "dimensions": ["status"] });
+    assert_eq!(server.query(Some(&t), ask.clone()).0, 200);
+
+    let toml = root.path().join("sqb.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(&toml, text.replace("[serve]\n", "[serve]\nmax_rows = 1\n")).unwrap();
+    let said = server.hangup();
+    assert!(
+        said.contains("reloaded: the new project compiles"),
+        "{said}"
+    );
+    let (status, body) = server.query(Some(&t), ask.clone());
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("too_many_rows"), "{body}");
+
+    let metric = root.path().join("contracts/metrics/revenue.toml");
+    let good = std::fs::read_to_string(&metric).unwrap();
+    std::fs::write(&metric, "this is = = not toml").unwrap();
+    let said = server.hangup();
+    assert!(
+        said.contains("not reloaded, the project serving is unchanged"),
+        "{said}"
+    );
+    assert!(said.contains("contracts/metrics/revenue.toml"), "{said}");
+    // Still the last good project: max_rows = 1, and revenue still answers.
+    let (status, body) = server.query(Some(&t), json!({ "metrics": ["revenue"] }));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(server.query(Some(&t), ask).0, 422);
+    std::fs::write(&metric, good).unwrap();
     assert_eq!(server.stop().code(), Some(0));
 }
 

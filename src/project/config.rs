@@ -70,6 +70,8 @@ pub struct Serve {
     pub max_rows: Option<Spanned<i64>>,
     /// The largest request body accepted.
     pub max_request_bytes: Option<Spanned<i64>>,
+    /// How many queries of one tenant may run at once; more are refused with 429.
+    pub max_concurrent_per_tenant: Option<Spanned<i64>>,
 }
 
 /// `[imports.NAME]`: another project's published snapshot, vendored under `path`.
@@ -199,6 +201,7 @@ const SERVE_KEYS: &[&str] = &[
     "jwks",
     "max_rows",
     "max_request_bytes",
+    "max_concurrent_per_tenant",
 ];
 const SEMANTIC_KEYS: &[&str] = &["contexts"];
 const IMPORT_KEYS: &[&str] = &["path", "snapshot", "baseline", "pin", "waive"];
@@ -281,6 +284,7 @@ pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
             jwks: r.string(serve, "jwks"),
             max_rows: r.integer(serve, "max_rows"),
             max_request_bytes: r.integer(serve, "max_request_bytes"),
+            max_concurrent_per_tenant: r.integer(serve, "max_concurrent_per_tenant"),
         });
     }
     if let Some(semantic) = r.table(root, "semantic") {
@@ -618,10 +622,12 @@ fn check_serve(r: &mut Reader<'_>, serve: &Serve, targets: &BTreeMap<String, Tar
             );
         }
     }
-    for n in [&serve.max_rows, &serve.max_request_bytes]
-        .into_iter()
-        .flatten()
-    {
+    let limits = [
+        &serve.max_rows,
+        &serve.max_request_bytes,
+        &serve.max_concurrent_per_tenant,
+    ];
+    for n in limits.into_iter().flatten() {
         if n.value < 1 {
             r.push(
                 Diagnostic::error(Code::InvalidValue, format!("`{}` is not a limit", n.value))

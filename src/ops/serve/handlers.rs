@@ -16,7 +16,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::State;
+use super::{Loaded, State};
 use crate::ops::query::{answer, QueryOptions};
 use crate::rows::Statement;
 use crate::semantic::query::{QueryRequest, Refusal};
@@ -98,7 +98,7 @@ async fn counted(Shared(state): Shared<Arc<State>>, request: Request, next: Next
 }
 
 /// The claims of the request's bearer token, once verified.
-fn principal(state: &State, headers: &HeaderMap) -> Result<Map<String, Value>, Failure> {
+fn principal(loaded: &Loaded, headers: &HeaderMap) -> Result<Map<String, Value>, Failure> {
     let unauthorized = |why: &str| Failure::new(StatusCode::UNAUTHORIZED, "unauthorized", why);
     let value = headers
         .get(header::AUTHORIZATION)
@@ -108,7 +108,7 @@ fn principal(state: &State, headers: &HeaderMap) -> Result<Map<String, Value>, F
     let token = value
         .strip_prefix("Bearer ")
         .ok_or_else(|| unauthorized("no bearer token"))?;
-    state
+    loaded
         .verifier
         .verify(token.trim())
         .map_err(|r| unauthorized(&r.0))
@@ -141,7 +141,8 @@ async fn query(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Result<Response, Failure> {
-    let claims = principal(&state, &headers)?;
+    let loaded = state.current();
+    let claims = principal(&loaded, &headers)?;
     let body: QueryBody = serde_json::from_slice(&body).map_err(|e| {
         Failure::new(
             StatusCode::BAD_REQUEST,
@@ -158,10 +159,31 @@ async fn query(
         tenant: None,
     };
     let format = body.format;
+    let tenant = loaded
+        .tenant_claim
+        .as_ref()
+        .and_then(|c| request.principal.as_ref()?.get(c))
+        .map(Value::to_string)
+        .unwrap_or_default();
+    let slot = state
+        .tenants
+        .enter(tenant, loaded.per_tenant)
+        .ok_or_else(|| {
+            Failure::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_queries",
+                format!(
+                    "{} queries of this tenant are running already: retry when one has answered",
+                    loaded.per_tenant
+                ),
+            )
+        })?;
     let shared = state.clone();
+    let project = Arc::clone(&loaded);
     let outcome = tokio::task::spawn_blocking(move || {
+        let _slot = slot;
         let options = QueryOptions {
-            from: Some(shared.target.clone()),
+            from: Some(project.target.clone()),
             request,
             saved: None,
             sql_only: false,
@@ -170,7 +192,7 @@ async fn query(
             use_cache: shared.use_cache,
         };
         let started = Instant::now();
-        let outcome = answer(&shared.project, &options);
+        let outcome = answer(&project.project, &options);
         shared.metrics.warehouse(started.elapsed().as_secs_f64());
         outcome
     })
@@ -184,13 +206,13 @@ async fn query(
     })?
     .map_err(failure)?;
     let rows = outcome.rows.as_ref().map_or(0, |r| r.rows.len());
-    if rows > state.max_rows {
+    if rows > loaded.max_rows {
         return Err(Failure::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "too_many_rows",
             format!(
                 "the answer has {rows} rows, past the server's limit of {}: ask for fewer groups",
-                state.max_rows
+                loaded.max_rows
             ),
         ));
     }
@@ -263,9 +285,10 @@ async fn catalog(
     Shared(state): Shared<Arc<State>>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, Failure> {
-    let claims = principal(&state, &headers)?;
-    let project = &state.project;
-    let namespace = crate::ops::query::namespace_of(project, &state.target)
+    let loaded = state.current();
+    let claims = principal(&loaded, &headers)?;
+    let project = &loaded.project;
+    let namespace = crate::ops::query::namespace_of(project, &loaded.target)
         .map_err(|e| Failure::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
     let mut metrics = Vec::new();
     for binding in project.metrics.iter().filter(|b| b.is_active()) {
@@ -304,13 +327,11 @@ async fn healthz() -> &'static str {
 
 /// `GET /readyz`: 200 once the warehouse answers a statement, 503 otherwise.
 async fn readyz(Shared(state): Shared<Arc<State>>) -> Result<&'static str, Failure> {
-    let shared = state.clone();
+    let loaded = state.current();
+    let timeouts = state.timeouts;
     let answered = tokio::task::spawn_blocking(move || {
-        let connect = crate::ops::connection(
-            &shared.project.config,
-            &shared.project.root,
-            shared.timeouts,
-        )?;
+        let connect =
+            crate::ops::connection(&loaded.project.config, &loaded.project.root, timeouts)?;
         let ran = session::run(
             connect,
             None,

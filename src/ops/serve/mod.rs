@@ -4,15 +4,18 @@
 //! read-only, on the server's own credentials.
 //!
 //! Endpoints: `POST /v1/query`, `GET /v1/catalog`, `GET /healthz`, `GET /readyz`,
-//! `GET /metrics` (docs/serve.md). SIGINT and SIGTERM drain in-flight requests, then the
+//! `GET /metrics` (docs/serve.md). SIGHUP recompiles the project beside the one serving and
+//! swaps it in only if it compiles. SIGINT and SIGTERM drain in-flight requests, then the
 //! server exits 0.
 
 mod handlers;
 mod metrics;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -31,20 +34,77 @@ pub struct ServeOptions {
     pub use_cache: bool,
 }
 
-/// What every request reads.
-pub(crate) struct State {
+/// What a compile of the project gives the server; swapped whole on a reload.
+pub(crate) struct Loaded {
     pub project: Project,
     pub verifier: Verifier,
     pub target: String,
+    pub max_rows: usize,
+    pub per_tenant: usize,
+    /// The tenancy policy's claim: the key of the per-tenant limit.
+    pub tenant_claim: Option<String>,
+    listen: String,
+    body_limit: usize,
+}
+
+/// What every request reads.
+pub(crate) struct State {
+    loaded: RwLock<Arc<Loaded>>,
     pub timeouts: Timeouts,
     pub use_cache: bool,
-    pub max_rows: usize,
     pub metrics: metrics::Metrics,
+    pub tenants: Arc<Tenants>,
+}
+
+impl State {
+    /// The project serving now: a request keeps the one it started with.
+    pub fn current(&self) -> Arc<Loaded> {
+        Arc::clone(&self.loaded.read().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// Queries in flight, by tenant.
+#[derive(Default)]
+pub(crate) struct Tenants(Mutex<HashMap<String, usize>>);
+
+impl Tenants {
+    /// Takes a place for `tenant` among its queries in flight, if it has one left.
+    pub fn enter(self: &Arc<Self>, tenant: String, limit: usize) -> Option<Slot> {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let n = map.entry(tenant.clone()).or_insert(0);
+        if *n >= limit {
+            return None;
+        }
+        *n += 1;
+        Some(Slot {
+            tenants: Arc::clone(self),
+            tenant,
+        })
+    }
+}
+
+/// A query in flight for a tenant; its place is given back when dropped.
+pub(crate) struct Slot {
+    tenants: Arc<Tenants>,
+    tenant: String,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut map = self.tenants.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = map.get_mut(&self.tenant) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.tenant);
+            }
+        }
+    }
 }
 
 const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 const DEFAULT_MAX_ROWS: i64 = 100_000;
 const DEFAULT_MAX_REQUEST_BYTES: i64 = 64 * 1024;
+const DEFAULT_PER_TENANT: i64 = 8;
 
 /// Compiles the project, binds, calls `ready` with the bound address, and serves until SIGINT
 /// or SIGTERM, then drains in-flight requests.
@@ -53,6 +113,121 @@ pub fn serve(
     options: &ServeOptions,
     ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
+    let loaded = load(root, options)?;
+    let (listen, body_limit) = (loaded.listen.clone(), loaded.body_limit);
+    let root = loaded.project.root.clone();
+    let state = Arc::new(State {
+        loaded: RwLock::new(Arc::new(loaded)),
+        timeouts: options.timeouts,
+        use_cache: options.use_cache,
+        metrics: metrics::Metrics::default(),
+        tenants: Arc::default(),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("could not start the server's runtime")?;
+    // Signals are the server's to handle: it drains before it exits, and reloads on SIGHUP.
+    let deferral = crate::interrupt::defer();
+    let hangups = crate::interrupt::hangups();
+    let reload = ReloadOptions {
+        root,
+        listen: options.listen.clone(),
+        from: options.from.clone(),
+        timeouts: options.timeouts,
+        use_cache: options.use_cache,
+    };
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&listen)
+            .await
+            .with_context(|| format!("could not listen on {listen}"))?;
+        let addr = listener
+            .local_addr()
+            .context("the listener has no address")?;
+        ready(addr);
+        tokio::spawn(reloads(Arc::clone(&state), reload, hangups));
+        let app = handlers::router(state, body_limit);
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                while deferral.received().is_none() {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                tracing::info!("draining in-flight requests");
+            })
+            .await
+            .context("the server stopped")
+    })
+}
+
+struct ReloadOptions {
+    root: PathBuf,
+    listen: Option<String>,
+    from: Option<String>,
+    timeouts: Timeouts,
+    use_cache: bool,
+}
+
+/// On each SIGHUP: the project compiled again beside the one serving, swapped in only if it
+/// compiles; otherwise the old one keeps serving and the error says where.
+async fn reloads(
+    state: Arc<State>,
+    options: ReloadOptions,
+    hangups: Arc<std::sync::atomic::AtomicUsize>,
+) {
+    let options = Arc::new(options);
+    let mut seen = hangups.load(Ordering::SeqCst);
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = hangups.load(Ordering::SeqCst);
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        let opts = Arc::clone(&options);
+        let loaded = tokio::task::spawn_blocking(move || {
+            load(
+                &opts.root,
+                &ServeOptions {
+                    listen: opts.listen.clone(),
+                    from: opts.from.clone(),
+                    timeouts: opts.timeouts,
+                    use_cache: opts.use_cache,
+                },
+            )
+        })
+        .await;
+        match loaded {
+            Ok(Ok(loaded)) => {
+                *state.loaded.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(loaded);
+                crate::message::eprint(
+                    crate::message::Level::Note,
+                    "reloaded: the new project compiles and is serving",
+                );
+            }
+            Ok(Err(err)) => {
+                if let Some(user) = err
+                    .chain()
+                    .find_map(|e| e.downcast_ref::<UserError>())
+                    .and_then(|u| u.diagnostics.as_deref())
+                {
+                    eprintln!("{user}\n");
+                }
+                crate::message::eprint(
+                    crate::message::Level::Error,
+                    &format!("not reloaded, the project serving is unchanged: {err}"),
+                );
+            }
+            Err(_) => crate::message::eprint(
+                crate::message::Level::Error,
+                "not reloaded: the reload stopped",
+            ),
+        }
+    }
+}
+
+/// The project compiled, and what `[serve]` says.
+fn load(root: &Path, options: &ServeOptions) -> anyhow::Result<Loaded> {
     let compiled = super::compile::compile(
         root,
         &super::compile::CompileOptions {
@@ -79,43 +254,25 @@ pub fn serve(
         .clone()
         .or(config.listen.map(|l| l.value))
         .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
-    let body_limit = config
-        .max_request_bytes
-        .map_or(DEFAULT_MAX_REQUEST_BYTES, |n| n.value);
-    let state = Arc::new(State {
-        project,
+    let tenant_claim = project
+        .contracts
+        .tenancy
+        .as_ref()
+        .and_then(|t| t.claim.as_ref())
+        .map(|c| c.value.clone());
+    Ok(Loaded {
         verifier,
         target,
-        timeouts: options.timeouts,
-        use_cache: options.use_cache,
         max_rows: config.max_rows.map_or(DEFAULT_MAX_ROWS, |n| n.value) as usize,
-        metrics: metrics::Metrics::default(),
-    });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("could not start the server's runtime")?;
-    // Signals are the server's to handle: it drains before it exits.
-    let deferral = crate::interrupt::defer();
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(&listen)
-            .await
-            .with_context(|| format!("could not listen on {listen}"))?;
-        let addr = listener
-            .local_addr()
-            .context("the listener has no address")?;
-        ready(addr);
-        let app = handlers::router(state, body_limit as usize);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                while deferral.received().is_none() {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                tracing::info!("draining in-flight requests");
-            })
-            .await
-            .context("the server stopped")
+        per_tenant: config
+            .max_concurrent_per_tenant
+            .map_or(DEFAULT_PER_TENANT, |n| n.value) as usize,
+        tenant_claim,
+        listen,
+        body_limit: config
+            .max_request_bytes
+            .map_or(DEFAULT_MAX_REQUEST_BYTES, |n| n.value) as usize,
+        project,
     })
 }
 
@@ -146,4 +303,27 @@ fn verifier(root: &Path, config: &crate::project::Serve) -> anyhow::Result<Verif
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("could not read the JWKS file {}", path.display()))?;
     Ok(Verifier::new(Keys::Jwks(&text), issuer, audience).map_err(keys_error)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::Tenants;
+
+    #[test]
+    fn a_tenant_gets_its_limit_of_places_and_each_back_when_it_ends() {
+        let tenants = Arc::new(Tenants::default());
+        let a1 = tenants.enter("1".into(), 2).unwrap();
+        let _a2 = tenants.enter("1".into(), 2).unwrap();
+        assert!(
+            tenants.enter("1".into(), 2).is_none(),
+            "a third of tenant 1"
+        );
+        let _b = tenants
+            .enter("2".into(), 2)
+            .expect("another tenant is not held up");
+        drop(a1);
+        assert!(tenants.enter("1".into(), 2).is_some(), "a place given back");
+    }
 }
