@@ -194,6 +194,9 @@ async fn query(
         let started = Instant::now();
         let outcome = answer(&project.project, &options);
         shared.metrics.warehouse(started.elapsed().as_secs_f64());
+        // A command leaves an ended DuckDB session's database to its exit; a server must not.
+        session::free_parked();
+        crate::memory::wait_for_frees();
         outcome
     })
     .await
@@ -340,7 +343,10 @@ async fn readyz(Shared(state): Shared<Arc<State>>) -> Result<&'static str, Failu
                 params: Vec::new(),
             }],
             1,
-        )?;
+        );
+        session::free_parked();
+        crate::memory::wait_for_frees();
+        let ran = ran?;
         match ran.answers.into_iter().next() {
             Some(Ok(_)) => Ok(()),
             Some(Err(e)) => Err(e),
