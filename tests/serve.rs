@@ -339,6 +339,21 @@ fn each_tenant_gets_exactly_its_own_answer() {
         serde_json::from_str::<Value>(&server.query(Some(&second), ask).1).unwrap()["rows"].clone(),
     ];
     assert_ne!(answers[0], answers[1]);
+    // A filter cannot widen the tenant's scope, and one that is not in the filter language
+    // (a subquery) is refused with its code.
+    let (status, text) = server.query(
+        Some(&second),
+        json!({ "metrics": ["revenue"], "dimensions": ["status"], "filters": ["1 = 1 OR status <> 'x'"] }),
+    );
+    assert_eq!(status, 200, "{text}");
+    let widened: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(widened["rows"], answers[1], "{text}");
+    let (status, text) = server.query(
+        Some(&second),
+        json!({ "metrics": ["revenue"], "filters": ["status IN (SELECT status FROM raw.orders)"] }),
+    );
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("\"invalid_filter\""), "{text}");
     let anonymous = token(&claims(json!({})), SECRET);
     let (status, text) = server.query(Some(&anonymous), json!({ "metrics": ["revenue"] }));
     assert_eq!(status, 403, "{text}");
@@ -365,7 +380,7 @@ fn each_tenant_gets_exactly_its_own_answer() {
     let (status, metrics) = server.get("/metrics", None);
     assert_eq!(status, 200);
     assert!(
-        metrics.contains("sqb_requests_total{route=\"/v1/query\",status=\"200\",code=\"\"} 14"),
+        metrics.contains("sqb_requests_total{route=\"/v1/query\",status=\"200\",code=\"\"} 15"),
         "{metrics}"
     );
     assert!(
@@ -501,6 +516,24 @@ fn a_serve_section_that_cannot_work_is_a_located_error() {
         "{}",
         transcript(&out, root.path())
     );
+    // A JWKS "file" that is a FIFO: refused, never waited on.
+    let fifo = shop();
+    let toml = fifo.path().join("sqb.toml");
+    let text = std::fs::read_to_string(&toml).unwrap().replace(
+        "secret_env = \"SQB_TEST_JWT_SECRET\"",
+        "jwks = \"keys.fifo\"",
+    );
+    std::fs::write(&toml, text).unwrap();
+    let path = std::ffi::CString::new(fifo.path().join("keys.fifo").to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let out =
+        run(sqb()
+            .arg("--project-dir")
+            .arg(fifo.path())
+            .args(["serve", "--listen", "127.0.0.1:0"]));
+    let text = transcript(&out, fifo.path());
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("is not a regular file"), "{text}");
     // No secret in the environment: it does not start.
     let ok = shop();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sqb"));

@@ -300,9 +300,21 @@ fn verifier(root: &Path, config: &crate::project::Serve) -> anyhow::Result<Verif
     }
     let jwks = config.jwks.as_ref().map_or("", |j| j.value.as_str());
     let path = root.join(jwks);
+    // A FIFO or a device where the file goes would hang the read: only a regular file is read.
+    let regular = std::fs::metadata(&path)
+        .with_context(|| format!("could not read the JWKS file {}", path.display()))?
+        .is_file();
+    if !regular {
+        return Err(UserError::new(format!(
+            "the JWKS file {} is not a regular file",
+            path.display()
+        ))
+        .into());
+    }
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("could not read the JWKS file {}", path.display()))?;
-    Ok(Verifier::new(Keys::Jwks(&text), issuer, audience).map_err(keys_error)?)
+    Ok(Verifier::new(Keys::Jwks(&text), issuer, audience)
+        .map_err(|e| UserError::new(format!("[serve] jwks = {}: {e}", path.display())))?)
 }
 
 #[cfg(test)]
