@@ -191,7 +191,7 @@ fn a_failed_check_publishes_nothing() {
         ),
         (
             "INSERT INTO prod.rental VALUES (99, 3)",
-            "1 rows of `prod.rental` reference keys the staged copy does not have (foreign key `rental_customer_id_fkey`)",
+            "rows of `prod.rental` reference keys the staged copy does not have (foreign key `rental_customer_id_fkey`): 1",
             "DELETE FROM prod.rental WHERE customer_id = 3",
         ),
         (
@@ -504,7 +504,7 @@ fn duckdb_publishes_in_place_in_one_transaction() {
     let out = promote(root.path(), None, &["--to", "prod", "-s", "customer"]);
     let text = expect(&out, 1, root.path());
     assert!(
-        text.contains("1 rows of `prod.payment` reference keys the staged copy does not have"),
+        text.contains("rows of `prod.payment` reference keys the staged copy does not have"),
         "{text}"
     );
     assert_eq!(duck_rows(&file), before);

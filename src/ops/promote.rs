@@ -159,7 +159,7 @@ pub fn promote(root: &Path, options: &PromoteOptions) -> anyhow::Result<PromoteR
         if n > 0 {
             report.refusals.push(Refusal {
                 relation: check.step.relation.shown(),
-                why: format!("{n} {}", check.what),
+                why: format!("{}: {n}", check.what),
             });
         }
     }
