@@ -26,6 +26,7 @@ fn main() -> anyhow::Result<()> {
     let token = token(claims)?;
     let body: Value = serde_json::from_str(body).context("QUERY_JSON")?;
     let rss_before = rss(pid);
+    let before = scrape(base);
     let sent = Arc::new(AtomicUsize::new(0));
     let errors = Arc::new(AtomicUsize::new(0));
     let latencies = Arc::new(Mutex::new(Vec::with_capacity(total)));
@@ -73,7 +74,43 @@ fn main() -> anyhow::Result<()> {
         rss_before,
         rss(pid),
     );
+    let after = scrape(base);
+    let per = |sum: usize, count: usize| {
+        let n = after[count] - before[count];
+        if n > 0.0 {
+            (after[sum] - before[sum]) / n * 1000.0
+        } else {
+            0.0
+        }
+    };
+    let (served, warehouse) = (per(0, 1), per(2, 3));
+    println!(
+        "inside the server, per query: {served:.2} ms, of which {warehouse:.2} ms in the warehouse; the server's own {:.2} ms",
+        served - warehouse
+    );
     Ok(())
+}
+
+/// From the server's /metrics: the query route's request time (sum, count) and the
+/// warehouse's (sum, count); zeros when they cannot be read.
+fn scrape(base: &str) -> [f64; 4] {
+    let text = ureq::get(&format!("{base}/metrics"))
+        .call()
+        .ok()
+        .and_then(|r| r.into_string().ok())
+        .unwrap_or_default();
+    let value = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    [
+        value("sqb_request_seconds_sum{route=\"/v1/query\"} "),
+        value("sqb_request_seconds_count{route=\"/v1/query\"} "),
+        value("sqb_warehouse_seconds_sum "),
+        value("sqb_warehouse_seconds_count "),
+    ]
 }
 
 fn token(claims: &str) -> anyhow::Result<String> {

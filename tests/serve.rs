@@ -1,7 +1,8 @@
 //! `sqb serve` on 127.0.0.1 (an ephemeral port) over the shop example's real DuckDB
 //! warehouse: every token that is not proven is refused with 401, a request cannot add a claim,
 //! each tenant's answer is exactly what `sqb query` answers for the same claims, and SIGTERM
-//! drains and exits 0.
+//! drains and exits 0. On Postgres: each tenant's rows are what plain SQL scoped to it
+//! returns, from a bounded read-only pool that survives its sessions being terminated.
 
 mod common;
 
@@ -45,10 +46,17 @@ struct Server {
 
 impl Server {
     fn start(root: &Path) -> Server {
+        Self::start_with(root, &[], &[])
+    }
+
+    /// Starts the server with more environment (a warehouse URL) and arguments.
+    fn start_with(root: &Path, env: &[(&str, &str)], args: &[&str]) -> Server {
         let mut child = sqb()
             .arg("--project-dir")
             .arg(root)
             .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .envs(env.iter().copied())
             .env("SQB_TEST_JWT_SECRET", SECRET)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -373,6 +381,35 @@ fn each_tenant_gets_exactly_its_own_answer() {
         .collect();
     assert_eq!(names, ["orders", "revenue"], "{text}");
 
+    // Assertions read every tenant's rows: a customer may not run them, an analyst may.
+    let run_assertions = |t: &str, body: Value| {
+        answer(
+            ureq::post(&format!("{}/v1/assert", server.base))
+                .timeout(Duration::from_secs(60))
+                .set("Authorization", &format!("Bearer {t}"))
+                .send_json(body),
+        )
+    };
+    let (status, text) = run_assertions(&customer, json!({}));
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("\"forbidden\""), "{text}");
+    let analyst = token(&claims(json!({ "roles": ["analyst"] })), SECRET);
+    let (status, text) = run_assertions(&analyst, json!({ "select": ["revenue_total"] }));
+    assert_eq!(status, 200, "{text}");
+    let report: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(report["summary"]["total"], 1, "{text}");
+    assert_eq!(report["assertions"][0]["id"], "revenue_total", "{text}");
+    assert!(
+        !text.contains("\"sql\""),
+        "a response never holds SQL: {text}"
+    );
+    let (status, text) = run_assertions(&analyst, json!({}));
+    assert_eq!(status, 200, "{text}");
+    let report: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(report["summary"]["total"], 3, "{text}");
+    let (status, text) = run_assertions(&analyst, json!({ "principal": {} }));
+    assert_eq!(status, 400, "{text}");
+
     let (status, _) = server.get("/healthz", None);
     assert_eq!(status, 200);
     let (status, _) = server.get("/readyz", None);
@@ -546,4 +583,144 @@ fn a_serve_section_that_cannot_work_is_a_located_error() {
     let text = transcript(&out, ok.path());
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("the HS256 secret is not set"), "{text}");
+}
+
+/// The shop on a Postgres database of its own, served on a pool of two read-only sessions by a
+/// login role with a password: each tenant's rows (concurrent requests of mixed tenants
+/// included) are exactly what plain SQL scoped to that tenant returns; the server never holds
+/// more than its sessions, never writes, and answers on after its sessions are terminated; an
+/// unreachable warehouse is 503 without the password.
+#[test]
+fn on_postgres_each_tenant_gets_its_own_rows_from_a_bounded_read_only_pool() {
+    let Some(db) = TestDb::create("serve_pg") else {
+        return;
+    };
+    pg_exec(&db.url, &shop_migrations());
+    const PASSWORD: &str = "s3rve-pl4nted";
+    let role = format!("sqb_serve_{}", std::process::id());
+    pg_exec(
+        &db.url,
+        &format!(
+            "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD '{PASSWORD}';
+             GRANT ALL ON ALL TABLES IN SCHEMA analytics, dev, raw TO {role};
+             GRANT ALL ON SCHEMA analytics, dev, raw TO {role};"
+        ),
+    );
+    let url = db
+        .url
+        .replace("sqb_test:sqb_test@", &format!("{role}:{PASSWORD}@"));
+    let root = shop();
+    let toml = root.path().join("sqb.toml");
+    let text = std::fs::read_to_string(&toml)
+        .unwrap()
+        .replace("engine = \"duckdb\"", "engine = \"postgres\"")
+        + "connections = 2\n";
+    std::fs::write(&toml, text).unwrap();
+    let server = Server::start_with(root.path(), &[("SQB_DATABASE_URL", &url)], &[]);
+    let expected = |customer: u64| -> Value {
+        let rows = pg_strings(
+            &db.url,
+            &format!(
+                "SELECT status || '=' || count(*) FROM analytics.fct_orders
+                  WHERE customer_id = {customer} AND status IN ('placed', 'shipped')
+                  GROUP BY status ORDER BY status"
+            ),
+        );
+        Value::from(rows)
+    };
+    let served = |server: &Server, customer: u64| -> Value {
+        let t = token(&claims(json!({ "customer_id": customer })), SECRET);
+        let (status, text) = server.query(
+            Some(&t),
+            json!({ "metrics": ["orders"], "dimensions": ["status"] }),
+        );
+        assert_eq!(status, 200, "{text}");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let rows = doc["rows"].as_array().unwrap().iter().map(|r| {
+            let cell = |v: &Value| v.as_str().map_or(v.to_string(), str::to_string);
+            format!("{}={}", cell(&r["status"]), cell(&r["orders"]))
+        });
+        Value::from(rows.collect::<Vec<_>>())
+    };
+    let mut seed: u64 = 0xfeed;
+    for _ in 0..8 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let customer = 1 + (seed >> 33) % 4;
+        assert_eq!(
+            served(&server, customer),
+            expected(customer),
+            "customer {customer}"
+        );
+    }
+    // Mixed tenants at once, more than the pool holds: no session carries one tenant's scope
+    // into another's answer.
+    std::thread::scope(|scope| {
+        for worker in 0..6u64 {
+            let (server, expected, served) = (&server, &expected, &served);
+            scope.spawn(move || {
+                for i in 0..5 {
+                    let customer = 1 + (worker + i) % 4;
+                    assert_eq!(served(server, customer), expected(customer));
+                }
+            });
+        }
+    });
+    let sessions = |state: &str| {
+        pg_strings(
+            &db.url,
+            &format!(
+                "SELECT count(*)::text FROM pg_stat_activity WHERE usename = '{role}' {state}"
+            ),
+        )[0]
+        .parse::<u32>()
+        .unwrap()
+    };
+    assert!(sessions("") <= 2, "the pool holds at most its two sessions");
+    // The sessions are terminated under the server: the next requests still answer.
+    pg_exec(
+        &db.url,
+        &format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '{role}'"),
+    );
+    for customer in [1, 2, 3] {
+        assert_eq!(
+            served(&server, customer),
+            expected(customer),
+            "after termination"
+        );
+    }
+    let (status, _) = server.get("/readyz", None);
+    assert_eq!(status, 200);
+    let (_, metrics) = server.get("/metrics", None);
+    assert!(metrics.contains("sqb_pool_size 2"), "{metrics}");
+    assert!(metrics.contains("sqb_warehouse_seconds_count"), "{metrics}");
+    assert_eq!(server.stop().code(), Some(0));
+
+    // The same project against a port nothing listens on: not ready, each query 503, and the
+    // password in no answer.
+    let (dead, _) = unreachable_postgres_url();
+    let server = Server::start_with(
+        root.path(),
+        &[("SQB_DATABASE_URL", &dead)],
+        &["--connect-timeout", "1s"],
+    );
+    let (status, text) = server.get("/readyz", None);
+    assert_eq!(status, 503, "{text}");
+    let t = token(&claims(json!({ "customer_id": 1 })), SECRET);
+    let (status, text) = server.query(
+        Some(&t),
+        json!({ "metrics": ["orders"], "dimensions": ["status"] }),
+    );
+    assert_eq!(status, 503, "{text}");
+    assert!(text.contains("warehouse_unavailable"), "{text}");
+    assert!(!text.contains("secret-pw"), "{text}");
+    let said = server.said.lock().unwrap().join("\n");
+    assert!(!said.contains("secret-pw"), "{said}");
+    assert_eq!(server.stop().code(), Some(0));
+    pg_exec(&db.url, &format!("DROP OWNED BY {role}"));
+    drop(db);
+    if let Some(admin) = postgres_url() {
+        pg_exec(&admin, &format!("DROP ROLE IF EXISTS {role}"));
+    }
 }

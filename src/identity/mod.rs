@@ -6,6 +6,10 @@
 //! a valid signature by a known key, and `exp`, `nbf`, `iss` and `aud` present and holding
 //! (with [`LEEWAY`] seconds of clock skew). Pure: the caller reads the secret and the file.
 
+pub mod fuzz;
+#[cfg(test)]
+mod tests;
+
 use jsonwebtoken::jwk::{AlgorithmParameters, JwkSet, KeyAlgorithm};
 use jsonwebtoken::{decode, decode_header, errors::ErrorKind, Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};

@@ -17,6 +17,7 @@ pub use crate::report::assert::{AssertReport, AssertionOutcome, Failure, Verdict
 use crate::rows::{Rows, Statement};
 use crate::semantic::expect::{self, Mismatch};
 use crate::semantic::query::{self, CompiledQuery};
+use crate::warehouse::pool::Pool;
 use crate::warehouse::Timeouts;
 
 type Claims = serde_json::Map<String, serde_json::Value>;
@@ -45,23 +46,33 @@ pub fn assert(root: &Path, options: &AssertOptions) -> anyhow::Result<AssertRepo
         },
     )?;
     super::ensure_compiles(&compiled.project, &compiled.diagnostics)?;
-    let project = compiled.project;
-    let (name, target) = target(&project, options.from.as_deref())?;
-    let selected = select(&project, &options.select)?;
+    assert_on(&compiled.project, options, None)
+}
+
+/// Runs the selected assertions of an already compiled project (on the server's `pool` when
+/// there is one) and records their verdicts: what `sqb serve`'s `POST /v1/assert` runs.
+pub fn assert_on(
+    project: &Project,
+    options: &AssertOptions,
+    pool: Option<&Pool>,
+) -> anyhow::Result<AssertReport> {
+    let (name, target) = target(project, options.from.as_deref())?;
+    let selected = select(project, &options.select)?;
     let mut outcomes = run_all(
-        &project,
+        project,
         target,
         &selected,
         options.principal.as_ref(),
         options.timeouts,
+        pool,
     )?;
     if !options.tenants.is_empty() {
-        tenant_checks(&project, target, &selected, &mut outcomes, options)?;
+        tenant_checks(project, target, &selected, &mut outcomes, options, pool)?;
     }
     if options.use_cache {
         let mut records = Records::load(&project.root, &name, true);
         records.update(
-            &project,
+            project,
             target,
             &selected,
             &outcomes,
@@ -116,6 +127,7 @@ pub(super) fn run_all(
     assertions: &[&Assertion],
     principal: Option<&Claims>,
     timeouts: Timeouts,
+    pool: Option<&Pool>,
 ) -> anyhow::Result<Vec<AssertionOutcome>> {
     let namespace = namespace(project, target);
     let compiled: Vec<Result<CompiledQuery, query::Refusal>> = assertions
@@ -132,7 +144,7 @@ pub(super) fn run_all(
         .collect();
     let mut results = match statements.is_empty() {
         true => Vec::new(),
-        false => execute_all(project, target, statements, timeouts)?,
+        false => execute_all(project, target, statements, timeouts, pool)?,
     }
     .into_iter();
     let mut outcomes = Vec::new();
@@ -183,6 +195,7 @@ fn tenant_checks(
     assertions: &[&Assertion],
     outcomes: &mut [AssertionOutcome],
     options: &AssertOptions,
+    pool: Option<&Pool>,
 ) -> anyhow::Result<()> {
     if project.contracts.tenancy.is_none() {
         return Err(
@@ -234,7 +247,7 @@ fn tenant_checks(
         }
         plans.push(Some((total, tenants)));
     }
-    let mut results = execute_all(project, target, statements, options.timeouts)?.into_iter();
+    let mut results = execute_all(project, target, statements, options.timeouts, pool)?.into_iter();
     for ((a, o), plan) in assertions.iter().zip(outcomes.iter_mut()).zip(plans) {
         let Some((total, tenants)) = plan else {
             continue;

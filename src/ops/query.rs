@@ -12,6 +12,7 @@ pub use crate::report::query::{MetricOutcome, QueryOutcome};
 use crate::rows::{Cell, Rows, Statement};
 use crate::semantic::query::{self, QueryRequest, Refusal, ServedMetric};
 use crate::semantic::trust::{self, Tier, Trust};
+use crate::warehouse::pool::Pool;
 use crate::warehouse::Timeouts;
 
 #[derive(Debug, Clone)]
@@ -94,14 +95,19 @@ pub fn query(root: &Path, options: &QueryOptions) -> anyhow::Result<QueryOutcome
     )?;
     super::ensure_compiles(&project.project, &project.diagnostics)?;
     let project = project.project;
-    let outcome = run(&project, options);
+    let outcome = run(&project, options, None);
     crate::memory::leave_to_exit(project);
     outcome
 }
 
-/// Answers one request on an already compiled project: what `sqb serve` runs per request.
-pub fn answer(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome> {
-    run(project, options)
+/// Answers one request on an already compiled project, on the server's pool: what `sqb serve`
+/// runs per request.
+pub fn answer(
+    project: &Project,
+    options: &QueryOptions,
+    pool: &Pool,
+) -> anyhow::Result<QueryOutcome> {
+    run(project, options, Some(pool))
 }
 
 /// The namespace a target's queries read: for `sqb serve`'s catalog, compiled offline.
@@ -110,7 +116,11 @@ pub fn namespace_of(project: &Project, target: &str) -> anyhow::Result<crate::ca
     Ok(super::semantic::namespace(project, target))
 }
 
-fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome> {
+fn run(
+    project: &Project,
+    options: &QueryOptions,
+    pool: Option<&Pool>,
+) -> anyhow::Result<QueryOutcome> {
     let saved;
     let options = match &options.saved {
         Some(name) => {
@@ -145,6 +155,7 @@ fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome
                 &ids,
                 options.request.principal.as_ref(),
                 options.timeouts,
+                pool,
             )?
         }
         _ => Vec::new(),
@@ -178,7 +189,7 @@ fn run(project: &Project, options: &QueryOptions) -> anyhow::Result<QueryOutcome
         sql: compiled.sql.clone(),
         params: compiled.params.clone(),
     };
-    let mut rows = execute(project, target, statement, options.timeouts)?;
+    let mut rows = execute(project, target, statement, options.timeouts, pool)?;
     read_flags(&mut rows, &mut metrics);
     let mut late = Vec::new();
     enforce_trust(&metrics, &mut late)?;
@@ -199,8 +210,9 @@ fn execute(
     target: &Target,
     statement: Statement,
     timeouts: Timeouts,
+    pool: Option<&Pool>,
 ) -> anyhow::Result<Rows> {
-    let mut results = execute_all(project, target, vec![statement], timeouts)?;
+    let mut results = execute_all(project, target, vec![statement], timeouts, pool)?;
     match results.pop() {
         Some(Ok(rows)) => Ok(rows),
         Some(Err(err)) => Err(zero_denominator(err)),

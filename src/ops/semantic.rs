@@ -5,6 +5,7 @@ use crate::catalog::Namespace;
 use crate::project::{Project, Target};
 use crate::rows::{Rows, Statement};
 use crate::semantic::query::QueryRequest;
+use crate::warehouse::pool::Pool;
 use crate::warehouse::session;
 use crate::warehouse::{Timeouts, WarehouseError};
 
@@ -45,15 +46,20 @@ pub(super) fn namespace(project: &Project, target: &Target) -> Namespace {
     }
 }
 
-/// Runs statements on the target, read-only; each its own result.
+/// Runs statements on the target, read-only, each its own result: on the server's `pool`
+/// when there is one, else on a session of their own.
 pub(super) fn execute_all(
     project: &Project,
     target: &Target,
     statements: Vec<Statement>,
     timeouts: Timeouts,
+    pool: Option<&Pool>,
 ) -> anyhow::Result<Vec<Result<Rows, WarehouseError>>> {
-    let connect = super::connection(&project.config, &project.root, timeouts)?;
     let database = target.database.as_ref().map(|d| d.value.clone());
+    if let Some(pool) = pool {
+        return Ok(pool.run(database.as_deref(), &statements)?);
+    }
+    let connect = super::connection(&project.config, &project.root, timeouts)?;
     Ok(session::run(connect, database, statements, 1)?.answers)
 }
 

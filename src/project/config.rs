@@ -72,6 +72,8 @@ pub struct Serve {
     pub max_request_bytes: Option<Spanned<i64>>,
     /// How many queries of one tenant may run at once; more are refused with 429.
     pub max_concurrent_per_tenant: Option<Spanned<i64>>,
+    /// How many read-only warehouse sessions the server keeps open at most.
+    pub connections: Option<Spanned<i64>>,
 }
 
 /// `[imports.NAME]`: another project's published snapshot, vendored under `path`.
@@ -202,6 +204,7 @@ const SERVE_KEYS: &[&str] = &[
     "max_rows",
     "max_request_bytes",
     "max_concurrent_per_tenant",
+    "connections",
 ];
 const SEMANTIC_KEYS: &[&str] = &["contexts"];
 const IMPORT_KEYS: &[&str] = &["path", "snapshot", "baseline", "pin", "waive"];
@@ -285,6 +288,7 @@ pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
             max_rows: r.integer(serve, "max_rows"),
             max_request_bytes: r.integer(serve, "max_request_bytes"),
             max_concurrent_per_tenant: r.integer(serve, "max_concurrent_per_tenant"),
+            connections: r.integer(serve, "connections"),
         });
     }
     if let Some(semantic) = r.table(root, "semantic") {
@@ -626,6 +630,7 @@ fn check_serve(r: &mut Reader<'_>, serve: &Serve, targets: &BTreeMap<String, Tar
         &serve.max_rows,
         &serve.max_request_bytes,
         &serve.max_concurrent_per_tenant,
+        &serve.connections,
     ];
     for n in limits.into_iter().flatten() {
         if n.value < 1 {

@@ -208,6 +208,22 @@ impl Backend for DuckDbIntrospector {
         &self.catalog
     }
 
+    /// A connection of its own to the database already open: no file read again, one catalog
+    /// and one buffer cache shared.
+    fn fork(&self) -> Option<Result<Box<dyn Backend + Send>, WarehouseError>> {
+        Some(
+            self.conn
+                .try_clone()
+                .map(|conn| {
+                    Box::new(DuckDbIntrospector {
+                        conn,
+                        catalog: self.catalog.clone(),
+                    }) as Box<dyn Backend + Send>
+                })
+                .map_err(|e| WarehouseError::Query(first_line(&e.to_string()))),
+        )
+    }
+
     /// A read-only database is not torn down here: freeing its catalog takes a while and
     /// writes nothing. It is parked, left to the process's exit unless the command goes on to
     /// work that needs the memory ([`free_parked`]).
@@ -673,7 +689,9 @@ fn rejected(query: &str, message: &str) -> Rejected {
 }
 
 fn run_statement(conn: &Connection, statement: &Statement) -> duckdb::Result<Rows> {
-    let mut stmt = conn.prepare(&statement.sql)?;
+    // Cached on the connection: a pooled session that runs the same query again (a server's
+    // requests differ in their bound values) skips parsing, binding and planning.
+    let mut stmt = conn.prepare_cached(&statement.sql)?;
     let mut rows = stmt.query(duckdb::params_from_iter(statement.params.iter()))?;
     let mut out = Vec::new();
     let mut width = None;

@@ -8,6 +8,7 @@
 #[cfg(feature = "duckdb")]
 pub mod duckdb;
 pub mod history;
+pub mod pool;
 pub mod postgres;
 pub mod publish;
 pub mod session;
@@ -90,6 +91,19 @@ pub trait Backend {
 
     /// Ends the session: the connection is dropped, unless the engine has a cheaper end.
     fn close(self: Box<Self>) {}
+
+    /// Another session on the same open database, where the engine has one (an in-process
+    /// engine: a connection to the database already loaded), else `None` and the caller opens
+    /// one of its own.
+    fn fork(&self) -> Option<Result<Box<dyn Backend + Send>, WarehouseError>> {
+        None
+    }
+
+    /// Whether the session still answers: one round trip for a server, nothing for an
+    /// in-process engine. A pool asks before it hands out a session that has been idle.
+    fn alive(&mut self) -> Reply<'_, bool> {
+        Box::pin(std::future::ready(Ok(true)))
+    }
 }
 
 /// A backend's answer, awaited on the session's own runtime.

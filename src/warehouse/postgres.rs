@@ -300,6 +300,17 @@ impl Backend for PgIntrospector {
     fn default_database(&self) -> &str {
         &self.default_database
     }
+
+    /// Pings every session this introspector holds; one that does not answer is dropped.
+    fn alive(&mut self) -> Reply<'_, bool> {
+        Box::pin(async {
+            let mut alive = true;
+            for conn in self.sessions.values_mut() {
+                alive &= conn.ping().await.is_ok();
+            }
+            Ok(alive)
+        })
+    }
 }
 
 impl PgIntrospector {

@@ -56,6 +56,10 @@ impl Connect {
     pub fn engine(&self) -> Engine {
         self.engine
     }
+
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts
+    }
 }
 
 /// Lists relation names to read ahead (on the session's thread).
@@ -300,11 +304,11 @@ async fn read_unrequested(
 }
 
 /// The project's one warehouse: the backend of its engine.
-type Warehouse = Box<dyn Backend>;
+pub(super) type Warehouse = Box<dyn Backend + Send>;
 
 /// Connects to the warehouse `connect` describes: the one place that chooses a backend by
 /// engine.
-async fn open(connect: &Connect) -> Result<Warehouse, WarehouseError> {
+pub(super) async fn open(connect: &Connect) -> Result<Warehouse, WarehouseError> {
     Ok(match connect.engine {
         Engine::Postgres => {
             let url = connect.url.as_deref().ok_or(WarehouseError::NoUrl)?;

@@ -20,11 +20,12 @@ use super::{Loaded, State};
 use crate::ops::query::{answer, QueryOptions};
 use crate::rows::Statement;
 use crate::semantic::query::{QueryRequest, Refusal};
-use crate::warehouse::{session, WarehouseError};
+use crate::warehouse::WarehouseError;
 
 pub(super) fn router(state: Arc<State>, body_limit: usize) -> Router {
     Router::new()
         .route("/v1/query", post(query))
+        .route("/v1/assert", post(assert))
         .route("/v1/catalog", get(catalog))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
@@ -76,7 +77,7 @@ struct Code(&'static str);
 /// Counts every request by route, status and code, with its latency.
 async fn counted(Shared(state): Shared<Arc<State>>, request: Request, next: Next) -> Response {
     let route = match request.uri().path() {
-        p @ ("/v1/query" | "/v1/catalog" | "/healthz" | "/readyz" | "/metrics") => p,
+        p @ ("/v1/query" | "/v1/assert" | "/v1/catalog" | "/healthz" | "/readyz" | "/metrics") => p,
         _ => "other",
     }
     .to_string();
@@ -192,11 +193,8 @@ async fn query(
             use_cache: shared.use_cache,
         };
         let started = Instant::now();
-        let outcome = answer(&project.project, &options);
+        let outcome = answer(&project.project, &options, &project.pool);
         shared.metrics.warehouse(started.elapsed().as_secs_f64());
-        // A command leaves an ended DuckDB session's database to its exit; a server must not.
-        session::free_parked();
-        crate::memory::wait_for_frees();
         outcome
     })
     .await
@@ -238,6 +236,98 @@ async fn query(
             ([(header::CONTENT_TYPE, "text/csv; charset=utf-8")], out).into_response()
         }
     })
+}
+
+/// `POST /v1/assert`'s body: which assertions (globs over their ids; all when empty) and,
+/// optionally, tenants to check each one's scoping for (`sqb assert --tenant`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AssertBody {
+    #[serde(default)]
+    select: Vec<String>,
+    #[serde(default)]
+    tenants: Vec<String>,
+}
+
+/// The one place assertion runs take among the queries in flight: one run at a time.
+const ASSERT_SLOT: &str = "\0assert";
+
+/// `POST /v1/assert`: the project's assertions run on the server's pool, as `sqb assert` runs
+/// them, and their verdicts recorded for the target (the trust of later answers). Assertions
+/// read whole relations, so only a tenancy-exempt principal may run them (any principal when
+/// the project has no tenancy policy). The report is `sqb assert --format json`'s without SQL.
+async fn assert(
+    Shared(state): Shared<Arc<State>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Response, Failure> {
+    let loaded = state.current();
+    let claims = principal(&loaded, &headers)?;
+    let body: AssertBody = match body.is_empty() {
+        true => AssertBody::default(),
+        false => serde_json::from_slice(&body).map_err(|e| {
+            Failure::new(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("the request is not an assertion run: {e}"),
+            )
+        })?,
+    };
+    let project = &loaded.project;
+    let exempt = project.contracts.tenancy.is_none()
+        || crate::semantic::query::tenancy_exempt(project, &claims)
+            .map_err(|r| failure(anyhow::Error::new(r)))?;
+    if !exempt {
+        return Err(Failure::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "assertions read every tenant's rows: only a tenancy-exempt role may run them",
+        ));
+    }
+    let slot = state.tenants.enter(ASSERT_SLOT.into(), 1).ok_or_else(|| {
+        Failure::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_queries",
+            "an assertion run is in progress: retry when it has answered",
+        )
+    })?;
+    let shared = state.clone();
+    let report = tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        let options = crate::ops::assert::AssertOptions {
+            from: Some(loaded.target.clone()),
+            select: body.select,
+            principal: Some(claims),
+            timeouts: shared.timeouts,
+            use_cache: shared.use_cache,
+            tenants: body.tenants,
+        };
+        crate::ops::assert::assert_on(&loaded.project, &options, Some(&loaded.pool))
+    })
+    .await
+    .map_err(|_| {
+        Failure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the assertions stopped",
+        )
+    })?
+    .map_err(failure)?;
+    let mut out = Vec::new();
+    let _ = crate::report::assert::emit(
+        &report,
+        &crate::report::assert::AssertFormat::Json,
+        &mut out,
+    );
+    let mut doc: Value = serde_json::from_slice(&out).unwrap_or(Value::Null);
+    if let Some(all) = doc.get_mut("assertions").and_then(Value::as_array_mut) {
+        for a in all {
+            if let Value::Object(map) = a {
+                map.remove("sql");
+            }
+        }
+    }
+    Ok(Json(doc).into_response())
 }
 
 /// The status that fits a query's error: a refusal keeps its code.
@@ -328,34 +418,19 @@ async fn healthz() -> &'static str {
     "ok\n"
 }
 
-/// `GET /readyz`: 200 once the warehouse answers a statement, 503 otherwise.
+/// `GET /readyz`: 200 once the warehouse answers a statement on the pool, 503 otherwise.
 async fn readyz(Shared(state): Shared<Arc<State>>) -> Result<&'static str, Failure> {
     let loaded = state.current();
-    let timeouts = state.timeouts;
     let answered = tokio::task::spawn_blocking(move || {
-        let connect =
-            crate::ops::connection(&loaded.project.config, &loaded.project.root, timeouts)?;
-        let ran = session::run(
-            connect,
-            None,
-            vec![Statement {
-                sql: "SELECT 1".into(),
-                params: Vec::new(),
-            }],
-            1,
-        );
-        session::free_parked();
-        crate::memory::wait_for_frees();
-        let ran = ran?;
-        match ran.answers.into_iter().next() {
-            Some(Ok(_)) => Ok(()),
-            Some(Err(e)) => Err(e),
-            None => Err(WarehouseError::Runtime("no answer".into())),
-        }
+        let probe = Statement {
+            sql: "SELECT 1".into(),
+            params: Vec::new(),
+        };
+        loaded.pool.run(None, &[probe])
     })
     .await;
     match answered {
-        Ok(Ok(())) => Ok("ready\n"),
+        Ok(Ok(answers)) if answers.iter().all(Result::is_ok) => Ok("ready\n"),
         _ => Err(Failure::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "warehouse_unavailable",
@@ -367,7 +442,7 @@ async fn readyz(Shared(state): Shared<Arc<State>>) -> Result<&'static str, Failu
 async fn metrics(Shared(state): Shared<Arc<State>>) -> Response {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        Body::from(state.metrics.render()),
+        Body::from(state.metrics.render(state.current().pool.usage())),
     )
         .into_response()
 }

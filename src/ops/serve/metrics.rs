@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
+use crate::warehouse::pool::Usage;
+
 /// Upper bounds of the latency buckets, in seconds.
 const BUCKETS: &[f64] = &[
     0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
@@ -82,7 +84,7 @@ impl Metrics {
         inner.warehouse.observe(seconds);
     }
 
-    pub fn render(&self) -> String {
+    pub fn render(&self, pool: Usage) -> String {
         let inner = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = String::new();
         out.push_str("# HELP sqb_requests_total Requests answered, by route, status and code.\n");
@@ -107,6 +109,26 @@ impl Metrics {
         );
         out.push_str("# TYPE sqb_query_seconds histogram\n");
         inner.warehouse.render("sqb_query_seconds", "", &mut out);
+        render_pool(pool, &mut out);
         out
     }
+}
+
+fn render_pool(pool: Usage, out: &mut String) {
+    out.push_str("# HELP sqb_pool_connections Warehouse sessions of the pool, by state.\n");
+    out.push_str("# TYPE sqb_pool_connections gauge\n");
+    let _ = writeln!(out, "sqb_pool_connections{{state=\"busy\"}} {}", pool.busy);
+    let _ = writeln!(out, "sqb_pool_connections{{state=\"idle\"}} {}", pool.idle);
+    out.push_str(
+        "# HELP sqb_pool_size The most sessions the pool opens (`[serve] connections`).\n",
+    );
+    out.push_str("# TYPE sqb_pool_size gauge\n");
+    let _ = writeln!(out, "sqb_pool_size {}", pool.size);
+    out.push_str("# HELP sqb_pool_opened_total Sessions opened, replacements included.\n");
+    out.push_str("# TYPE sqb_pool_opened_total counter\n");
+    let _ = writeln!(out, "sqb_pool_opened_total {}", pool.opened);
+    out.push_str("# HELP sqb_warehouse_seconds Time statements spent in the warehouse.\n");
+    out.push_str("# TYPE sqb_warehouse_seconds summary\n");
+    let _ = writeln!(out, "sqb_warehouse_seconds_sum {}", pool.run_seconds);
+    let _ = writeln!(out, "sqb_warehouse_seconds_count {}", pool.runs);
 }

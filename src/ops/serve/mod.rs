@@ -23,6 +23,7 @@ use anyhow::Context as _;
 use crate::error::UserError;
 use crate::identity::{Keys, Verifier};
 use crate::project::Project;
+use crate::warehouse::pool::Pool;
 use crate::warehouse::Timeouts;
 
 pub struct ServeOptions {
@@ -43,6 +44,8 @@ pub(crate) struct Loaded {
     pub per_tenant: usize,
     /// The tenancy policy's claim: the key of the per-tenant limit.
     pub tenant_claim: Option<String>,
+    /// The read-only sessions the queries run on; replaced with the project on a reload.
+    pub pool: Pool,
     listen: String,
     body_limit: usize,
 }
@@ -105,6 +108,7 @@ const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 const DEFAULT_MAX_ROWS: i64 = 100_000;
 const DEFAULT_MAX_REQUEST_BYTES: i64 = 64 * 1024;
 const DEFAULT_PER_TENANT: i64 = 8;
+const DEFAULT_CONNECTIONS: i64 = 4;
 
 /// Compiles the project, binds, calls `ready` with the bound address, and serves until SIGINT
 /// or SIGTERM, then drains in-flight requests.
@@ -113,7 +117,12 @@ pub fn serve(
     options: &ServeOptions,
     ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
-    let loaded = load(root, options)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("could not start the server's runtime")?;
+    let loaded = load(root, options, runtime.handle().clone())?;
     let (listen, body_limit) = (loaded.listen.clone(), loaded.body_limit);
     let root = loaded.project.root.clone();
     let state = Arc::new(State {
@@ -123,11 +132,6 @@ pub fn serve(
         metrics: metrics::Metrics::default(),
         tenants: Arc::default(),
     });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("could not start the server's runtime")?;
     // Signals are the server's to handle: it drains before it exits, and reloads on SIGHUP.
     let deferral = crate::interrupt::defer();
     let hangups = crate::interrupt::hangups();
@@ -185,6 +189,7 @@ async fn reloads(
         }
         seen = now;
         let opts = Arc::clone(&options);
+        let handle = tokio::runtime::Handle::current();
         let loaded = tokio::task::spawn_blocking(move || {
             load(
                 &opts.root,
@@ -194,6 +199,7 @@ async fn reloads(
                     timeouts: opts.timeouts,
                     use_cache: opts.use_cache,
                 },
+                handle,
             )
         })
         .await;
@@ -227,7 +233,11 @@ async fn reloads(
 }
 
 /// The project compiled, and what `[serve]` says.
-fn load(root: &Path, options: &ServeOptions) -> anyhow::Result<Loaded> {
+fn load(
+    root: &Path,
+    options: &ServeOptions,
+    handle: tokio::runtime::Handle,
+) -> anyhow::Result<Loaded> {
     let compiled = super::compile::compile(
         root,
         &super::compile::CompileOptions {
@@ -260,7 +270,10 @@ fn load(root: &Path, options: &ServeOptions) -> anyhow::Result<Loaded> {
         .as_ref()
         .and_then(|t| t.claim.as_ref())
         .map(|c| c.value.clone());
+    let connect = super::connection(&project.config, &project.root, options.timeouts)?;
+    let connections = config.connections.map_or(DEFAULT_CONNECTIONS, |n| n.value) as usize;
     Ok(Loaded {
+        pool: Pool::new(connect, connections, handle),
         verifier,
         target,
         max_rows: config.max_rows.map_or(DEFAULT_MAX_ROWS, |n| n.value) as usize,

@@ -82,6 +82,17 @@ pub(super) fn roles(
         .map(Some)
 }
 
+/// Whether the principal reads every tenant's rows: a tenancy policy exists and one of its
+/// roles is `tenancy_exempt` (what `sqb serve` asks before it runs assertions, which read whole
+/// relations). Fails closed: a principal whose roles cannot be resolved is refused.
+pub fn tenancy_exempt(project: &Project, principal: &Claims) -> Result<bool, Refusal> {
+    let roles = roles(project, Some(principal))?;
+    Ok(roles
+        .iter()
+        .flatten()
+        .any(|r| r.tenancy_exempt.as_ref().is_some_and(|t| t.value)))
+}
+
 /// The tenant scoping: the claim's value, or what `on_missing_principal` says without one.
 pub(super) fn scoping<'p>(
     project: &'p Project,

@@ -30,6 +30,7 @@ mod joins;
 mod refusal;
 mod sql;
 
+pub use access::tenancy_exempt;
 pub use refusal::Refusal;
 use sql::*;
 
