@@ -780,6 +780,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "TARGET")]
     pub from: Option<String>,
 
+    /// Reload when a project file changes (as SIGHUP does): the new project is swapped in only
+    /// if it compiles.
+    #[arg(long)]
+    pub watch: bool,
+
     #[command(flatten)]
     pub connect: ConnectArgs,
 }

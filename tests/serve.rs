@@ -87,6 +87,18 @@ impl Server {
     fn hangup(&self) -> String {
         let before = self.said.lock().unwrap().len();
         unsafe { libc::kill(self.child.id() as i32, libc::SIGHUP) };
+        self.reload_said(before)
+    }
+
+    /// Runs `change` and waits until the server (started with --watch) says it reloaded (or
+    /// did not).
+    fn after_change(&self, change: impl FnOnce()) -> String {
+        let before = self.said.lock().unwrap().len();
+        change();
+        self.reload_said(before)
+    }
+
+    fn reload_said(&self, before: usize) -> String {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         loop {
             let said = self.said.lock().unwrap()[before..].join("\n");
@@ -513,6 +525,45 @@ fn a_reload_swaps_in_only_a_project_that_compiles() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(server.query(Some(&t), ask).0, 422);
     std::fs::write(&metric, good).unwrap();
+    assert_eq!(server.stop().code(), Some(0));
+}
+
+/// With --watch a changed file reloads the project as SIGHUP does: a metric file broken keeps
+/// the last good project serving; repaired, it is swapped in. The warehouse file and `.sqb/`
+/// changing (every query writes neither, but a build does) reload nothing.
+#[test]
+fn with_watch_a_changed_file_reloads_only_a_project_that_compiles() {
+    let root = shop();
+    let server = Server::start_with(root.path(), &[], &["--watch"]);
+    let t = token(&claims(json!({ "customer_id": 2 })), SECRET);
+    let ask = json!({ "metrics": ["revenue"], "dimensions": ["status"] });
+    assert_eq!(server.query(Some(&t), ask.clone()).0, 200);
+    let metric = root.path().join("contracts/metrics/revenue.toml");
+    let good = std::fs::read_to_string(&metric).unwrap();
+    let said = server.after_change(|| std::fs::write(&metric, "this is = = not toml").unwrap());
+    assert!(
+        said.contains("not reloaded, the project serving is unchanged"),
+        "{said}"
+    );
+    assert!(said.contains("contracts/metrics/revenue.toml"), "{said}");
+    assert_eq!(server.query(Some(&t), ask.clone()).0, 200);
+    let relabelled = good.replace("label = \"Revenue\"", "label = \"Net revenue\"");
+    assert_ne!(relabelled, good);
+    let said = server.after_change(|| std::fs::write(&metric, &relabelled).unwrap());
+    assert!(
+        said.contains("reloaded: the new project compiles"),
+        "{said}"
+    );
+    let (status, text) = server.get("/v1/catalog", Some(&t));
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("Net revenue"), "{text}");
+    let before = server.said.lock().unwrap().len();
+    std::fs::create_dir_all(root.path().join(".sqb")).unwrap();
+    std::fs::write(root.path().join(".sqb/touched"), "x").unwrap();
+    std::fs::write(root.path().join("scratch.duckdb"), "x").unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let said = server.said.lock().unwrap()[before..].join("\n");
+    assert!(!said.contains("reload"), "{said}");
     assert_eq!(server.stop().code(), Some(0));
 }
 

@@ -11,6 +11,7 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitStatus> 
     let options = ServeOptions {
         listen: args.listen.clone(),
         from: args.from.clone(),
+        watch: args.watch,
         timeouts: timeouts(&args.connect),
         use_cache: !global.no_cache,
     };

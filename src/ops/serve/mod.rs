@@ -4,12 +4,13 @@
 //! read-only, on the server's own credentials.
 //!
 //! Endpoints: `POST /v1/query`, `GET /v1/catalog`, `GET /healthz`, `GET /readyz`,
-//! `GET /metrics` (docs/serve.md). SIGHUP recompiles the project beside the one serving and
-//! swaps it in only if it compiles. SIGINT and SIGTERM drain in-flight requests, then the
+//! `GET /metrics` (docs/serve.md). SIGHUP (and with `--watch`, a changed project file)
+//! recompiles the project beside the one serving and swaps it in only if it compiles. SIGINT and SIGTERM drain in-flight requests, then the
 //! server exits 0.
 
 mod handlers;
 mod metrics;
+mod watch;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -31,6 +32,8 @@ pub struct ServeOptions {
     pub listen: Option<String>,
     /// The target answered from; default `[serve] target`, else `default_target`.
     pub from: Option<String>,
+    /// Reload when a project file changes, as on SIGHUP.
+    pub watch: bool,
     pub timeouts: Timeouts,
     pub use_cache: bool,
 }
@@ -135,6 +138,7 @@ pub fn serve(
     // Signals are the server's to handle: it drains before it exits, and reloads on SIGHUP.
     let deferral = crate::interrupt::defer();
     let hangups = crate::interrupt::hangups();
+    let (watching, watched_root) = (options.watch, root.clone());
     let reload = ReloadOptions {
         root,
         listen: options.listen.clone(),
@@ -150,6 +154,9 @@ pub fn serve(
             .local_addr()
             .context("the listener has no address")?;
         ready(addr);
+        if watching {
+            tokio::spawn(watch::changes(watched_root, Arc::clone(&hangups)));
+        }
         tokio::spawn(reloads(Arc::clone(&state), reload, hangups));
         let app = handlers::router(state, body_limit);
         axum::serve(listener, app)
@@ -196,6 +203,7 @@ async fn reloads(
                 &ServeOptions {
                     listen: opts.listen.clone(),
                     from: opts.from.clone(),
+                    watch: false,
                     timeouts: opts.timeouts,
                     use_cache: opts.use_cache,
                 },
