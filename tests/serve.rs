@@ -187,20 +187,7 @@ fn token(claims: &Value, secret: &str) -> String {
 }
 
 fn b64(v: &Value) -> String {
-    base64_encode(&serde_json::to_vec(v).unwrap())
-}
-
-/// base64url without padding, as a JWT spells its parts.
-fn base64_encode(bytes: &[u8]) -> String {
-    const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().fold(0u32, |a, b| (a << 8) | u32::from(*b)) << (8 * (3 - chunk.len()));
-        for i in 0..=chunk.len() {
-            out.push(T[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
-    out
+    sqb::identity::fuzz::base64url(&serde_json::to_vec(v).unwrap())
 }
 
 #[test]

@@ -111,7 +111,7 @@ impl Mutations {
             }
             4 => {
                 let mut parts = self.parts();
-                parts[0] = encode(HEADERS[self.draw(HEADERS.len())].as_bytes());
+                parts[0] = base64url(HEADERS[self.draw(HEADERS.len())].as_bytes());
                 if self.draw(2) == 0 {
                     parts[2] = String::new();
                 }
@@ -119,7 +119,7 @@ impl Mutations {
             }
             5 => {
                 let mut parts = self.parts();
-                parts[1] = encode(PAYLOADS[self.draw(PAYLOADS.len())].as_bytes());
+                parts[1] = base64url(PAYLOADS[self.draw(PAYLOADS.len())].as_bytes());
                 parts.join(".")
             }
             6 => {
@@ -134,8 +134,8 @@ impl Mutations {
             }
             8 => {
                 let parts = self.parts();
-                let header = encode(HEADERS[self.draw(HEADERS.len())].as_bytes());
-                let payload = encode(PAYLOADS[self.draw(PAYLOADS.len())].as_bytes());
+                let header = base64url(HEADERS[self.draw(HEADERS.len())].as_bytes());
+                let payload = base64url(PAYLOADS[self.draw(PAYLOADS.len())].as_bytes());
                 format!("{header}.{payload}.{}", parts.get(2).map_or("", |s| s))
             }
             _ => {
@@ -151,8 +151,8 @@ impl Mutations {
     }
 }
 
-/// base64url without padding, as a JWT spells its parts.
-fn encode(bytes: &[u8]) -> String {
+/// base64url without padding, as a JWT spells its parts (also for tests that forge tokens).
+pub fn base64url(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
         let n = chunk.iter().fold(0u32, |a, b| (a << 8) | u32::from(*b)) << (8 * (3 - chunk.len()));

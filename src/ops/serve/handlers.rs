@@ -115,6 +115,17 @@ fn principal(loaded: &Loaded, headers: &HeaderMap) -> Result<Map<String, Value>,
         .map_err(|r| unauthorized(&r.0))
 }
 
+/// A request body read strictly (unknown fields refused); 400 when it is not `what`.
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Failure> {
+    serde_json::from_slice(body).map_err(|e| {
+        Failure::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("the request is not {what}: {e}"),
+        )
+    })
+}
+
 /// `POST /v1/query`'s body: what `sqb query` takes, and never a claim.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -144,13 +155,7 @@ async fn query(
 ) -> Result<Response, Failure> {
     let loaded = state.current();
     let claims = principal(&loaded, &headers)?;
-    let body: QueryBody = serde_json::from_slice(&body).map_err(|e| {
-        Failure::new(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            format!("the request is not a query: {e}"),
-        )
-    })?;
+    let body: QueryBody = parse(&body, "a query")?;
     let request = QueryRequest {
         metrics: body.metrics,
         dimensions: body.dimensions,
@@ -265,13 +270,7 @@ async fn assert(
     let claims = principal(&loaded, &headers)?;
     let body: AssertBody = match body.is_empty() {
         true => AssertBody::default(),
-        false => serde_json::from_slice(&body).map_err(|e| {
-            Failure::new(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
-                format!("the request is not an assertion run: {e}"),
-            )
-        })?,
+        false => parse(&body, "an assertion run")?,
     };
     let project = &loaded.project;
     let exempt = project.contracts.tenancy.is_none()
