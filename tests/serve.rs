@@ -408,6 +408,11 @@ fn each_tenant_gets_exactly_its_own_answer() {
     assert_eq!(report["summary"]["total"], 3, "{text}");
     let (status, text) = run_assertions(&analyst, json!({ "principal": {} }));
     assert_eq!(status, 400, "{text}");
+    for select in ["[unclosed", "no_such_assertion"] {
+        let (status, text) = run_assertions(&analyst, json!({ "select": [select] }));
+        assert_eq!(status, 400, "{select}: {text}");
+        assert!(text.contains("\"bad_request\""), "{select}: {text}");
+    }
 
     let (status, _) = server.get("/healthz", None);
     assert_eq!(status, 200);
