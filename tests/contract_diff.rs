@@ -77,6 +77,74 @@ fn diff_cases_on_postgres() {
     });
 }
 
+/// The catalog query asks for no order of a relation's columns. Under a plan that scans
+/// pg_attribute (index scans off), a renamed first column comes after the others (its row is
+/// rewritten): the read puts it back in its place and reports exactly what the usual plan
+/// gives.
+#[test]
+fn the_catalog_read_does_not_depend_on_the_servers_plan() {
+    let Some(db) = TestDb::create("catalog_plan") else {
+        return;
+    };
+    let case = repo().join("testdata/diff/tricky_types_postgres");
+    pg_exec(
+        &db.url,
+        &std::fs::read_to_string(case.join("warehouse.postgres.sql")).unwrap(),
+    );
+    pg_exec(
+        &db.url,
+        "ALTER TABLE analytics.types ADD COLUMN late analytics.mood[];
+         ALTER TABLE analytics.types RENAME COLUMN v255 TO title;",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    case_project(&case, "postgres", tmp.path());
+    let read = || {
+        run(sqb()
+            .arg("--project-dir")
+            .arg(tmp.path())
+            .args(["-v", "contract", "diff", "--from", "prod", "--json"])
+            .args(["-s", "types", "mv", "events", "ft", "types_drift"])
+            .env("SQB_DATABASE_URL", &db.url))
+    };
+    let usual = read();
+    assert_eq!(
+        usual.status.code(),
+        Some(1),
+        "{}",
+        transcript(&usual, tmp.path())
+    );
+    let usual_log = String::from_utf8_lossy(&usual.stderr).to_string();
+    assert!(
+        !usual_log.contains("catalog columns came out of order; sorted"),
+        "{usual_log}"
+    );
+    pg_exec(
+        &db.url,
+        &format!(
+            "ALTER DATABASE {0} SET enable_nestloop = off;
+             ALTER DATABASE {0} SET enable_indexscan = off;
+             ALTER DATABASE {0} SET enable_bitmapscan = off;
+             ALTER DATABASE {0} SET enable_mergejoin = off;",
+            db.name
+        ),
+    );
+    let scanned = read();
+    let scanned_log = String::from_utf8_lossy(&scanned.stderr).to_string();
+    assert!(
+        scanned_log.contains("catalog columns came out of order; sorted"),
+        "{scanned_log}"
+    );
+    assert_eq!(scanned.status.code(), Some(1), "{scanned_log}");
+    assert_eq!(
+        String::from_utf8_lossy(&scanned.stdout),
+        String::from_utf8_lossy(&usual.stdout)
+    );
+    let report = json(&usual).to_string();
+    for expected in ["late", "title", "mood"] {
+        assert!(report.contains(expected), "{expected} not in {report}");
+    }
+}
+
 /// The every-finding-kind case's project, for the tests of failures around it.
 fn kinds_project(root: &Path, engine: &str) {
     case_project(

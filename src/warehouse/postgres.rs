@@ -1,55 +1,44 @@
-//! Postgres introspection through sqlx: read-only sessions, one pg_catalog query per namespace.
+//! Postgres introspection through sqlx: read-only sessions, three pg_catalog queries per namespace
+//! (`catalog`).
 //!
 //! `information_schema.columns` is not used: it reports arrays as `ARRAY` and enums and domains
 //! as `USER-DEFINED`, omits materialized views and marks every view column nullable. The catalog
 //! query reads `format_type(atttypid, atttypmod)`, the full type text as the server prints it.
 
-mod describe;
-
-use std::collections::HashMap;
-use std::str::FromStr;
-use std::time::{Duration, Instant};
-
-use futures_util::TryStreamExt;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
-use sqlx::{Column as _, Connection, Row, TypeInfo as _};
-
-use super::{listings, Backend, Reply, SchemaListing, Timeouts, WarehouseError};
-use crate::catalog::{
-    shrink_last, Described, Namespace, PhysicalColumn, PhysicalRelation, RelationKind, UserType,
-};
-use crate::redact::{redact, register, register_url};
-use crate::rows::{Cell, Column, Rows, Statement};
-
-/// All columns of the wanted relations of one schema. `$1`: schema; `$2`: relation names (matched
-/// up to case, through a hash join so that 10,000 names stay linear).
-pub const CATALOG_QUERY: &str = r#"
-SELECT c.relname::text AS relname,
-       c.relkind::text AS relkind,
-       a.attname::text AS attname,
-       pg_catalog.format_type(a.atttypid, a.atttypmod) AS type_text,
-       a.attnotnull AS not_null,
+/// What the catalog says of type `t` (`et`: its element type when it is an array; `tn`: the
+/// namespace of the element type, else of the type): an enum's members, a domain's base type,
+/// the schema of a type outside the system schemas. Three columns, each NULL where it says
+/// nothing.
+macro_rules! type_details {
+    () => {
+        r#"
        CASE WHEN t.typtype = 'e' OR et.typtype = 'e' THEN
            (SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder)
               FROM pg_catalog.pg_enum e
              WHERE e.enumtypid = CASE WHEN t.typtype = 'e' THEN t.oid ELSE et.oid END)
        END AS enum_members,
        CASE WHEN t.typtype = 'd' THEN pg_catalog.format_type(t.typbasetype, t.typtypmod) END AS domain_base,
-       CASE WHEN tn.nspname NOT IN ('pg_catalog', 'information_schema') THEN tn.nspname::text END AS type_schema
-  FROM pg_catalog.pg_class c
-  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-  JOIN (SELECT DISTINCT lower(w) AS name FROM unnest($2::text[]) AS w) wanted
-    ON wanted.name = lower(c.relname::text)
-  LEFT JOIN pg_catalog.pg_attribute a
-    ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-  LEFT JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
-  LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'
-  LEFT JOIN pg_catalog.pg_namespace tn ON tn.oid = coalesce(et.typnamespace, t.typnamespace)
- WHERE n.nspname = $1
-   AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
-   AND NOT c.relispartition
- ORDER BY c.oid, a.attnum
-"#;
+       CASE WHEN tn.nspname NOT IN ('pg_catalog', 'information_schema') THEN tn.nspname::text END AS type_schema"#
+    };
+}
+use type_details;
+
+mod catalog;
+mod describe;
+
+pub use catalog::{COLUMNS_QUERY, RELATIONS_QUERY, TYPES_QUERY};
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
+use sqlx::{Column as _, Connection, Row, TypeInfo as _};
+
+use super::{listings, Backend, Reply, SchemaListing, Timeouts, WarehouseError};
+use crate::catalog::{Described, Namespace, PhysicalRelation, RelationKind};
+use crate::redact::{redact, register, register_url};
+use crate::rows::{Cell, Column, Rows, Statement};
 
 /// Every user schema of the database the session reads, with its relations (a schema without
 /// any gives one row with a NULL relation). Schemas the user may not use are left out: their
@@ -331,17 +320,7 @@ impl PgIntrospector {
         let conn = self.session(&database).await?;
         let query = async {
             let mut tx = conn.begin().await?;
-            let mut relations: Vec<PhysicalRelation> = Vec::new();
-            {
-                let mut rows = sqlx::query(CATALOG_QUERY)
-                    .bind(&namespace.schema)
-                    .bind(names)
-                    .fetch(&mut *tx);
-                while let Some(row) = rows.try_next().await? {
-                    add_row(&mut relations, &row)?;
-                }
-                shrink_last(&mut relations);
-            }
+            let relations = catalog::read(&mut tx, &namespace.schema, names).await?;
             tx.rollback().await?;
             Ok::<_, sqlx::Error>(relations)
         };
@@ -360,41 +339,6 @@ impl PgIntrospector {
             Ok(Ok(relations)) => Ok(relations),
         }
     }
-}
-
-fn add_row(relations: &mut Vec<PhysicalRelation>, row: &PgRow) -> Result<(), sqlx::Error> {
-    // By position, in CATALOG_QUERY's order: a name is looked up per value otherwise, and a
-    // relation's name is copied only for its first row.
-    let name: &str = row.try_get(0)?;
-    if relations.last().is_none_or(|r| r.name != name) {
-        shrink_last(relations);
-        let kind: &str = row.try_get(1)?;
-        relations.push(PhysicalRelation {
-            name: name.to_string(),
-            kind: relation_kind(kind),
-            columns: Vec::new(),
-            unavailable: None,
-        });
-    }
-    let relation = relations.last_mut().expect("pushed above");
-    let Some(column) = row.try_get::<Option<String>, _>(2)? else {
-        return Ok(());
-    };
-    let not_null: bool = row.try_get(4)?;
-    let user_type = UserType {
-        enum_members: row.try_get(5)?,
-        domain_base: row.try_get(6)?,
-        schema: row.try_get(7)?,
-    };
-    let has_user_type = user_type != UserType::default();
-    relation.columns.push(PhysicalColumn {
-        name: column,
-        type_text: row.try_get(3)?,
-        nullable: relation.kind.knows_nullability().then_some(!not_null),
-        user_type: has_user_type.then(|| Box::new(user_type)),
-        size_unknown: false,
-    });
-    Ok(())
 }
 
 impl PgIntrospector {

@@ -15,23 +15,20 @@ use crate::warehouse::WarehouseError;
 
 /// `$1`: type OIDs; `$2`: the relation each column is read from (0: none); `$3`: its attribute
 /// number. One row per column, in order.
-const SPELL_QUERY: &str = r#"
+const SPELL_QUERY: &str = concat!(
+    r#"
 SELECT pg_catalog.format_type(t.oid, a.atttypmod) AS type_text,
-       (a.attrelid IS NULL AND t.typmodin <> 0) AS size_unknown,
-       CASE WHEN t.typtype = 'e' OR et.typtype = 'e' THEN
-           (SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder)
-              FROM pg_catalog.pg_enum e
-             WHERE e.enumtypid = CASE WHEN t.typtype = 'e' THEN t.oid ELSE et.oid END)
-       END AS enum_members,
-       CASE WHEN t.typtype = 'd' THEN pg_catalog.format_type(t.typbasetype, t.typtypmod) END AS domain_base,
-       CASE WHEN tn.nspname NOT IN ('pg_catalog', 'information_schema') THEN tn.nspname::text END AS type_schema
+       (a.attrelid IS NULL AND t.typmodin <> 0) AS size_unknown,"#,
+    super::type_details!(),
+    r#"
   FROM unnest($1::oid[], $2::oid[], $3::int2[]) WITH ORDINALITY AS c(typ, rel, att, i)
   JOIN pg_catalog.pg_type t ON t.oid = c.typ
   LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = c.rel AND a.attnum = c.att AND c.rel <> 0
   LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'
   LEFT JOIN pg_catalog.pg_namespace tn ON tn.oid = coalesce(et.typnamespace, t.typnamespace)
  ORDER BY c.i
-"#;
+"#
+);
 
 /// How many prepared statements a describing session holds before it closes them all: below
 /// sqlx's statement cache capacity (100), so that the cache never closes them one by one.
