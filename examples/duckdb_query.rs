@@ -4,8 +4,9 @@
 //! opened read-only, reading every value, and prints the row count: "DuckDB itself".
 //! `duckdb_query --open-only FILE.duckdb` only opens the file read-only and asks for its catalog
 //! name, as sqb does before any query: the memory DuckDB needs to hold the file's catalog.
-//! `duckdb_query --print-postgres-query` prints sqb's Postgres catalog query of the columns, and
-//! `--print-postgres-types-query` its query of their types' details, for psql to run.
+//! `duckdb_query --print-postgres-queries` prints sqb's three Postgres catalog queries (the
+//! relations, their columns, the columns' types), each followed by a `-- sqb: end` line, for psql
+//! to run.
 //! `duckdb_query --prepare FILE.duckdb DIR THREADS` prepares (parses, binds and plans) the query
 //! of every `.sql` file in DIR on THREADS connections to the file opened read-only, and prints
 //! how many: what DuckDB itself needs to describe a project's models (`contract check`).
@@ -15,12 +16,11 @@ use anyhow::{bail, Context};
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
-        [flag] if flag == "--print-postgres-query" => {
-            print!("{}", sqb::warehouse::postgres::COLUMNS_QUERY);
-            Ok(())
-        }
-        [flag] if flag == "--print-postgres-types-query" => {
-            print!("{}", sqb::warehouse::postgres::TYPES_QUERY);
+        [flag] if flag == "--print-postgres-queries" => {
+            use sqb::warehouse::postgres::{COLUMNS_QUERY, RELATIONS_QUERY, TYPES_QUERY};
+            for query in [RELATIONS_QUERY, COLUMNS_QUERY, TYPES_QUERY] {
+                println!("{query}-- sqb: end");
+            }
             Ok(())
         }
         [flag, path] if flag == "--open-only" => {
@@ -32,7 +32,7 @@ fn main() -> anyhow::Result<()> {
         [flag, path, dir, threads] if flag == "--prepare" => prepare_floor(path, dir, threads),
         [path, catalog, schema] => duckdb_floor(path, catalog, schema),
         _ => bail!(
-            "usage: duckdb_query FILE.duckdb CATALOG SCHEMA | --open-only FILE.duckdb | --prepare FILE.duckdb DIR THREADS | --print-postgres-query | --print-postgres-types-query"
+            "usage: duckdb_query FILE.duckdb CATALOG SCHEMA | --open-only FILE.duckdb | --prepare FILE.duckdb DIR THREADS | --print-postgres-queries"
         ),
     }
 }

@@ -51,10 +51,20 @@ impl Server {
 
     /// Starts the server with more environment (a warehouse URL) and arguments.
     fn start_with(root: &Path, env: &[(&str, &str)], args: &[&str]) -> Server {
+        // A free port, unless the project's [serve] names its own `listen`.
+        let own_listen = std::fs::read_to_string(root.join("sqb.toml"))
+            .unwrap()
+            .contains("\nlisten = ");
+        let listen: &[&str] = if own_listen {
+            &[]
+        } else {
+            &["--listen", "127.0.0.1:0"]
+        };
         let mut child = sqb()
             .arg("--project-dir")
             .arg(root)
-            .args(["serve", "--listen", "127.0.0.1:0"])
+            .arg("serve")
+            .args(listen)
             .args(args)
             .envs(env.iter().copied())
             .env("SQB_TEST_JWT_SECRET", SECRET)
@@ -108,6 +118,22 @@ impl Server {
             assert!(
                 std::time::Instant::now() < deadline,
                 "no word of a reload: {said}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until the server has said `needle` (since it started), and returns all it said.
+    fn until_said(&self, needle: &str) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let said = self.said.lock().unwrap().join("\n");
+            if said.contains(needle) {
+                return said;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never said {needle}: {said}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -520,6 +546,103 @@ fn a_reload_swaps_in_only_a_project_that_compiles() {
     assert_eq!(server.stop().code(), Some(0));
 }
 
+/// Every `[serve]` setting of a reloaded project applies: a smaller `max_request_bytes` refuses
+/// a body the server took before (413, `too_large`), and a new `listen` moves the server (the new
+/// address answers, the old one takes no connection). An address it cannot bind leaves it where
+/// it was, saying why.
+#[test]
+fn a_reload_applies_the_new_limits_and_moves_to_a_new_listen() {
+    let root = shop();
+    let free_port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let toml = root.path().join("sqb.toml");
+    let original = std::fs::read_to_string(&toml).unwrap();
+    let serve_with = |port: u16, bytes: u32| {
+        let serve =
+            format!("[serve]\nlisten = \"127.0.0.1:{port}\"\nmax_request_bytes = {bytes}\n");
+        std::fs::write(&toml, original.replace("[serve]\n", &serve)).unwrap();
+    };
+    let first = free_port();
+    serve_with(first, 4096);
+    let server = Server::start(root.path());
+    assert_eq!(server.base, format!("http://127.0.0.1:{first}"));
+    let t = token(&claims(json!({ "customer_id": 2 })), SECRET);
+    // A body padded with JSON whitespace to `size` bytes.
+    let body = |size: usize| {
+        let ask = r#"{"metrics": ["revenue"]}"#;
+        format!("{ask}{}", " ".repeat(size - ask.len()))
+    };
+    let post = |port: u16, text: &str| {
+        answer(
+            ureq::post(&format!("http://127.0.0.1:{port}/v1/query"))
+                .timeout(Duration::from_secs(30))
+                .set("Authorization", &format!("Bearer {t}"))
+                .set("Content-Type", "application/json")
+                .send_string(text),
+        )
+    };
+    assert_eq!(post(first, &body(2000)).0, 200);
+    let (status, text) = post(first, &body(5000));
+    assert_eq!(status, 413, "{text}");
+    assert!(text.contains("too_large"), "{text}");
+
+    let second = free_port();
+    serve_with(second, 1024);
+    let said = server.hangup();
+    assert!(
+        said.contains("reloaded: the new project compiles"),
+        "{said}"
+    );
+    let said = server.until_said("moved from");
+    assert!(
+        said.contains(&format!(
+            "listening on http://127.0.0.1:{second} (moved from 127.0.0.1:{first})"
+        )),
+        "{said}"
+    );
+    assert_eq!(post(second, &body(1000)).0, 200);
+    let (status, text) = post(second, &body(2000));
+    assert_eq!(status, 413, "the reloaded limit applies: {text}");
+    // The old listener is closed once its accept loop sees the stop: within moments.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", first)).is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the old address still takes connections"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // An address another process holds: the server stays where it is.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let third = held.local_addr().unwrap().port();
+    serve_with(third, 1024);
+    server.hangup();
+    let said = server.until_said("still listening on");
+    assert!(
+        said.contains(&format!("could not listen on 127.0.0.1:{third}: "))
+            && said.contains(&format!("still listening on 127.0.0.1:{second}")),
+        "{said}"
+    );
+    assert_eq!(post(second, &body(1000)).0, 200);
+    let (_, metrics) = answer(
+        ureq::get(&format!("http://127.0.0.1:{second}/metrics"))
+            .timeout(Duration::from_secs(30))
+            .call(),
+    );
+    assert!(
+        metrics.contains(r#"route="/v1/query",status="413",code="too_large""#),
+        "{metrics}"
+    );
+    drop(held);
+    assert_eq!(server.stop().code(), Some(0));
+}
+
 /// With --watch a changed file reloads the project as SIGHUP does: a metric file broken keeps
 /// the last good project serving; repaired, it is swapped in. The warehouse file and `.sqb/`
 /// changing (every query writes neither, but a build does) reload nothing.
@@ -629,8 +752,9 @@ fn a_serve_section_that_cannot_work_is_a_located_error() {
 }
 
 /// The shop on a Postgres database of its own, served on a pool of two read-only sessions by a
-/// login role with a password: each tenant's rows (concurrent requests of mixed tenants
-/// included) are exactly what plain SQL scoped to that tenant returns; the server never holds
+/// login role with a password: each tenant's rows (concurrent requests of mixed tenants, and a
+/// LEFT JOIN to a scoped dimension with unmatched rows, included) are exactly what plain SQL
+/// scoped to that tenant returns; the server never holds
 /// more than its sessions, never writes, and answers on after its sessions are terminated; an
 /// unreachable warehouse is 503 without the password.
 #[test]
@@ -649,10 +773,28 @@ fn on_postgres_each_tenant_gets_its_own_rows_from_a_bounded_read_only_pool() {
              GRANT ALL ON SCHEMA analytics, dev, raw TO {role};"
         ),
     );
+    // Customer 4 has orders and no row in dim_customers (a LEFT JOIN keeps them, in a NULL
+    // group); customer 5 has a row there and no order.
+    pg_exec(
+        &db.url,
+        "INSERT INTO analytics.fct_orders VALUES
+             (200, 4, TIMESTAMP WITH TIME ZONE '2026-05-02 09:00:00+00', 'placed', 'pickup', 10.00, false),
+             (201, 4, TIMESTAMP WITH TIME ZONE '2026-05-03 09:00:00+00', 'shipped', 'delivery', 150.00, true);
+         INSERT INTO analytics.dim_customers VALUES
+             (5, 'Barbara Liskov', NULL, TIMESTAMP WITH TIME ZONE '2026-06-01 00:00:00+00', 0, 0);",
+    );
     let url = db
         .url
         .replace("sqb_test:sqb_test@", &format!("{role}:{PASSWORD}@"));
     let root = shop();
+    // The customer role may also group by a dimension of the joined dim_customers.
+    let roles = root.path().join("contracts/policies/roles.toml");
+    let text = std::fs::read_to_string(&roles).unwrap().replacen(
+        r#"dimensions = { allow = ["order_date", "status"] }"#,
+        r#"dimensions = { allow = ["order_date", "status", "first_order_month"] }"#,
+        1,
+    );
+    std::fs::write(&roles, text).unwrap();
     let toml = root.path().join("sqb.toml");
     let text = std::fs::read_to_string(&toml)
         .unwrap()
@@ -685,16 +827,74 @@ fn on_postgres_each_tenant_gets_its_own_rows_from_a_bounded_read_only_pool() {
         });
         Value::from(rows.collect::<Vec<_>>())
     };
+    // Over the LEFT JOIN to dim_customers, each scoped before it is joined: what plain SQL
+    // gives with both relations filtered to the tenant first.
+    let expected_joined = |customer: u64| -> Value {
+        let rows = pg_strings(
+            &db.url,
+            &format!(
+                "SELECT month || '=' || count(*) FROM (
+                   SELECT coalesce(to_char(c.first_ordered_at AT TIME ZONE 'UTC', 'YYYY-MM'), 'null') AS month
+                     FROM (SELECT * FROM analytics.fct_orders WHERE customer_id = {customer}) o
+                     LEFT JOIN (SELECT * FROM analytics.dim_customers WHERE customer_id = {customer}) c
+                       ON c.customer_id = o.customer_id
+                    WHERE o.status IN ('placed', 'shipped')) g
+                  GROUP BY month ORDER BY 1"
+            ),
+        );
+        Value::from(rows)
+    };
+    let served_joined = |server: &Server, customer: u64| -> Value {
+        let t = token(&claims(json!({ "customer_id": customer })), SECRET);
+        let (status, text) = server.query(
+            Some(&t),
+            json!({ "metrics": ["orders"], "dimensions": ["customer.first_order_month"] }),
+        );
+        assert_eq!(status, 200, "{text}");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let mut rows: Vec<String> = doc["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let month = &r["customer.first_order_month"];
+                let month = month
+                    .as_str()
+                    .map_or("null".to_string(), |m| m[..7].to_string());
+                format!("{month}={}", r["orders"])
+            })
+            .collect();
+        rows.sort();
+        Value::from(rows)
+    };
+    for customer in [4, 5, 1, 2, 3] {
+        assert_eq!(
+            served_joined(&server, customer),
+            expected_joined(customer),
+            "customer {customer} over the LEFT JOIN"
+        );
+    }
+    assert_eq!(
+        expected_joined(4),
+        json!(["null=2"]),
+        "the unmatched rows are a group"
+    );
+    assert_eq!(expected_joined(5), json!([]));
     let mut seed: u64 = 0xfeed;
     for _ in 0..8 {
         seed = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let customer = 1 + (seed >> 33) % 4;
+        let customer = 1 + (seed >> 33) % 5;
         assert_eq!(
             served(&server, customer),
             expected(customer),
             "customer {customer}"
+        );
+        assert_eq!(
+            served_joined(&server, customer),
+            expected_joined(customer),
+            "customer {customer} over the LEFT JOIN"
         );
     }
     // Mixed tenants at once, more than the pool holds: no session carries one tenant's scope

@@ -2,7 +2,7 @@
 
 Builds a synthetic warehouse (deterministic from a seed) on Postgres and/or DuckDB, writes a
 matching project, and times whole sqb processes over several runs (median, min, max, peak RSS)
-beside the floor: the same catalog query run by psql, or by DuckDB itself.
+beside the floor: the same catalog queries run by psql, or by DuckDB itself.
 
 scripts/bench passes its arguments here, except --smoke, which it turns into a run on the dev
 builds at 200 relations (--generate-models 100 --runs 1), as scripts/test does.
@@ -294,10 +294,27 @@ def header(title):
     return [f"\n### {title}\n", "| step | median s | min s | max s | / floor | peak MiB |", "|---|---|---|---|---|---|"]
 
 
-def pg_floor_sql(bin_dir, names):
-    query = subprocess.check_output([os.path.join(bin_dir, "examples", "duckdb_query"), "--print-postgres-query"]).decode()
-    array = "ARRAY[" + ",".join(f"'{n}'" for n in names) + "]::text[]"
-    return query.replace("$1", "'bench'").replace("$2", array)
+def pg_floor_sql(bin_dir, url, names):
+    """sqb's three catalog queries as psql runs them: the relations by name, their columns by
+    OID, the columns' distinct (type, modifier) pairs spelled. The OIDs and pairs the later
+    queries take are read here first (untimed), and written as literals, as sqb binds them."""
+    out = subprocess.check_output([os.path.join(bin_dir, "examples", "duckdb_query"), "--print-postgres-queries"]).decode()
+    relations, columns, types = [q for q in out.split("-- sqb: end") if q.strip()]
+    names_array = "ARRAY[" + ",".join(f"'{n}'" for n in names) + "]::text[]"
+    relations = relations.replace("$1", "'bench'").replace("$2", names_array)
+
+    def psql_rows(sql):
+        text = subprocess.check_output(["psql", url, "-X", "-A", "-t", "-q", "-F", "|", "-c", sql]).decode()
+        return [line.split("|") for line in text.splitlines() if line]
+
+    oids = [r[0] for r in psql_rows(relations)]
+    columns = columns.replace("$1", "'{" + ",".join(oids) + "}'")
+    pairs = psql_rows(
+        "SELECT DISTINCT atttypid, atttypmod FROM pg_attribute"
+        " WHERE attrelid = ANY('{" + ",".join(oids) + "}') AND attnum > 0 AND NOT attisdropped"
+    )
+    types = types.replace("$1", "'{" + ",".join(p[0] for p in pairs) + "}'").replace("$2", "'{" + ",".join(p[1] for p in pairs) + "}'")
+    return ";\n".join(q.strip() for q in [relations, columns, types]) + ";\n"
 
 
 def bench_database():
@@ -378,7 +395,7 @@ def run_engine(engine, args, results):
         # With few declared relations the drift can round to none: then the diff agrees.
         drift_exit = (1,) if drifted else (0,)
         if engine == "postgres":
-            floor_sql = pg_floor_sql(args.bin_dir, names)
+            floor_sql = pg_floor_sql(args.bin_dir, url, names)
             floor_file = os.path.join(work, "floor.sql")
             with open(floor_file, "w") as f:
                 f.write(floor_sql)

@@ -22,7 +22,7 @@ use crate::rows::Statement;
 use crate::semantic::query::{QueryRequest, Refusal};
 use crate::warehouse::WarehouseError;
 
-pub(super) fn router(state: Arc<State>, body_limit: usize) -> Router {
+pub(super) fn router(state: Arc<State>) -> Router {
     Router::new()
         .route("/v1/query", post(query))
         .route("/v1/assert", post(assert))
@@ -30,9 +30,37 @@ pub(super) fn router(state: Arc<State>, body_limit: usize) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .layer(DefaultBodyLimit::max(body_limit))
+        // The limit is the serving project's, so that a reload changes it: `limited` reads it.
+        .layer(DefaultBodyLimit::disable())
+        .layer(middleware::from_fn_with_state(state.clone(), limited))
         .layer(middleware::from_fn_with_state(state.clone(), counted))
         .with_state(state)
+}
+
+/// Reads the body up to the serving project's `max_request_bytes`: past it, 413 before any
+/// handler runs.
+async fn limited(Shared(state): Shared<Arc<State>>, request: Request, next: Next) -> Response {
+    use http_body_util::BodyExt as _;
+    let limit = state.current().body_limit;
+    let (parts, body) = request.into_parts();
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => {
+            let body = axum::body::Body::from(collected.to_bytes());
+            next.run(Request::from_parts(parts, body)).await
+        }
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => Failure::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!("the request body is larger than the {limit} bytes this server takes (max_request_bytes)"),
+        )
+        .into_response(),
+        Err(err) => Failure::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!("the request body could not be read: {err}"),
+        )
+        .into_response(),
+    }
 }
 
 /// An error as the server answers it: a status, a stable code and a short message.

@@ -50,7 +50,7 @@ pub(crate) struct Loaded {
     /// The read-only sessions the queries run on; replaced with the project on a reload.
     pub pool: Pool,
     listen: String,
-    body_limit: usize,
+    pub body_limit: usize,
 }
 
 /// What every request reads.
@@ -126,7 +126,7 @@ pub fn serve(
         .build()
         .context("could not start the server's runtime")?;
     let loaded = load(root, options, runtime.handle().clone())?;
-    let (listen, body_limit) = (loaded.listen.clone(), loaded.body_limit);
+    let listen = loaded.listen.clone();
     let root = loaded.project.root.clone();
     let state = Arc::new(State {
         loaded: RwLock::new(Arc::new(loaded)),
@@ -158,17 +158,98 @@ pub fn serve(
             tokio::spawn(watch::changes(watched_root, Arc::clone(&hangups)));
         }
         tokio::spawn(reloads(Arc::clone(&state), reload, hangups));
-        let app = handlers::router(state, body_limit);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                while deferral.received().is_none() {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                tracing::info!("draining in-flight requests");
-            })
-            .await
-            .context("the server stopped")
+        let app = handlers::router(Arc::clone(&state));
+        listen_until_stopped(state, app, listen, listener, deferral).await
     })
+}
+
+/// Serves on `listener` until SIGINT or SIGTERM, then drains. A reload that changes `listen`
+/// moves the server: the new address is bound first (if it cannot be, the server stays where it
+/// is and says why), then the old listener stops taking connections and drains its requests.
+async fn listen_until_stopped(
+    state: Arc<State>,
+    app: axum::Router,
+    mut listen: String,
+    listener: tokio::net::TcpListener,
+    deferral: crate::interrupt::Deferral,
+) -> anyhow::Result<()> {
+    let mut draining = Vec::new();
+    let mut serving = spawn_server(listener, app.clone());
+    let mut refused: Option<String> = None;
+    loop {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if deferral.received().is_some() {
+            tracing::info!("draining in-flight requests");
+            draining.push(serving);
+            break;
+        }
+        let wanted = state.current().listen.clone();
+        if wanted == listen || refused.as_ref() == Some(&wanted) {
+            continue;
+        }
+        match tokio::net::TcpListener::bind(&wanted).await {
+            Ok(listener) => {
+                let addr = listener
+                    .local_addr()
+                    .map_or(wanted.clone(), |a| a.to_string());
+                let mut old = std::mem::replace(&mut serving, spawn_server(listener, app.clone()));
+                old.signal();
+                draining.push(old);
+                crate::message::eprint(
+                    crate::message::Level::Note,
+                    &format!("listening on http://{addr} (moved from {listen})"),
+                );
+                listen = wanted;
+                refused = None;
+            }
+            Err(err) => {
+                crate::message::eprint(
+                    crate::message::Level::Error,
+                    &format!("could not listen on {wanted}: {err}; still listening on {listen}"),
+                );
+                refused = Some(wanted);
+            }
+        }
+    }
+    for server in draining {
+        server.stop().await?;
+    }
+    Ok(())
+}
+
+/// One listener's server, stopped gracefully on request.
+struct Serving {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Serving {
+    /// Stops taking connections; the requests in flight go on.
+    fn signal(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+
+    /// Stops taking connections and waits for the requests in flight.
+    async fn stop(mut self) -> anyhow::Result<()> {
+        self.signal();
+        self.task
+            .await
+            .context("the server stopped")?
+            .context("the server stopped")
+    }
+}
+
+fn spawn_server(listener: tokio::net::TcpListener, app: axum::Router) -> Serving {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        let _ = stopped.await;
+    });
+    Serving {
+        stop: Some(stop),
+        task: tokio::spawn(async move { server.await }),
+    }
 }
 
 struct ReloadOptions {
