@@ -79,29 +79,31 @@ fn questions() -> Vec<Question> {
         .collect()
 }
 
-/// The sqb dimension a MetricFlow group-by item names: `entity__dimension` is the dimension;
-/// `metric_time__grain` is the agg time dimension (`ordered_at`: every time question of the
-/// fixture is on the orders semantic model) at that grain.
+/// What sqb is asked for a MetricFlow group-by item: the item itself (`customer__segment`,
+/// `order_id__status`: sqb reads MetricFlow's spelling), except `metric_time__grain`, which sqb
+/// refuses (`metric_time_is_refused_with_the_time_dimensions_to_use`): the agg time dimension
+/// (`ordered_at`: every time question of the fixture is on the orders semantic model) at that
+/// grain, in MetricFlow's spelling too.
 fn dimension(item: &str) -> String {
     match item.strip_prefix("metric_time__") {
-        Some(grain) => format!("ordered_at.{grain}"),
-        None => item.rsplit_once("__").unwrap().1.to_string(),
+        Some(grain) => format!("ordered_at__{grain}"),
+        None => item.to_string(),
     }
 }
 
-/// What an output column holds, whoever names it: MetricFlow's `entity__dimension` and sqb's
-/// `join.dimension` are the dimension; `metric_time__month` is `ordered_at.month`.
+/// What an output column holds, whoever names it: `entity__dimension` and `join.dimension` are
+/// the dimension; `ordered_at__month`, `ordered_at.month` and MetricFlow's `metric_time__month`
+/// are `ordered_at.month`.
 fn column_key(header: &str) -> String {
     if let Some(grain) = header.strip_prefix("metric_time__") {
         return format!("ordered_at.{grain}");
     }
-    if let Some((_, dim)) = header.rsplit_once("__") {
-        return dim.to_string();
-    }
+    // sqb names a column as it was asked: MetricFlow's spelling reads as the dotted one.
+    let header = header.replace("__", ".");
     match header.rsplit_once('.') {
         Some((_, grain)) if GRAINS.contains(&grain) => header.to_string(),
         Some((_, dim)) => dim.to_string(),
-        None => header.to_string(),
+        None => header,
     }
 }
 
@@ -248,6 +250,39 @@ fn every_bound_metric_answers_as_mf_query_does() {
         );
         assert_eq!(sqb_rows, mf_rows, "line {}", q.line);
     }
+}
+
+/// `metric_time` is MetricFlow's per-measure time; sqb refuses it by name and says which time
+/// dimensions to group by instead. A misspelt dimension behind an entity is refused with the
+/// name it meant.
+#[test]
+fn metric_time_is_refused_with_the_time_dimensions_to_use() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = imported(tmp.path());
+    let ask = |dimension: &str| {
+        run(sqb().arg("--project-dir").arg(&out).args([
+            "query",
+            "--sql",
+            "--metric",
+            "revenue",
+            "--dimension",
+            dimension,
+        ]))
+    };
+    let refused = ask("metric_time__month");
+    let text = transcript(&refused, tmp.path());
+    assert_eq!(refused.status.code(), Some(10), "{text}");
+    assert!(
+        text.contains("`metric_time__month` is MetricFlow's time"),
+        "{text}"
+    );
+    assert!(text.contains("`ordered_at.day`"), "{text}");
+    let refused = ask("customer__segmnt");
+    let text = transcript(&refused, tmp.path());
+    assert_eq!(refused.status.code(), Some(10), "{text}");
+    assert!(text.contains("did you mean `segment`?"), "{text}");
+    assert_eq!(ask("customer__segment").status.code(), Some(0));
+    assert_eq!(ask("order_id__status").status.code(), Some(0));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Resolving the names of a semantic query, offline: metrics by name or alias, dimensions by
 //! name, `alias.dimension` (through a declared join) or with a granularity
-//! (`order_date.month`), reachable from every source a metric is computed from.
+//! (`order_date.month`), reachable from every source a metric is computed from; MetricFlow's
+//! `entity__dimension[__grain]` spelling read as the same.
 //!
 //! `sqb compile` resolves each assertion's query here, so that an unknown, ambiguous or
 //! unreachable name fails in CI without a warehouse.
@@ -211,8 +212,86 @@ pub(super) fn reachable_names<'p>(relations: &Relations<'p>, from: &Relation<'p>
         .collect()
 }
 
-/// Resolves a dimension reference from `from`.
+/// Resolves a dimension reference from `from`: sqb's dotted name, else MetricFlow's
+/// double-underscore one.
 pub(super) fn dimension<'a, 'p>(
+    relations: &'a Relations<'p>,
+    from: &'a Relation<'p>,
+    reference: &Spanned<String>,
+) -> Result<Reached<'a, 'p>, Box<Diagnostic>> {
+    match dotted(relations, from, reference) {
+        Err(_) if reference.value.contains("__") && !reference.value.contains('.') => {
+            metricflow(relations, from, reference)
+        }
+        resolved => resolved,
+    }
+}
+
+/// MetricFlow's spelling of a group-by item, `entity__...__dimension[__grain]`, read as sqb's:
+/// each entity a join of that name (`customer__segment` is `customer.segment`), a leading
+/// entity that is the relation's own key column left out (`order_id__status` is `status`,
+/// as MetricFlow reads the measure's own entity), a last part that is a granularity
+/// (`ordered_at__month` is `ordered_at.month`). `metric_time` is refused with the names to use:
+/// sqb groups by a named time dimension.
+fn metricflow<'a, 'p>(
+    relations: &'a Relations<'p>,
+    from: &'a Relation<'p>,
+    reference: &Spanned<String>,
+) -> Result<Reached<'a, 'p>, Box<Diagnostic>> {
+    let parts: Vec<&str> = reference.value.split("__").collect();
+    if parts[0] == "metric_time" {
+        return fail(metric_time(from, reference));
+    }
+    let spelled = |parts: &[&str]| Spanned {
+        value: parts.join("."),
+        loc: reference.loc.clone(),
+    };
+    let first = dotted(relations, from, &spelled(&parts));
+    let own_entity = parts.len() > 1
+        && from.column(parts[0]).is_some()
+        && !from
+            .semantic
+            .iter()
+            .flat_map(|s| s.joins.iter())
+            .any(|j| j.alias.value == parts[0]);
+    match first {
+        Err(_) if own_entity => dotted(relations, from, &spelled(&parts[1..])),
+        resolved => resolved,
+    }
+}
+
+/// Why `metric_time` is not a dimension here, and what to group by instead.
+fn metric_time(from: &Relation<'_>, reference: &Spanned<String>) -> Diagnostic {
+    let times: Vec<String> = from
+        .semantic
+        .iter()
+        .flat_map(|s| s.dimensions.iter())
+        .filter_map(|d| {
+            let grain = &d.granularity.as_ref()?.value;
+            Some(format!("`{}.{grain}`", d.name.value))
+        })
+        .collect();
+    let diag = Diagnostic::error(
+        Code::QueryUnresolved,
+        format!(
+            "`{}` is MetricFlow's time of each measure; sqb groups by a time dimension named \
+             for what it is",
+            reference.value
+        ),
+    )
+    .at(reference.loc.clone(), "no dimension of this name");
+    match times.is_empty() {
+        true => diag.hint(format!("{} declares no time dimension", from.describe())),
+        false => diag.hint(format!(
+            "the time dimensions of {}: {}",
+            from.describe(),
+            times.join(", ")
+        )),
+    }
+}
+
+/// Resolves sqb's dotted name: `dim`, `alias[.alias...].dim`, either with a granularity.
+fn dotted<'a, 'p>(
     relations: &'a Relations<'p>,
     from: &'a Relation<'p>,
     reference: &Spanned<String>,
