@@ -285,6 +285,56 @@ fn metric_time_is_refused_with_the_time_dimensions_to_use() {
     assert_eq!(ask("order_id__status").status.code(), Some(0));
 }
 
+/// A `--filter` in MetricFlow's template form answers as the same filter in sqb's names, on the
+/// imported warehouse; what a query filter cannot say is refused as `invalid_filter`.
+#[test]
+fn metricflow_template_filters_answer_as_sqb_names_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, _) = imported(tmp.path());
+    let ask = |filter: &str| {
+        run(sqb()
+            .arg("--project-dir")
+            .arg(&out)
+            .args(["-q", "query", "--format", "csv", "--metric", "revenue"])
+            .args(["--dimension", "customer__segment", "--filter", filter]))
+    };
+    let unfiltered = ask("TRUE");
+    assert_eq!(unfiltered.status.code(), Some(0));
+    for (template, plain) in [
+        (
+            "{{ Dimension('customer__segment') }} = 'enterprise'",
+            "customer.segment = 'enterprise'",
+        ),
+        (
+            "{{ TimeDimension('order_id__ordered_at', 'month') }} >= DATE '2024-02-01'",
+            "ordered_at.month >= DATE '2024-02-01'",
+        ),
+        (
+            "{{ Dimension('order_id__status') }} <> 'returned' AND {{ Dimension('customer__segment') }} IS NOT NULL",
+            "status <> 'returned' AND customer.segment IS NOT NULL",
+        ),
+    ] {
+        let (templated, plained) = (ask(template), ask(plain));
+        let shown = transcript(&templated, tmp.path());
+        assert_eq!(templated.status.code(), Some(0), "{template}: {shown}");
+        assert_eq!(plained.status.code(), Some(0), "{plain}");
+        assert_eq!(templated.stdout, plained.stdout, "{template}");
+        assert_ne!(templated.stdout, unfiltered.stdout, "{template} filtered nothing");
+    }
+    for refused in [
+        "{{ Entity('customer') }} = 3",
+        "{{ Metric('revenue') }} > 3",
+        "{{ TimeDimension('metric_time', 'month') }} >= DATE '2024-02-01'",
+    ] {
+        let out = ask(refused);
+        let shown = transcript(&out, tmp.path());
+        assert!(
+            matches!(out.status.code(), Some(10) | Some(20)),
+            "{refused}: {shown}"
+        );
+    }
+}
+
 #[test]
 fn every_metric_is_asked_or_reported() {
     let tmp = tempfile::tempdir().unwrap();

@@ -280,5 +280,7 @@ fn sqb_type(ty: &SqlType, engine: Engine) -> bool {
     modelled(&parsed)
 }
 
+pub mod template;
+
 #[cfg(test)]
 mod tests;

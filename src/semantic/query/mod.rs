@@ -252,8 +252,11 @@ impl<'a, 'p> Compiler<'a, 'p> {
         }
         let dimensions: Vec<Spanned<String>> =
             request.dimensions.iter().map(|d| self.spanned(d)).collect();
-        let filters: Vec<Spanned<String>> =
-            request.filters.iter().map(|f| self.spanned(f)).collect();
+        let filters: Vec<Spanned<String>> = request
+            .filters
+            .iter()
+            .map(|f| self.metricflow_filter(f).map(|f| self.spanned(&f)))
+            .collect::<Result<_, _>>()?;
         let mut warnings = Vec::new();
         for leaf in &leaves {
             self.native_grain(leaf, &dimensions)?;
@@ -638,6 +641,19 @@ impl<'a, 'p> Compiler<'a, 'p> {
 impl Compiler<'_, '_> {
     /// A name of the request as the resolver takes it; a request has no file, so its
     /// location is the project file's start (never shown: refusals carry only the text).
+    /// A filter with MetricFlow's references (`{{ Dimension('customer__segment') }}`) in the
+    /// dimension names they stand for; a filter without any, as it is.
+    fn metricflow_filter(&self, filter: &str) -> Result<String, Refusal> {
+        if !filter.contains("{{") && !filter.contains("{%") {
+            return Ok(filter.to_string());
+        }
+        crate::semantic::filter::template::substitute(
+            filter,
+            crate::semantic::filter::template::query_reference,
+        )
+        .map_err(|why| Refusal::new("invalid_filter", why))
+    }
+
     fn spanned(&self, s: &str) -> Spanned<String> {
         Spanned::new(s.to_string(), Loc::file_start(self.project.config.file))
     }

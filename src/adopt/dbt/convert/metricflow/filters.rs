@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::adopt::dbt::manifest::{SemanticMeasure, SemanticModel};
 use crate::engine::Engine;
+use crate::semantic::filter::template::{self, Call};
 
 use super::column_name;
 
@@ -87,116 +88,12 @@ fn substitute(
     scope: &Scope<'_>,
     columns: &mut Vec<String>,
 ) -> Result<String, String> {
-    let mut out = String::new();
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after
-            .find("}}")
-            .ok_or_else(|| format!("`{template}` opens `{{{{` without closing it"))?;
-        let call = Call::parse(after[..end].trim()).ok_or_else(|| {
-            format!(
-                "`{{{{ {} }}}}` is not a reference sqb reads",
-                after[..end].trim()
-            )
-        })?;
-        out.push_str(&resolve(&call, scope, columns)?);
-        rest = &after[end + 2..];
-    }
-    if rest.contains("}}") || rest.contains("{%") {
-        return Err(format!("`{template}` holds Jinja sqb does not read"));
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-/// `Dimension('a__b')`, `TimeDimension('a__b', 'month')`, `Entity('a')`, with methods.
-#[derive(Debug)]
-pub(super) struct Call {
-    pub function: String,
-    pub args: Vec<String>,
-    pub methods: Vec<(String, Vec<String>)>,
-}
-
-impl Call {
-    pub(super) fn parse(text: &str) -> Option<Self> {
-        let mut p = Parser { rest: text };
-        let function = p.ident()?;
-        let args = p.args()?;
-        let mut methods = Vec::new();
-        while p.eat('.') {
-            let name = p.ident()?;
-            methods.push((name, p.args()?));
-        }
-        p.rest.trim().is_empty().then_some(Self {
-            function,
-            args,
-            methods,
-        })
-    }
-}
-
-struct Parser<'t> {
-    rest: &'t str,
-}
-
-impl Parser<'_> {
-    fn eat(&mut self, c: char) -> bool {
-        self.rest = self.rest.trim_start();
-        match self.rest.strip_prefix(c) {
-            Some(r) => {
-                self.rest = r;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn ident(&mut self) -> Option<String> {
-        self.rest = self.rest.trim_start();
-        let end = self
-            .rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(self.rest.len());
-        let (ident, rest) = self.rest.split_at(end);
-        self.rest = rest;
-        (!ident.is_empty()).then(|| ident.to_string())
-    }
-
-    /// `( 'a', "b" )`: string arguments only.
-    fn args(&mut self) -> Option<Vec<String>> {
-        if !self.eat('(') {
-            return None;
-        }
-        let mut args = Vec::new();
-        loop {
-            if self.eat(')') {
-                return Some(args);
-            }
-            if !args.is_empty() && !self.eat(',') {
-                return None;
-            }
-            self.rest = self.rest.trim_start();
-            let quote = self
-                .rest
-                .chars()
-                .next()
-                .filter(|c| *c == '\'' || *c == '"')?;
-            let body = &self.rest[1..];
-            let end = body.find(quote)?;
-            args.push(body[..end].to_string());
-            self.rest = &body[end + 1..];
-        }
-    }
+    template::substitute(template, |call| resolve(call, scope, columns))
 }
 
 /// The SQL a reference stands for.
 fn resolve(call: &Call, scope: &Scope<'_>, columns: &mut Vec<String>) -> Result<String, String> {
-    let shown = || {
-        let args: Vec<String> = call.args.iter().map(|a| format!("'{a}'")).collect();
-        format!("{}({})", call.function, args.join(", "))
-    };
+    let shown = || call.shown();
     let mut grain = None;
     for (method, args) in &call.methods {
         match (method.as_str(), args.as_slice()) {
@@ -321,20 +218,6 @@ fn entity(name: &str, scope: &Scope<'_>, columns: &mut Vec<String>) -> Result<St
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn calls_parse_with_their_methods() {
-        let call = Call::parse("TimeDimension('metric_time', \"month\").grain('day')").unwrap();
-        assert_eq!(call.function, "TimeDimension");
-        assert_eq!(call.args, ["metric_time", "month"]);
-        assert_eq!(
-            call.methods,
-            [("grain".to_string(), vec!["day".to_string()])]
-        );
-        assert!(Call::parse("Dimension('a') extra").is_none());
-        assert!(Call::parse("Dimension(a)").is_none());
-        assert!(Call::parse("Metric('m', group_by=['x'])").is_none());
-    }
 
     #[test]
     fn conjunctions_parenthesize_several() {

@@ -8,12 +8,12 @@
 use serde_json::Value;
 use toml_edit::DocumentMut;
 
-use super::filters::Call;
 use super::metrics::Pass;
 use super::Layer;
 use crate::adopt::dbt::convert::Importer;
 use crate::adopt::dbt::manifest::SavedQueryNode;
 use crate::adopt::dbt::Carried;
+use crate::semantic::filter::template::Call;
 
 impl Importer<'_> {
     /// Writes every saved query whose metrics were bound, and reports the others.
