@@ -407,7 +407,7 @@ fn every_metric_is_asked_or_reported() {
     );
     assert_eq!(
         (files.len() - copies.len(), reported.len()),
-        (15, 6),
+        (16, 6),
         "bound and reported metrics: {report:#}"
     );
 }

@@ -29,6 +29,14 @@ const CASES: &[Case] = &[
         expected: "SELECT date_trunc('day', ordered_on), sum(amount) FROM shop.orders GROUP BY 1",
     },
     Case {
+        name: "sum_boolean",
+        metric: "rush_orders",
+        dimensions: &["order_date.month"],
+        // February's flags are all NULL: its sum is NULL, as MetricFlow's is.
+        expected: "SELECT date_trunc('month', ordered_on), sum(CASE WHEN rush THEN 1 WHEN NOT rush THEN 0 END) \
+                   FROM shop.orders GROUP BY 1",
+    },
+    Case {
         name: "weighted_avg",
         metric: "price_per_unit",
         dimensions: &["order_date.month"],

@@ -15,7 +15,15 @@ use crate::source::{Loc, Spanned};
 pub(super) const SEMANTIC_KEYS: &[&str] = &["measures", "dimensions", "joins", "grain"];
 
 /// A measure's aggregation.
-pub const AGGREGATIONS: &[&str] = &["sum", "count", "count_distinct", "avg", "min", "max"];
+pub const AGGREGATIONS: &[&str] = &[
+    "sum",
+    "count",
+    "count_distinct",
+    "avg",
+    "min",
+    "max",
+    "sum_boolean",
+];
 /// A time dimension's granularity.
 pub const GRANULARITIES: &[&str] = &["hour", "day", "week", "month", "quarter", "year"];
 /// How many rows of the joined relation match one row of this one.

@@ -95,6 +95,15 @@ impl<'p> Check<'_, 'p> {
                 };
                 needs(declared, column, &need, diags);
             }
+            if agg == Some("sum_boolean") {
+                let need = Need {
+                    what: format!("{what} (sum_boolean) of {}", self.relation.describe()),
+                    expected: "a BOOLEAN type",
+                    fits: |t| matches!(t, types::DataType::Boolean),
+                    hint: "sum_boolean counts the rows where a BOOLEAN column is true",
+                };
+                needs(declared, column, &need, diags);
+            }
         }
     }
 

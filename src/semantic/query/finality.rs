@@ -113,7 +113,7 @@ pub(super) fn served<'p>(
 /// partial results add up (or bound each other) can be coalesced.
 pub(super) fn combine(agg: &str, metric: &str) -> Result<&'static str, Refusal> {
     match agg {
-        "sum" | "count" => Ok("sum"),
+        "sum" | "count" | "sum_boolean" => Ok("sum"),
         "min" => Ok("min"),
         "max" => Ok("max"),
         other => Err(Refusal {

@@ -633,6 +633,8 @@ impl<'a, 'p> Compiler<'a, 'p> {
         Ok(match agg {
             "count_distinct" => format!("count(DISTINCT {operand})"),
             "count" => format!("count({operand})"),
+            // MetricFlow's: a NULL counts as nothing, and a group of NULLs sums to NULL.
+            "sum_boolean" => format!("sum(CAST({operand} AS INTEGER))"),
             other => format!("{other}({operand})"),
         })
     }

@@ -4,14 +4,15 @@ CREATE TABLE shop.orders (
     customer_id INTEGER NOT NULL,
     ordered_on DATE NOT NULL,
     amount NUMERIC(10,2) NOT NULL,
-    quantity INTEGER NOT NULL
+    quantity INTEGER NOT NULL,
+    rush BOOLEAN
 );
 INSERT INTO shop.orders VALUES
-    (1, 7, DATE '2026-01-01', 10.00, 2),
-    (2, 7, DATE '2026-01-02', 30.00, 1),
-    (3, 8, DATE '2026-01-02', 5.50, 5),
-    (4, 9, DATE '2026-02-10', 12.25, 3),
-    (5, 8, DATE '2026-02-11', 0.75, 1);
+    (1, 7, DATE '2026-01-01', 10.00, 2, TRUE),
+    (2, 7, DATE '2026-01-02', 30.00, 1, NULL),
+    (3, 8, DATE '2026-01-02', 5.50, 5, TRUE),
+    (4, 9, DATE '2026-02-10', 12.25, 3, NULL),
+    (5, 8, DATE '2026-02-11', 0.75, 1, NULL);
 CREATE TABLE shop.balances (
     customer_id INTEGER NOT NULL,
     as_of DATE NOT NULL,

@@ -29,6 +29,7 @@ fn aggregation(agg: &str) -> Option<&'static str> {
         "average" => "avg",
         "min" => "min",
         "max" => "max",
+        "sum_boolean" => "sum_boolean",
         _ => return None,
     })
 }
