@@ -365,6 +365,29 @@ fn each_tenant_gets_exactly_its_own_answer() {
     }
     let first = token(&claims(json!({ "customer_id": 1 })), SECRET);
     let second = token(&claims(json!({ "customer_id": 2 })), SECRET);
+    // A MetricFlow client's request (its spelling of a time grain, a templated filter) answers
+    // as the same request in sqb's names.
+    let rows_of = |body: Value| {
+        let (status, text) = server.query(Some(&first), body);
+        assert_eq!(status, 200, "{text}");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let rows = doc["rows"].as_array().unwrap().clone();
+        rows.iter()
+            .map(|r| r.as_object().unwrap().values().cloned().collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    };
+    let metricflow = rows_of(json!({
+        "metrics": ["revenue"],
+        "dimensions": ["order_date__month"],
+        "filters": ["{{ Dimension('status') }} <> 'placed'"],
+    }));
+    let plain = rows_of(json!({
+        "metrics": ["revenue"],
+        "dimensions": ["order_date.month"],
+        "filters": ["status <> 'placed'"],
+    }));
+    assert!(!plain.is_empty());
+    assert_eq!(metricflow, plain);
     let ask = json!({ "metrics": ["revenue"], "dimensions": ["status"] });
     answers = vec![
         serde_json::from_str::<Value>(&server.query(Some(&first), ask.clone()).1).unwrap()["rows"]
@@ -447,7 +470,7 @@ fn each_tenant_gets_exactly_its_own_answer() {
     let (status, metrics) = server.get("/metrics", None);
     assert_eq!(status, 200);
     assert!(
-        metrics.contains("sqb_requests_total{route=\"/v1/query\",status=\"200\",code=\"\"} 15"),
+        metrics.contains("sqb_requests_total{route=\"/v1/query\",status=\"200\",code=\"\"} 17"),
         "{metrics}"
     );
     assert!(
