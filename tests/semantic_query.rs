@@ -206,6 +206,56 @@ fn a_name_that_does_not_resolve_is_refused_with_its_code() {
     assert_eq!(refuse(&[], &[]).code, "unresolved");
 }
 
+/// One entity reached over several joins (testdata/query/entities): `customer.DIM` (and
+/// MetricFlow's `customer__DIM`) goes through the join named `customer` when its relation has
+/// DIM, else through the one whose relation has it; where two have it the name is ambiguous,
+/// and naming the join resolves it.
+#[test]
+fn an_entity_over_several_joins_resolves_by_the_dimension() {
+    let project = Project::load(&repo().join("testdata/query/entities")).unwrap();
+    assert!(project.diagnostics.is_empty(), "{:#?}", project.diagnostics);
+    let ask = |dimension: &str| {
+        let request = QueryRequest {
+            metrics: vec!["revenue".into()],
+            dimensions: vec![dimension.into()],
+            filters: Vec::new(),
+            context: None,
+            principal: None,
+            tenant: None,
+        };
+        compile(&project, &namespace(), &request)
+    };
+    for (dimension, relation) in [
+        ("customer.region", "customer_regions"),
+        ("customer__region", "customer_regions"),
+        ("customer.segment", "customers"),
+        ("customer_tiers.tier", "customer_tiers"),
+        ("customer.tier", "customers"),
+    ] {
+        let sql = match ask(dimension) {
+            Ok(compiled) => compiled.sql,
+            Err(refusal) => panic!("{dimension}: {refusal:?}"),
+        };
+        assert!(
+            sql.contains(&format!("\"analytics\".\"{relation}\"")),
+            "{dimension} is not read from {relation}: {sql}"
+        );
+    }
+    let refusal = ask("customer__nothing").unwrap_err();
+    assert_eq!(refusal.code, "unresolved");
+    // Both further joins of the entity have `since`, and `customers` has none.
+    let refusal = ask("customer.since").unwrap_err();
+    assert_eq!(refusal.code, "ambiguous_join_path", "{refusal:?}");
+    assert!(
+        refusal
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("`customer_regions.since`")),
+        "{refusal:?}"
+    );
+    assert!(ask("customer_tiers.since").is_ok());
+}
+
 /// Compiles against testdata/query/refusals.
 fn refusals(
     metrics: &[&str],

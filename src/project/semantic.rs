@@ -31,7 +31,7 @@ pub const RELATIONSHIPS: &[&str] = &["many_to_one", "one_to_one", "one_to_many"]
 
 const MEASURE_KEYS: &[&str] = &["agg", "column", "expr", "description"];
 const DIMENSION_KEYS: &[&str] = &["column", "granularity", "description"];
-const JOIN_KEYS: &[&str] = &["to", "on", "relationship"];
+const JOIN_KEYS: &[&str] = &["to", "on", "relationship", "entity"];
 
 /// A relation's semantic declarations; `None` on a model or source that has none.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -74,8 +74,19 @@ pub struct Join {
     /// `local = "remote"` column pairs.
     pub on: Vec<(Spanned<String>, Spanned<String>)>,
     pub relationship: Option<Spanned<String>>,
+    /// The entity the join reaches (MetricFlow's), when it is not the alias: several joins of
+    /// one entity, to relations that each hold some of its dimensions, are resolved by the
+    /// dimension asked for (`customer.region` reaches the one that has `region`).
+    pub entity: Option<Spanned<String>>,
     /// The `[joins.ALIAS]` table itself, for what is missing from it.
     pub loc: Loc,
+}
+
+impl Join {
+    /// The entity the join reaches: `entity`, else its alias.
+    pub fn entity(&self) -> &str {
+        self.entity.as_ref().unwrap_or(&self.alias).value.as_str()
+    }
 }
 
 /// Reads the semantic keys of `t`; `None` when it has none.
@@ -181,6 +192,7 @@ pub(super) fn read_semantic(
             to,
             on,
             relationship,
+            entity: r.string(table, "entity"),
             alias: Spanned::new(alias, loc.clone()),
             loc,
         });

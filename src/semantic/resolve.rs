@@ -359,6 +359,63 @@ fn check_granularity(
     Ok(())
 }
 
+/// Among the joins of `at` that reach entity `entity` (by their `entity`, else their alias),
+/// the one whose relation has dimension `name`, when the entity has several joins (MetricFlow
+/// resolves an entity through whichever semantic model holds the dimension). The join named
+/// `entity` itself decides when its relation has the dimension; else two that have it are
+/// ambiguous; none, or a single join, leave the alias to decide.
+fn by_entity<'p>(
+    relations: &Relations<'p>,
+    at: &Relation<'p>,
+    entity: &str,
+    name: &str,
+    reference: &Spanned<String>,
+) -> Result<Option<&'p crate::project::semantic::Join>, Box<Diagnostic>> {
+    let joins: Vec<&'p crate::project::semantic::Join> = at
+        .semantic
+        .iter()
+        .flat_map(|s| s.joins.iter())
+        .filter(|j| j.entity() == entity)
+        .collect();
+    if joins.len() < 2 {
+        return Ok(None);
+    }
+    let holds = |j: &crate::project::semantic::Join| {
+        j.to.as_ref()
+            .and_then(|to| relations.get(&to.value))
+            .and_then(|r| r.semantic)
+            .is_some_and(|s| s.dimensions.iter().any(|d| d.name.value == name))
+    };
+    // The join the name is the alias of decides, when its relation has the dimension.
+    if joins.iter().any(|j| j.alias.value == entity && holds(j)) {
+        return Ok(None);
+    }
+    let holding: Vec<&'p crate::project::semantic::Join> =
+        joins.into_iter().filter(|j| holds(j)).collect();
+    match holding.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        several => {
+            let aliases: Vec<String> = several
+                .iter()
+                .map(|j| format!("`{}.{name}`", j.alias.value))
+                .collect();
+            fail(
+                Diagnostic::error(
+                    Code::QueryAmbiguous,
+                    format!(
+                        "dimension `{name}` of entity `{entity}` is reachable from {} {} ways",
+                        at.describe(),
+                        several.len()
+                    ),
+                )
+                .at(reference.loc.clone(), "more than one join reaches it")
+                .hint(format!("name the join: {}", aliases.join(" or "))),
+            )
+        }
+    }
+}
+
 /// `dim`, or `alias[.alias...].dim` through declared joins.
 fn by_parts<'a, 'p>(
     relations: &'a Relations<'p>,
@@ -372,12 +429,18 @@ fn by_parts<'a, 'p>(
     }
     let mut at = from;
     let mut path = Vec::new();
-    for alias in aliases {
-        let join = at
-            .semantic
-            .iter()
-            .flat_map(|s| s.joins.iter())
-            .find(|j| j.alias.value == *alias);
+    for (depth, alias) in aliases.iter().enumerate() {
+        let last = depth + 1 == aliases.len();
+        let join = match last {
+            true => by_entity(relations, at, alias, name, reference)?,
+            false => None,
+        }
+        .or_else(|| {
+            at.semantic
+                .iter()
+                .flat_map(|s| s.joins.iter())
+                .find(|j| j.alias.value == *alias)
+        });
         let target = join.and_then(|j| {
             let to = j.to.as_ref()?;
             relations.get(&to.value)

@@ -280,8 +280,11 @@ impl Importer<'_> {
         }
     }
 
-    /// A foreign entity joins the model whose primary entity has its name, on the columns the
-    /// two entities name (both declared on their models: MetricFlow reads them).
+    /// A foreign entity joins each model whose primary entity has its name, on the columns the
+    /// two entities name (both declared on their models: MetricFlow reads them). The first
+    /// join is named for the entity; a further one for its model, with `entity` saying which
+    /// entity it reaches, so that `entity.dimension` resolves through whichever model holds
+    /// the dimension, as MetricFlow does.
     fn joins(
         &mut self,
         id: &str,
@@ -294,18 +297,16 @@ impl Importer<'_> {
                 let what = format!("foreign entity `{}` {why}", entity.name);
                 this.semantic_entry(id, sm, Carried::Not, what);
             };
-            let Some((_, target, remote)) = primary
+            let targets: Vec<(usize, String)> = primary
                 .iter()
-                .find(|(name, i, _)| *name == entity.name && *i != model)
-            else {
+                .filter(|(name, i, _)| *name == entity.name && *i != model)
+                .map(|(_, i, remote)| (*i, remote.clone()))
+                .collect();
+            if targets.is_empty() {
                 not(
                     self,
                     "names no primary entity of another semantic model: no join".into(),
                 );
-                continue;
-            };
-            if let Some(why) = self.excluded(&self.sidecar_of(model), "joins", &entity.name) {
-                not(self, format!("is not joined: {why}"));
                 continue;
             }
             let local = entity.expr.clone().unwrap_or_else(|| entity.name.clone());
@@ -313,17 +314,40 @@ impl Importer<'_> {
                 not(self, "is an expression; a sqb join compares columns".into());
                 continue;
             }
-            let mut on = InlineTable::new();
-            on.insert(&local, remote.as_str().into());
-            let mut table = Table::new();
-            table.insert("to", self.models[*target].name.as_str().into());
-            table.insert("on", toml_edit::Value::InlineTable(on).into());
-            table.insert("relationship", "many_to_one".into());
-            self.ensure_column(model, &local);
-            self.ensure_column(*target, remote);
-            self.models[model]
-                .semantic
-                .push(("joins", entity.name.clone(), table));
+            for (n, (target, remote)) in targets.iter().enumerate() {
+                let target_name = self.models[*target].name.clone();
+                let alias = match n {
+                    0 => entity.name.clone(),
+                    _ => target_name.clone(),
+                };
+                if let Some(why) = self.excluded(&self.sidecar_of(model), "joins", &alias) {
+                    not(self, format!("is not joined to `{target_name}`: {why}"));
+                    continue;
+                }
+                let taken = self.models[model]
+                    .semantic
+                    .iter()
+                    .any(|(kind, name, _)| *kind == "joins" && *name == alias);
+                if taken {
+                    not(
+                        self,
+                        format!("is not joined to `{target_name}`: the sidecar has a join named `{alias}` already"),
+                    );
+                    continue;
+                }
+                let mut on = InlineTable::new();
+                on.insert(&local, remote.as_str().into());
+                let mut table = Table::new();
+                table.insert("to", target_name.as_str().into());
+                table.insert("on", toml_edit::Value::InlineTable(on).into());
+                table.insert("relationship", "many_to_one".into());
+                if n > 0 {
+                    table.insert("entity", entity.name.as_str().into());
+                }
+                self.ensure_column(model, &local);
+                self.ensure_column(*target, remote);
+                self.models[model].semantic.push(("joins", alias, table));
+            }
         }
     }
 }

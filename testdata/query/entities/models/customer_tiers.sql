@@ -1,0 +1,1 @@
+select 7 as customer_id, CAST('2026-01-01' AS DATE) as since, 'gold' as tier
