@@ -1,14 +1,15 @@
 //! Reading a namespace's relations from pg_catalog in three small queries, in one snapshot: the
-//! wanted relations, then their columns, then the details of the few user types those use.
+//! wanted relations, then their columns, then each distinct type of those columns.
 //!
 //! The columns query is a plain scan of pg_attribute for the relations' OIDs: no join, no sort,
-//! and fewer values per column than a joined read (the server's cost is mostly per value sent).
-//! It asks for no order, so the server need not sort 250,000 rows (which cost it more than
-//! the rest of the read): each column comes with its relation's OID and its number, and the
-//! reader puts it in its place. A scan usually gives a relation's columns in order; a column
-//! whose catalog row was rewritten (renamed, retyped, given a default) comes later, and only
-//! that relation's columns are sorted. Enum members, domain bases and type schemas were joined
-//! to every column; they are read once per type, for the types the columns name.
+//! and six small values a column (the server's cost is mostly per value sent). It asks for no
+//! order, so the server need not sort 250,000 rows (which cost it more than the rest of the
+//! read): each column comes with its relation's OID and its number, and the reader puts it in
+//! its place. A scan usually gives a relation's columns in order; a column whose catalog row
+//! was rewritten (renamed, retyped, given a default) comes later, and only that relation's
+//! columns are sorted. A column's type comes as its OID and modifier; each distinct pair is
+//! spelled by `format_type` once, with the type's enum members, domain base and schema, which
+//! were joined to every column before.
 
 use std::collections::HashMap;
 
