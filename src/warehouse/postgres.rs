@@ -36,7 +36,7 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
 use sqlx::{Column as _, Connection, Row, TypeInfo as _};
 
 use super::{listings, Backend, Reply, SchemaListing, Timeouts, WarehouseError};
-use crate::catalog::{Described, Namespace, PhysicalRelation, RelationKind};
+use crate::catalog::{Described, Namespace, PhysicalRelation, RelationKind, UserType};
 use crate::redact::{redact, register, register_url};
 use crate::rows::{Cell, Column, Rows, Statement};
 
@@ -239,6 +239,17 @@ fn relation_kind(relkind: &str) -> RelationKind {
         "f" => RelationKind::ForeignTable,
         _ => RelationKind::Table,
     }
+}
+
+/// The three columns `type_details!` gives, from `first` on, as the type's details (`None` when
+/// it has none).
+fn user_type(row: &PgRow, first: usize) -> Result<Option<UserType>, sqlx::Error> {
+    let details = UserType {
+        enum_members: row.try_get(first)?,
+        domain_base: row.try_get(first + 1)?,
+        schema: row.try_get(first + 2)?,
+    };
+    Ok((details != UserType::default()).then_some(details))
 }
 
 impl Backend for PgIntrospector {

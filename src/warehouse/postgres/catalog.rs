@@ -257,14 +257,6 @@ async fn spell_types(
         )));
     }
     rows.iter()
-        .map(|row| {
-            let user_type = UserType {
-                enum_members: row.try_get(1)?,
-                domain_base: row.try_get(2)?,
-                schema: row.try_get(3)?,
-            };
-            let details = (user_type != UserType::default()).then_some(user_type);
-            Ok((row.try_get(0)?, details))
-        })
+        .map(|row| Ok((row.try_get(0)?, super::user_type(row, 1)?)))
         .collect()
 }

@@ -10,7 +10,7 @@ use sqlx::postgres::{PgConnection, PgDatabaseError, PgErrorPosition};
 use sqlx::{Column as _, Connection as _, Executor as _, Row as _, Statement as _};
 
 use super::{classify, PgIntrospector};
-use crate::catalog::{Described, PhysicalColumn, Rejected, UserType};
+use crate::catalog::{Described, PhysicalColumn, Rejected};
 use crate::warehouse::WarehouseError;
 
 /// `$1`: type OIDs; `$2`: the relation each column is read from (0: none); `$3`: its attribute
@@ -144,17 +144,12 @@ async fn spell(
     }
     rows.iter()
         .map(|row| {
-            let user_type = UserType {
-                enum_members: row.try_get(2)?,
-                domain_base: row.try_get(3)?,
-                schema: row.try_get(4)?,
-            };
-            let has_user_type = user_type != UserType::default();
+            let user_type = super::user_type(row, 2)?;
             Ok(PhysicalColumn {
                 name: String::new(),
                 type_text: row.try_get(0)?,
                 nullable: None,
-                user_type: has_user_type.then(|| Box::new(user_type)),
+                user_type: user_type.map(Box::new),
                 size_unknown: row.try_get(1)?,
             })
         })
