@@ -139,6 +139,7 @@ codes! {
     UnknownAudit => ("E089", "unknown-audit"),
     AuditArgument => ("E090", "audit-argument"),
     AuditSql => ("E091", "audit-sql"),
+    AggTimeDimension => ("E092", "agg-time-dimension"),
     SemanticTypeUnknown => ("W060", "semantic-type-unknown"),
     ContractNotChecked => ("W061", "contract-not-checked"),
     AssertionWithoutTruth => ("W062", "assertion-without-source-of-truth"),

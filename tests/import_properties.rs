@@ -342,7 +342,13 @@ fn manifest(models: &[ModelSpec], sms: &[SemanticSpec], metrics: &[MetricSpec]) 
                 "agg": AGGS[*agg],
                 "expr": expr,
                 "agg_params": {"percentile": f64::from(*p) / 10.0, "use_discrete_percentile": discrete},
-                "non_additive_dimension": if *non_additive { json!({"name": format!("d{c}"), "window_choice": "max"}) } else { Value::Null },
+                // Over a time or a categorical dimension, by the last or first point, within an
+                // entity of the model (which it may lack) or none.
+                "non_additive_dimension": if *non_additive { json!({
+                    "name": format!("d{c}"),
+                    "window_choice": if k % 2 == 0 { "max" } else { "min" },
+                    "window_groupings": if k % 3 == 1 { json!([format!("e{i}")]) } else { json!([]) },
+                }) } else { Value::Null },
             }));
         }
         let time = s

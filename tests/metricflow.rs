@@ -38,12 +38,13 @@ fn imported(dir: &Path) -> (PathBuf, Value) {
     (out, serde_json::from_slice(&result.stdout).unwrap())
 }
 
-/// One question of mf-queries.txt: its line number, and its metrics and group-by items, or
-/// the saved query it asks.
+/// One question of mf-queries.txt: its line number, and its metrics, group-by items and where
+/// filter, or the saved query it asks.
 struct Question {
     line: usize,
     metrics: Vec<String>,
     group_by: Vec<String>,
+    filter: Option<String>,
     saved: Option<String>,
 }
 
@@ -64,14 +65,16 @@ fn questions() -> Vec<Question> {
                 line: i + 1,
                 metrics: Vec::new(),
                 group_by: Vec::new(),
+                filter: None,
                 saved: Some(name.trim().to_string()),
             },
             None => {
-                let (metrics, group_by) = l.split_once('|').unwrap();
+                let mut parts = l.split('|');
                 Question {
                     line: i + 1,
-                    metrics: list(metrics),
-                    group_by: list(group_by),
+                    metrics: list(parts.next().unwrap()),
+                    group_by: list(parts.next().unwrap()),
+                    filter: parts.next().map(|f| f.trim().to_string()),
                     saved: None,
                 }
             }
@@ -79,24 +82,15 @@ fn questions() -> Vec<Question> {
         .collect()
 }
 
-/// What sqb is asked for a MetricFlow group-by item: the item itself (`customer__segment`,
-/// `order_id__status`: sqb reads MetricFlow's spelling), except `metric_time__grain`, which sqb
-/// refuses (`metric_time_is_refused_with_the_time_dimensions_to_use`): the agg time dimension
-/// (`ordered_at`: every time question of the fixture is on the orders semantic model) at that
-/// grain, in MetricFlow's spelling too.
-fn dimension(item: &str) -> String {
-    match item.strip_prefix("metric_time__") {
-        Some(grain) => format!("ordered_at__{grain}"),
-        None => item.to_string(),
-    }
-}
-
 /// What an output column holds, whoever names it: `entity__dimension` and `join.dimension` are
-/// the dimension; `ordered_at__month`, `ordered_at.month` and MetricFlow's `metric_time__month`
-/// are `ordered_at.month`.
+/// the dimension; `metric_time__month` (asked as MetricFlow spells it) is `metric_time.month`,
+/// and so is `ordered_at.month`, which a saved query of the orders asks for it.
 fn column_key(header: &str) -> String {
-    if let Some(grain) = header.strip_prefix("metric_time__") {
-        return format!("ordered_at.{grain}");
+    if let Some(grain) = header
+        .strip_prefix("metric_time__")
+        .or_else(|| header.strip_prefix("ordered_at."))
+    {
+        return format!("metric_time.{grain}");
     }
     // sqb names a column as it was asked: MetricFlow's spelling reads as the dotted one.
     let header = header.replace("__", ".");
@@ -231,7 +225,10 @@ fn every_bound_metric_answers_as_mf_query_does() {
             cmd.args(["--metric", m]);
         }
         for g in &q.group_by {
-            cmd.args(["--dimension", &dimension(g)]);
+            cmd.args(["--dimension", g]);
+        }
+        if let Some(filter) = &q.filter {
+            cmd.args(["--filter", filter]);
         }
         let result = run(&mut cmd);
         let shown = transcript(&result, tmp.path());
@@ -252,31 +249,49 @@ fn every_bound_metric_answers_as_mf_query_does() {
     }
 }
 
-/// `metric_time` is MetricFlow's per-measure time; sqb refuses it by name and says which time
-/// dimensions to group by instead. A misspelt dimension behind an entity is refused with the
-/// name it meant.
+/// `metric_time` is each measure's agg time dimension; where the import could not carry it
+/// (the customers' `first_seen` is an expression), sqb refuses it for their metrics and says
+/// what to declare, and the import's report says so too. A misspelt dimension behind an entity
+/// is refused with the name it meant.
 #[test]
-fn metric_time_is_refused_with_the_time_dimensions_to_use() {
+fn metric_time_without_an_agg_time_dimension_is_refused_with_what_to_declare() {
     let tmp = tempfile::tempdir().unwrap();
-    let (out, _) = imported(tmp.path());
-    let ask = |dimension: &str| {
+    let (out, report) = imported(tmp.path());
+    let said = report["not_carried_over"].to_string();
+    assert!(
+        said.contains(
+            "`metric_time` of its measures: their `agg_time_dimension` `first_seen` is not carried"
+        ),
+        "{said}"
+    );
+    let ask_for = |metric: &str, dimension: &str| {
         run(sqb().arg("--project-dir").arg(&out).args([
             "query",
             "--sql",
             "--metric",
-            "revenue",
+            metric,
             "--dimension",
             dimension,
         ]))
     };
-    let refused = ask("metric_time__month");
+    let ask = |dimension: &str| ask_for("revenue", dimension);
+    for spelled in ["metric_time__month", "metric_time.month", "metric_time"] {
+        let refused = ask_for("enterprise_customers", spelled);
+        let text = transcript(&refused, tmp.path());
+        assert_eq!(refused.status.code(), Some(10), "{text}");
+        assert!(
+            text.contains(&format!("`{spelled}` is the time of each measure, and model `customers` names no `agg_time_dimension`")),
+            "{text}"
+        );
+        assert_eq!(ask(spelled).status.code(), Some(0), "{spelled}");
+    }
+    let refused = ask("metric_time__fortnight");
     let text = transcript(&refused, tmp.path());
     assert_eq!(refused.status.code(), Some(10), "{text}");
     assert!(
-        text.contains("`metric_time__month` is MetricFlow's time"),
+        text.contains("the grain `fortnight`, which is none"),
         "{text}"
     );
-    assert!(text.contains("`ordered_at.day`"), "{text}");
     let refused = ask("customer__segmnt");
     let text = transcript(&refused, tmp.path());
     assert_eq!(refused.status.code(), Some(10), "{text}");
@@ -313,6 +328,10 @@ fn metricflow_template_filters_answer_as_sqb_names_do() {
             "{{ Dimension('order_id__status') }} <> 'returned' AND {{ Dimension('customer__segment') }} IS NOT NULL",
             "status <> 'returned' AND customer.segment IS NOT NULL",
         ),
+        (
+            "{{ TimeDimension('metric_time', 'month') }} >= DATE '2024-02-01'",
+            "ordered_at.month >= DATE '2024-02-01'",
+        ),
     ] {
         let (templated, plained) = (ask(template), ask(plain));
         let shown = transcript(&templated, tmp.path());
@@ -324,7 +343,6 @@ fn metricflow_template_filters_answer_as_sqb_names_do() {
     for refused in [
         "{{ Entity('customer') }} = 3",
         "{{ Metric('revenue') }} > 3",
-        "{{ TimeDimension('metric_time', 'month') }} >= DATE '2024-02-01'",
     ] {
         let out = ask(refused);
         let shown = transcript(&out, tmp.path());
@@ -347,7 +365,7 @@ fn every_metric_is_asked_or_reported() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["kind"] == "metric")
+        .filter(|e| e["kind"] == "metric" && e["carried"] == "not")
         .map(|e| e["node"].as_str().unwrap())
         .collect();
     let asked: BTreeSet<String> = questions().into_iter().flat_map(|q| q.metrics).collect();
@@ -391,6 +409,12 @@ fn every_metric_is_asked_or_reported() {
             "saved query `{name}`: written {written}, refused {refused}"
         );
     }
+    // A default grain is not carried, and the report says so of the bound metric.
+    let partly = report["not_carried_over"].to_string();
+    assert!(
+        partly.contains("`monthly_revenue`'s default grain `month` is not carried"),
+        "{partly}"
+    );
     // Besides the project's metrics, the filtered inputs of a ratio and a derived metric.
     let mut files: Vec<String> = std::fs::read_dir(out.join("contracts/metrics"))
         .unwrap()
@@ -407,7 +431,7 @@ fn every_metric_is_asked_or_reported() {
     );
     assert_eq!(
         (files.len() - copies.len(), reported.len()),
-        (16, 6),
+        (23, 5),
         "bound and reported metrics: {report:#}"
     );
 }

@@ -103,6 +103,48 @@ const CASES: &[Case] = &[
                    GROUP BY 1",
     },
     Case {
+        name: "semi_additive_as_metricflow_by_customer",
+        metric: "closing_balance",
+        dimensions: &["customer"],
+        // The last day of all, not each customer's: customer 7 has no balance on it.
+        expected: "SELECT customer_id, sum(balance) FROM shop.balances \
+                   WHERE as_of = (SELECT max(as_of) FROM shop.balances) GROUP BY 1",
+    },
+    Case {
+        name: "semi_additive_as_metricflow_by_month",
+        metric: "closing_balance",
+        dimensions: &["metric_time.month"],
+        expected: "SELECT date_trunc('month', as_of), sum(balance) FROM shop.balances b \
+                   WHERE as_of = (SELECT max(as_of) FROM shop.balances l \
+                                  WHERE date_trunc('month', l.as_of) = date_trunc('month', b.as_of)) \
+                   GROUP BY 1",
+    },
+    Case {
+        name: "semi_additive_within_groupings",
+        metric: "latest_balance",
+        dimensions: &[],
+        // Each customer's own last day: 60 (January 31st) and 9 (February 28th).
+        expected: "SELECT sum(balance) FROM shop.balances b \
+                   WHERE as_of = (SELECT max(as_of) FROM shop.balances l WHERE l.customer_id = b.customer_id)",
+    },
+    Case {
+        name: "metric_time_of_each_relation",
+        metric: "net_revenue",
+        dimensions: &["metric_time.month"],
+        // Revenue by the month ordered, refunds by the month paid out; March has refunds only.
+        expected: "SELECT coalesce(r.m, f.m), r.s - f.s FROM \
+                   (SELECT date_trunc('month', ordered_on) AS m, sum(amount) AS s FROM shop.orders GROUP BY 1) r \
+                   FULL JOIN (SELECT date_trunc('month', refunded_on) AS m, sum(amount) AS s FROM shop.refunds GROUP BY 1) f \
+                   ON f.m = r.m",
+    },
+    Case {
+        name: "metric_time_of_a_measure",
+        metric: "units",
+        dimensions: &["metric_time__day"],
+        // Units are in time when shipped; one order has not shipped.
+        expected: "SELECT date_trunc('day', shipped_on), sum(quantity) FROM shop.orders GROUP BY 1",
+    },
+    Case {
         name: "semi_additive_total",
         metric: "balance",
         dimensions: &[],

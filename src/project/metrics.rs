@@ -60,6 +60,7 @@ pub fn kind_fields(kind: &str) -> &'static [&'static str] {
 pub fn kind_options(kind: &str) -> &'static [&'static str] {
     match kind {
         "percentile" => &["discrete"],
+        "semi_additive" => &["collapse_groupings"],
         _ => &[],
     }
 }
@@ -102,6 +103,11 @@ pub struct Canonical {
     pub weight: Option<Spanned<String>>,
     pub collapse_dimension: Option<Spanned<String>>,
     pub collapse_agg: Option<Spanned<String>>,
+    /// MetricFlow's rule for a non-additive measure: the first or last point is chosen among
+    /// all the rows within each value of these columns (and of the time grain asked), not
+    /// within each requested group; `[]` for all the rows.
+    #[serde(default)]
+    pub collapse_groupings: Option<NameList>,
     pub distinct_on: Option<Spanned<String>>,
     pub column: Option<Spanned<String>>,
     pub quantile: Option<Spanned<f64>>,
@@ -234,6 +240,7 @@ fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical 
         weight: r.string(t, "weight"),
         collapse_dimension: r.string(t, "collapse_dimension"),
         collapse_agg: r.choice(t, "collapse_agg", COLLAPSE_AGG),
+        collapse_groupings: r.strings(t, "collapse_groupings", false),
         distinct_on: r.string(t, "distinct_on"),
         column: r.string(t, "column"),
         native_grain: r.strings(t, "native_grain", false),

@@ -12,7 +12,13 @@ use super::NameList;
 use crate::source::{Loc, Spanned};
 
 /// The semantic keys a sidecar or a source may have.
-pub(super) const SEMANTIC_KEYS: &[&str] = &["measures", "dimensions", "joins", "grain"];
+pub(super) const SEMANTIC_KEYS: &[&str] = &[
+    "measures",
+    "dimensions",
+    "joins",
+    "grain",
+    "agg_time_dimension",
+];
 
 /// A measure's aggregation.
 pub const AGGREGATIONS: &[&str] = &[
@@ -29,7 +35,7 @@ pub const GRANULARITIES: &[&str] = &["hour", "day", "week", "month", "quarter", 
 /// How many rows of the joined relation match one row of this one.
 pub const RELATIONSHIPS: &[&str] = &["many_to_one", "one_to_one", "one_to_many"];
 
-const MEASURE_KEYS: &[&str] = &["agg", "column", "expr", "description"];
+const MEASURE_KEYS: &[&str] = &["agg", "column", "expr", "agg_time_dimension", "description"];
 const DIMENSION_KEYS: &[&str] = &["column", "granularity", "description"];
 const JOIN_KEYS: &[&str] = &["to", "on", "relationship", "entity"];
 
@@ -42,6 +48,10 @@ pub struct Semantic {
     /// The columns one row is unique by; default: `unique_key`, else the columns audited
     /// `unique`.
     pub grain: Option<NameList>,
+    /// The time dimension that `metric_time` is for the relation's measures (MetricFlow's
+    /// `defaults.agg_time_dimension`); a measure may name its own.
+    #[serde(default)]
+    pub agg_time_dimension: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -50,6 +60,9 @@ pub struct Measure {
     pub agg: Option<Spanned<String>>,
     pub column: Option<Spanned<String>>,
     pub expr: Option<Spanned<String>>,
+    /// The time dimension `metric_time` is for this measure, when not the relation's.
+    #[serde(default)]
+    pub agg_time_dimension: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -100,6 +113,7 @@ pub(super) fn read_semantic(
     }
     let mut semantic = Semantic {
         grain: r.strings(t, "grain", true),
+        agg_time_dimension: r.string(t, "agg_time_dimension"),
         ..Semantic::default()
     };
     for (name, table, loc) in entries(r, t, "measures") {
@@ -120,6 +134,7 @@ pub(super) fn read_semantic(
             agg,
             column: r.string(table, "column"),
             expr: r.string(table, "expr"),
+            agg_time_dimension: r.string(table, "agg_time_dimension"),
             name: Spanned::new(name, loc),
         });
     }

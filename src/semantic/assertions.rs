@@ -101,15 +101,21 @@ fn resolve_query<'p>(
     if let Some(ctx) = &query.context {
         context(project, ctx, what, diags);
     }
-    let mut sources: Vec<&Relation<'p>> = Vec::new();
+    // Each relation a metric reads, with the measure it aggregates there (whose time
+    // `metric_time` is).
+    let mut sources: Vec<(&Relation<'p>, Option<&str>)> = Vec::new();
     let mut outputs = Vec::new();
     for name in &query.metrics {
         match resolve::metric(metrics, name) {
             Ok(binding) => {
-                for source in resolve::leaf_sources(metrics, binding) {
+                for (source, measure) in resolve::leaves(metrics, binding) {
+                    let measure = measure.map(|m| m.value.as_str());
                     if let Some(r) = relations.get(&source.value) {
-                        if !sources.iter().any(|s| s.name == r.name) {
-                            sources.push(r);
+                        if !sources
+                            .iter()
+                            .any(|(s, m)| s.name == r.name && *m == measure)
+                        {
+                            sources.push((r, measure));
                         }
                     }
                 }
@@ -121,8 +127,10 @@ fn resolve_query<'p>(
     for reference in &query.dimensions {
         let mut column = None;
         let mut truncated = false;
-        for source in &sources {
-            match resolve::dimension(relations, source, reference) {
+        for (source, measure) in &sources {
+            let found = resolve::metric_time(source, *measure, reference)
+                .and_then(|r| resolve::dimension(relations, source, &r));
+            match found {
                 Ok(found) => {
                     truncated = found.granularity.is_some();
                     column = column.or(reached_column(&found));
@@ -147,8 +155,10 @@ fn resolve_query<'p>(
         let mut lookup = |parts: &[String], text: &Spanned<String>, diags: &mut Vec<Diagnostic>| {
             let reference = Spanned::new(parts.join("."), text.loc.clone());
             let mut column = None;
-            for source in &sources {
-                match resolve::dimension(relations, source, &reference) {
+            for (source, measure) in &sources {
+                let found = resolve::metric_time(source, *measure, &reference)
+                    .and_then(|r| resolve::dimension(relations, source, &r));
+                match found {
                     Ok(found) => column = column.or(reached_column(&found)),
                     Err(diag) => {
                         diags.push(*diag);

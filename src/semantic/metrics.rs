@@ -225,6 +225,26 @@ fn on_source(
     if let Some(dimension) = &c.collapse_dimension {
         collapse_dimension(source, dimension, what, diags);
     }
+    if let Some(groupings) = &c.collapse_groupings {
+        for column in &groupings.value {
+            resolve_on(source, column, what, diags);
+        }
+        let agg = c
+            .collapse_agg
+            .as_ref()
+            .filter(|a| !matches!(a.value.as_str(), "last" | "first"));
+        if let Some(agg) = agg {
+            diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("{what} collapses by `{}` within `collapse_groupings`", agg.value),
+                )
+                .at(agg.loc.clone(), "not `last` or `first`")
+                .related(groupings.loc.clone(), "collapse groupings")
+                .hint("with `collapse_groupings` a metric keeps the rows of the last or first point: `collapse_agg = \"last\"` or `\"first\"`"),
+            );
+        }
+    }
     if let Some(filter) = &c.population_filter {
         predicate(
             project,

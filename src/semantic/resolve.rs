@@ -109,7 +109,22 @@ pub(super) fn leaf_sources<'p>(
     metrics: &Metrics<'p>,
     binding: &'p MetricBinding,
 ) -> Vec<&'p Spanned<String>> {
-    let mut out = Vec::new();
+    let mut out: Vec<&'p Spanned<String>> = Vec::new();
+    for (source, _) in leaves(metrics, binding) {
+        if !out.iter().any(|s| s.value == source.value) {
+            out.push(source);
+        }
+    }
+    out
+}
+
+/// Each relation a metric reads (its components' too) with the measure it aggregates there
+/// (none for a metric of a column), each pair once.
+pub(super) fn leaves<'p>(
+    metrics: &Metrics<'p>,
+    binding: &'p MetricBinding,
+) -> Vec<(&'p Spanned<String>, Option<&'p Spanned<String>>)> {
+    let mut out: Vec<(&'p Spanned<String>, Option<&'p Spanned<String>>)> = Vec::new();
     let mut seen = Vec::new();
     let mut todo = vec![binding];
     while let Some(b) = todo.pop() {
@@ -119,11 +134,12 @@ pub(super) fn leaf_sources<'p>(
         seen.push(b);
         let Some(c) = &b.canonical else { continue };
         if let Some(source) = &c.source {
-            if !out
-                .iter()
-                .any(|s: &&Spanned<String>| s.value == source.value)
-            {
-                out.push(source);
+            let measure = c.measure.as_ref();
+            let known = out.iter().any(|(s, m)| {
+                s.value == source.value && m.map(|m| &m.value) == measure.map(|m| &m.value)
+            });
+            if !known {
+                out.push((source, measure));
             }
         }
         for component in c.components() {
@@ -213,13 +229,15 @@ pub(super) fn reachable_names<'p>(relations: &Relations<'p>, from: &Relation<'p>
 }
 
 /// Resolves a dimension reference from `from`: sqb's dotted name, else MetricFlow's
-/// double-underscore one.
+/// double-underscore one. `metric_time` reaches here only where no agg time dimension stands
+/// for it (the query compiler reads it as the measure's), and is refused saying so.
 pub(super) fn dimension<'a, 'p>(
     relations: &'a Relations<'p>,
     from: &'a Relation<'p>,
     reference: &Spanned<String>,
 ) -> Result<Reached<'a, 'p>, Box<Diagnostic>> {
     match dotted(relations, from, reference) {
+        Err(_) if is_metric_time(&reference.value) => fail(no_metric_time(from, reference)),
         Err(_) if reference.value.contains("__") && !reference.value.contains('.') => {
             metricflow(relations, from, reference)
         }
@@ -227,21 +245,81 @@ pub(super) fn dimension<'a, 'p>(
     }
 }
 
+/// `metric_time`, `metric_time.month`, `metric_time__month`.
+fn is_metric_time(reference: &str) -> bool {
+    metric_time_grain(reference).is_some()
+}
+
+/// The grain of a `metric_time` reference: `Some(None)` for `metric_time` itself,
+/// `Some(Some("month"))` for `metric_time.month` and `metric_time__month`.
+fn metric_time_grain(reference: &str) -> Option<Option<&str>> {
+    let rest = reference.strip_prefix("metric_time")?;
+    match rest {
+        "" => Some(None),
+        _ => rest
+            .strip_prefix('.')
+            .or_else(|| rest.strip_prefix("__"))
+            .map(Some),
+    }
+}
+
+/// The time dimension `metric_time` is for an aggregate of `measure` (none for a metric that
+/// reads a column) on `from`: the measure's `agg_time_dimension`, else the relation's.
+pub(super) fn agg_time<'p>(
+    from: &Relation<'p>,
+    measure: Option<&str>,
+) -> Option<&'p Spanned<String>> {
+    let semantic = from.semantic?;
+    measure
+        .and_then(|m| semantic.measures.iter().find(|x| x.name.value == m))
+        .and_then(|m| m.agg_time_dimension.as_ref())
+        .or(semantic.agg_time_dimension.as_ref())
+}
+
+/// MetricFlow's `metric_time` (`metric_time`, `metric_time.month`, `metric_time__month`) as
+/// the agg time dimension of `measure` on `from`, at that grain. Any other reference, and
+/// `metric_time` where no agg time dimension stands for it ([`dimension`] refuses it, saying
+/// so), as it is.
+pub(super) fn metric_time(
+    from: &Relation<'_>,
+    measure: Option<&str>,
+    reference: &Spanned<String>,
+) -> Result<Spanned<String>, Box<Diagnostic>> {
+    let (Some(grain), Some(time)) = (metric_time_grain(&reference.value), agg_time(from, measure))
+    else {
+        return Ok(reference.clone());
+    };
+    let value = match grain {
+        Some(g) if !GRANULARITIES.contains(&g) => {
+            return fail(
+                Diagnostic::error(
+                    Code::QueryUnresolved,
+                    format!(
+                        "`{}` asks for the grain `{g}`, which is none",
+                        reference.value
+                    ),
+                )
+                .at(reference.loc.clone(), "no such grain")
+                .hint(format!("a grain is one of {}", GRANULARITIES.join(", "))),
+            )
+        }
+        Some(g) => format!("{}.{g}", time.value),
+        None => time.value.clone(),
+    };
+    Ok(Spanned::new(value, reference.loc.clone()))
+}
+
 /// MetricFlow's spelling of a group-by item, `entity__...__dimension[__grain]`, read as sqb's:
 /// each entity a join of that name (`customer__segment` is `customer.segment`), a leading
 /// entity that is the relation's own key column left out (`order_id__status` is `status`,
 /// as MetricFlow reads the measure's own entity), a last part that is a granularity
-/// (`ordered_at__month` is `ordered_at.month`). `metric_time` is refused with the names to use:
-/// sqb groups by a named time dimension.
+/// (`ordered_at__month` is `ordered_at.month`).
 fn metricflow<'a, 'p>(
     relations: &'a Relations<'p>,
     from: &'a Relation<'p>,
     reference: &Spanned<String>,
 ) -> Result<Reached<'a, 'p>, Box<Diagnostic>> {
     let parts: Vec<&str> = reference.value.split("__").collect();
-    if parts[0] == "metric_time" {
-        return fail(metric_time(from, reference));
-    }
     let spelled = |parts: &[&str]| Spanned {
         value: parts.join("."),
         loc: reference.loc.clone(),
@@ -260,8 +338,9 @@ fn metricflow<'a, 'p>(
     }
 }
 
-/// Why `metric_time` is not a dimension here, and what to group by instead.
-fn metric_time(from: &Relation<'_>, reference: &Spanned<String>) -> Diagnostic {
+/// Why `metric_time` is no dimension here (the relation names no agg time dimension), and
+/// what to declare or group by instead.
+fn no_metric_time(from: &Relation<'_>, reference: &Spanned<String>) -> Diagnostic {
     let times: Vec<String> = from
         .semantic
         .iter()
@@ -274,17 +353,18 @@ fn metric_time(from: &Relation<'_>, reference: &Spanned<String>) -> Diagnostic {
     let diag = Diagnostic::error(
         Code::QueryUnresolved,
         format!(
-            "`{}` is MetricFlow's time of each measure; sqb groups by a time dimension named \
-             for what it is",
-            reference.value
+            "`{}` is the time of each measure, and {} names no `agg_time_dimension` for the \
+             measure asked",
+            reference.value,
+            from.describe()
         ),
     )
-    .at(reference.loc.clone(), "no dimension of this name");
+    .at(reference.loc.clone(), "no time for this measure");
     match times.is_empty() {
         true => diag.hint(format!("{} declares no time dimension", from.describe())),
         false => diag.hint(format!(
-            "the time dimensions of {}: {}",
-            from.describe(),
+            "declare `agg_time_dimension` in its sidecar, or group by one of its time \
+             dimensions: {}",
             times.join(", ")
         )),
     }

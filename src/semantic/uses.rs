@@ -257,7 +257,11 @@ fn metric_uses(
     let what = format!("metric `{}`", name.value);
     let same = |s: &&Spanned<String>| s.value.eq_ignore_ascii_case(column);
     let named = [&c.distinct_on, &c.column].into_iter().flatten();
-    let grain = c.native_grain.iter().flat_map(|g| g.value.iter());
+    let grain = c
+        .native_grain
+        .iter()
+        .chain(&c.collapse_groupings)
+        .flat_map(|g| g.value.iter());
     if let Some(s) = named.chain(grain).find(same) {
         out.push(at(what.clone(), s));
     }

@@ -25,6 +25,7 @@ pub(super) fn check(project: &Project, relations: &Relations<'_>, diags: &mut Ve
         check.measures(semantic, diags);
         check.dimensions(semantic, diags);
         check.joins(semantic, diags);
+        check.agg_time_dimensions(semantic, diags);
         if let Some(grain) = &semantic.grain {
             for column in &grain.value {
                 check.resolve(column, "the grain", diags);
@@ -126,6 +127,59 @@ impl<'p> Check<'_, 'p> {
                 };
                 needs(declared, granularity, &need, diags);
             }
+        }
+    }
+
+    /// Each `agg_time_dimension` (the relation's, and a measure's) names a time dimension of
+    /// the relation: one with a granularity.
+    fn agg_time_dimensions(&self, semantic: &Semantic, diags: &mut Vec<Diagnostic>) {
+        let named = semantic
+            .agg_time_dimension
+            .iter()
+            .map(|t| (t, "the `agg_time_dimension`".to_string()))
+            .chain(semantic.measures.iter().filter_map(|m| {
+                let t = m.agg_time_dimension.as_ref()?;
+                Some((
+                    t,
+                    format!("the `agg_time_dimension` of measure `{}`", m.name.value),
+                ))
+            }));
+        let times = || {
+            semantic
+                .dimensions
+                .iter()
+                .filter(|d| d.granularity.is_some())
+                .map(|d| d.name.value.as_str())
+        };
+        for (time, what) in named {
+            let found = semantic
+                .dimensions
+                .iter()
+                .find(|d| d.name.value == time.value);
+            let problem = match found {
+                Some(d) if d.granularity.is_some() => continue,
+                Some(_) => "is a dimension without a `granularity`",
+                None => "is no dimension of it",
+            };
+            let mut diag = Diagnostic::error(
+                Code::AggTimeDimension,
+                format!(
+                    "{what} of {} is `{}`, which {problem}",
+                    self.relation.describe(),
+                    time.value
+                ),
+            )
+            .at(time.loc.clone(), "not a time dimension of the relation");
+            if let Some(d) = found {
+                diag = diag.related(d.name.loc.clone(), "declared here without a `granularity`");
+            }
+            let listed: Vec<String> = times().map(|t| format!("`{t}`")).collect();
+            diag = match (did_you_mean(&time.value, times()), listed.is_empty()) {
+                (Some(close), _) if found.is_none() => diag.hint(format!("did you mean `{close}`?")),
+                (_, true) => diag.hint("declare a `[dimensions.NAME]` with a `granularity` over a DATE or TIMESTAMP column, and name it"),
+                (_, false) => diag.hint(format!("name a time dimension: {}", listed.join(", "))),
+            };
+            diags.push(diag);
         }
     }
 

@@ -271,6 +271,9 @@ pub struct Metric {
     pub type_params: Value,
     #[serde(default)]
     pub filter: Option<Value>,
+    /// The grain `metric_time` is by when asked without one (dbt 1.9+).
+    #[serde(default)]
+    pub time_granularity: Option<String>,
 }
 
 /// A MetricFlow saved query.

@@ -27,6 +27,7 @@ pub(super) const SIDECAR_KEYS: &[&str] = &[
     "dimensions",
     "joins",
     "grain",
+    "agg_time_dimension",
 ];
 
 pub(super) fn load_models(

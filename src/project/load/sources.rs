@@ -19,6 +19,7 @@ pub(super) const SOURCE_KEYS: &[&str] = &[
     "dimensions",
     "joins",
     "grain",
+    "agg_time_dimension",
 ];
 
 pub(super) fn load_sources(loader: &mut Loader) -> Vec<SourceTable> {

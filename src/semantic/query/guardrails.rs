@@ -74,8 +74,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 continue;
             };
             let same = |r: &Spanned<String>| {
-                resolve::dimension(self.relations, leaf.relation, r)
-                    .is_ok_and(|d| std::ptr::eq(d.dimension, wanted.dimension))
+                self.metric_time(leaf, r)
+                    .ok()
+                    .and_then(|r| resolve::dimension(self.relations, leaf.relation, &r).ok())
+                    .is_some_and(|d| std::ptr::eq(d.dimension, wanted.dimension))
             };
             let grouped = dimensions.iter().any(same);
             let filtered = filters.iter().any(|f| {

@@ -1,5 +1,6 @@
 //! Join planning: each requested dimension reached from a leaf's relation over declared joins
-//! that match at most one row, the filters qualified to the relations they name.
+//! that match at most one row (`metric_time` as the leaf's own time dimension), the filters
+//! qualified to the relations they name.
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
@@ -21,6 +22,29 @@ impl<'a, 'p> Compiler<'a, 'p> {
             };
             Refusal::from_diagnostic(code, &d)
         })
+    }
+
+    /// A dimension reference as it reads from a leaf: `metric_time` is the leaf's time.
+    pub(super) fn leaf_dimension(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        reference: &Spanned<String>,
+    ) -> Result<Reached<'a, 'p>, Refusal> {
+        self.dimension(leaf.relation, &self.metric_time(leaf, reference)?)
+    }
+
+    /// MetricFlow's `metric_time` (`metric_time`, `metric_time.month`, `metric_time__month`)
+    /// as the leaf's agg time dimension at that grain: its measure's `agg_time_dimension`,
+    /// else its relation's. Any other reference, and `metric_time` on a relation that names
+    /// no agg time dimension (the resolver refuses it, saying so), as it is.
+    pub(super) fn metric_time(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        reference: &Spanned<String>,
+    ) -> Result<Spanned<String>, Refusal> {
+        let measure = leaf.measure.map(|m| m.value.as_str());
+        resolve::metric_time(leaf.relation, measure, reference)
+            .map_err(|d| Refusal::from_diagnostic("unresolved", &d))
     }
 
     /// Joins along `path` from the leaf's relation (`s`), each once; the alias of its end.
@@ -162,7 +186,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
     /// A query filter over dimensions: each reference replaced by the dimension's SQL.
     pub(super) fn query_filter(
         &self,
-        from: &'a Relation<'p>,
+        leaf: &Leaf<'a, 'p>,
         text: &Spanned<String>,
         joins: &mut Vec<(Vec<&'p str>, String)>,
     ) -> Result<String, Refusal> {
@@ -175,9 +199,9 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 _ => return std::ops::ControlFlow::Continue(()),
             };
             let reference = self.spanned(&parts.join("."));
-            let sql = self.dimension(from, &reference).and_then(|r| {
+            let sql = self.leaf_dimension(leaf, &reference).and_then(|r| {
                 self.filterable(&r, &reference.value)?;
-                self.dimension_sql(from, &r, joins)
+                self.dimension_sql(leaf.relation, &r, joins)
             });
             match sql.and_then(|s| {
                 predicate::parse(self.project, &s)

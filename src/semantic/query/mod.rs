@@ -179,6 +179,9 @@ struct Leaf<'a, 'p> {
     filters: Vec<&'p Spanned<String>>,
     /// A semi-additive metric's collapse: the time dimension (or column) and how it collapses.
     collapse: Option<(&'p Spanned<String>, &'p str)>,
+    /// Its `collapse_groupings`: the point is chosen over all rows within these (MetricFlow's
+    /// rule), not within each requested group.
+    groupings: Option<&'p crate::project::NameList>,
     /// Read from a provisional realization.
     provisional: bool,
     /// The provisional realization's rows after the final watermark: the leaf also counts
@@ -246,7 +249,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         }
         for d in &request.dimensions {
             for leaf in &leaves {
-                let reached = self.dimension(leaf.relation, &self.spanned(d))?;
+                let reached = self.leaf_dimension(leaf, &self.spanned(d))?;
                 access::dimension_allowed(self.roles.as_deref(), &reached, d)?;
             }
         }
@@ -275,7 +278,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let mut columns: Vec<String> = request.dimensions.clone();
         columns.extend(request.metrics.iter().cloned());
         let masks = match leaves.first() {
-            Some(leaf) => self.masks(leaf.relation, &dimensions)?,
+            Some(leaf) => self.masks(leaf, &dimensions)?,
             None => Vec::new(),
         };
         let sql = self.outer_sql(&ctes, &formulas, &columns, &masks, &leaves, &served);
@@ -369,7 +372,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         };
         let mut asked: Vec<String> = Vec::new();
         for d in dimensions {
-            let reached = self.dimension(leaf.relation, d)?;
+            let reached = self.leaf_dimension(leaf, d)?;
             if reached.path.is_empty() && reached.granularity.is_none() {
                 asked.push(reached.dimension.column().value.to_lowercase());
             }
@@ -591,6 +594,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
             relation,
             aggregate,
             filters: c.population_filter.iter().collect(),
+            groupings: c
+                .collapse_groupings
+                .as_ref()
+                .filter(|_| kind == "semi_additive"),
             collapse: match (kind, &c.collapse_dimension, &c.collapse_agg) {
                 ("semi_additive", Some(d), Some(agg)) => Some((d, agg.value.as_str())),
                 ("semi_additive", _, _) => return Err(unsupported("has no collapse dimension")),

@@ -14,25 +14,34 @@ impl<'a, 'p> Compiler<'a, 'p> {
         filters: &[Spanned<String>],
     ) -> Result<String, Refusal> {
         let mut joins: Vec<(Vec<&'p str>, String)> = Vec::new();
-        let mut select = Vec::new();
-        for (i, reference) in dimensions.iter().enumerate() {
-            let reached = self.dimension(leaf.relation, reference)?;
+        let mut exprs = Vec::new();
+        let mut queried_time = None;
+        for reference in dimensions {
+            let reached = self.leaf_dimension(leaf, reference)?;
             let expr = self.dimension_sql(leaf.relation, &reached, &mut joins)?;
-            select.push(format!("{expr} AS \"d{i}\""));
+            let collapses = leaf.collapse.is_some_and(|(d, _)| {
+                reached.path.is_empty()
+                    && (reached.dimension.name.value == d.value
+                        || reached.dimension.column().value == d.value)
+            });
+            if collapses && queried_time.is_none() {
+                queried_time = Some(expr.clone());
+            }
+            exprs.push(expr);
         }
+        let mut select: Vec<String> = exprs
+            .iter()
+            .enumerate()
+            .map(|(i, e)| format!("{e} AS \"d{i}\""))
+            .collect();
         let collapse = match leaf.collapse {
             Some((dimension, _)) => {
                 Some(self.collapse_sql(leaf.relation, dimension, &mut joins)?)
             }
             None => None,
         };
-        if let Some(t) = &collapse {
-            select.push(format!("{t} AS \"t\""));
-        }
-        select.push(format!("{} AS \"v\"", leaf.aggregate));
         let mut predicates = Vec::new();
         if let Some(after) = &leaf.after {
-            select.push("count(*) AS \"n\"".to_string());
             predicates.push(after.clone());
         }
         for filter in &leaf.filters {
@@ -40,7 +49,26 @@ impl<'a, 'p> Compiler<'a, 'p> {
             predicates.push(self.qualified(filter, leaf.relation)?);
         }
         for filter in filters {
-            predicates.push(self.query_filter(leaf.relation, filter, &mut joins)?);
+            predicates.push(self.query_filter(leaf, filter, &mut joins)?);
+        }
+        if let (Some(groupings), Some((_, agg)), Some(t)) =
+            (leaf.groupings, leaf.collapse, &collapse)
+        {
+            let window = Window {
+                exprs: &exprs,
+                time: t,
+                queried_time: queried_time.as_deref(),
+                groupings,
+                agg,
+            };
+            return self.windowed_leaf_sql(leaf, &window, &joins, &predicates);
+        }
+        if let Some(t) = &collapse {
+            select.push(format!("{t} AS \"t\""));
+        }
+        select.push(format!("{} AS \"v\"", leaf.aggregate));
+        if leaf.after.is_some() {
+            select.push("count(*) AS \"n\"".to_string());
         }
         let mut sql = format!(
             "  SELECT {}\n  FROM {} AS \"s\"",
@@ -70,6 +98,75 @@ impl<'a, 'p> Compiler<'a, 'p> {
             Some((_, agg)) => collapsed(&sql, agg, dimensions.len()),
             None => sql,
         })
+    }
+
+    /// A semi-additive leaf under MetricFlow's rule: the rows of the last (first) point of the
+    /// collapse dimension among all the rows that pass the filters, within each value of the
+    /// `collapse_groupings` and of the collapse dimension at the grain asked, if it is asked
+    /// for; then the measure aggregated over them in each requested group. A row whose
+    /// grouping or point is NULL matches no point, as in MetricFlow's inner join.
+    fn windowed_leaf_sql(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        window: &Window<'_>,
+        joins: &[(Vec<&'p str>, String)],
+        predicates: &[String],
+    ) -> Result<String, Refusal> {
+        let mut inner: Vec<String> = vec!["\"s\".*".into()];
+        for (i, e) in window.exprs.iter().enumerate() {
+            inner.push(format!("{e} AS \"__sqb_d{i}\""));
+        }
+        let mut partition: Vec<String> = window
+            .groupings
+            .value
+            .iter()
+            .map(|g| column_ref("s", &g.value))
+            .collect();
+        partition.extend(window.queried_time.map(str::to_string));
+        let over = match partition.is_empty() {
+            true => String::new(),
+            false => format!("PARTITION BY {}", partition.join(", ")),
+        };
+        let pick = if window.agg == "first" { "min" } else { "max" };
+        inner.push(format!("{} AS \"__sqb_t\"", window.time));
+        inner.push(format!(
+            "{pick}({}) OVER ({over}) AS \"__sqb_w\"",
+            window.time
+        ));
+        let mut sql = format!(
+            "  SELECT {}\n  FROM {} AS \"s\"",
+            inner.join(", "),
+            self.source_sql(leaf.relation)?
+        );
+        for (_, join) in joins {
+            let _ = write!(sql, "\n  {join}");
+        }
+        if !predicates.is_empty() {
+            let conjunction: Vec<String> = predicates.iter().map(|p| format!("({p})")).collect();
+            let _ = write!(sql, "\n  WHERE {}", conjunction.join(" AND "));
+        }
+        let mut outer: Vec<String> = (0..window.exprs.len())
+            .map(|i| format!("\"s\".\"__sqb_d{i}\" AS \"d{i}\""))
+            .collect();
+        outer.push(format!("{} AS \"v\"", leaf.aggregate));
+        let mut kept = vec!["\"s\".\"__sqb_t\" = \"s\".\"__sqb_w\"".to_string()];
+        kept.extend(
+            window
+                .groupings
+                .value
+                .iter()
+                .map(|g| format!("{} IS NOT NULL", column_ref("s", &g.value))),
+        );
+        let mut out = format!(
+            "  SELECT {}\n  FROM (\n{sql}\n  ) AS \"s\"\n  WHERE {}",
+            outer.join(", "),
+            kept.join(" AND ")
+        );
+        if !window.exprs.is_empty() {
+            let groups: Vec<String> = (1..=window.exprs.len()).map(|i| i.to_string()).collect();
+            let _ = write!(out, "\n  GROUP BY {}", groups.join(", "));
+        }
+        Ok(out)
     }
 
     /// The collapse dimension's SQL: a dimension of the relation (at its granularity), or a
@@ -178,13 +275,13 @@ impl<'a, 'p> Compiler<'a, 'p> {
     /// The mask each dimension output gets from the principal's roles, if any.
     pub(super) fn masks(
         &self,
-        from: &'a Relation<'p>,
+        leaf: &Leaf<'a, 'p>,
         dimensions: &[Spanned<String>],
     ) -> Result<Vec<Option<String>>, Refusal> {
         dimensions
             .iter()
             .map(|d| {
-                let reached = self.dimension(from, d)?;
+                let reached = self.leaf_dimension(leaf, d)?;
                 Ok(access::mask_of(
                     self.roles.as_deref(),
                     reached.relation.name,
@@ -337,6 +434,18 @@ impl Compiler<'_, '_> {
             }
         }
     }
+}
+
+/// How a semi-additive leaf under MetricFlow's rule picks its rows.
+pub(super) struct Window<'w> {
+    /// The requested dimensions' SQL, in order.
+    exprs: &'w [String],
+    /// The collapse dimension's SQL (at its granularity).
+    time: &'w str,
+    /// The requested dimension that is the collapse dimension (at the grain asked), if any.
+    queried_time: Option<&'w str>,
+    groupings: &'w crate::project::NameList,
+    agg: &'w str,
 }
 
 /// A part's value in a group.

@@ -5,14 +5,15 @@ CREATE TABLE shop.orders (
     ordered_on DATE NOT NULL,
     amount NUMERIC(10,2) NOT NULL,
     quantity INTEGER NOT NULL,
-    rush BOOLEAN
+    rush BOOLEAN,
+    shipped_on DATE
 );
 INSERT INTO shop.orders VALUES
-    (1, 7, DATE '2026-01-01', 10.00, 2, TRUE),
-    (2, 7, DATE '2026-01-02', 30.00, 1, NULL),
-    (3, 8, DATE '2026-01-02', 5.50, 5, TRUE),
-    (4, 9, DATE '2026-02-10', 12.25, 3, NULL),
-    (5, 8, DATE '2026-02-11', 0.75, 1, NULL);
+    (1, 7, DATE '2026-01-01', 10.00, 2, TRUE, DATE '2026-01-03'),
+    (2, 7, DATE '2026-01-02', 30.00, 1, NULL, DATE '2026-02-01'),
+    (3, 8, DATE '2026-01-02', 5.50, 5, TRUE, DATE '2026-01-03'),
+    (4, 9, DATE '2026-02-10', 12.25, 3, NULL, NULL),
+    (5, 8, DATE '2026-02-11', 0.75, 1, NULL, DATE '2026-02-12');
 CREATE TABLE shop.balances (
     customer_id INTEGER NOT NULL,
     as_of DATE NOT NULL,
@@ -21,3 +22,10 @@ CREATE TABLE shop.balances (
 INSERT INTO shop.balances VALUES
     (7, DATE '2026-01-01', 100.00), (7, DATE '2026-01-31', 60.00),
     (8, DATE '2026-01-31', 5.00), (8, DATE '2026-02-28', 9.00);
+CREATE TABLE shop.refunds (
+    order_id INTEGER NOT NULL,
+    refunded_on DATE NOT NULL,
+    amount NUMERIC(10,2) NOT NULL
+);
+INSERT INTO shop.refunds VALUES
+    (2, DATE '2026-02-03', 30.00), (3, DATE '2026-02-20', 2.50), (5, DATE '2026-03-01', 0.75);

@@ -30,4 +30,19 @@ create table raw.balances (customer_id integer, balance_date date, balance decim
 insert into raw.balances values
     (1, '2024-01-31', 100.00), (1, '2024-02-29', 150.50), (1, '2024-03-31', 90.25),
     (2, '2024-01-31', 20.00), (2, '2024-03-31', 35.00),
-    (3, '2024-02-29', 410.10), (3, '2024-03-31', 400.00);
+    (3, '2024-02-29', 410.10), (3, '2024-03-31', 400.00),
+    (4, '2024-01-31', 75.00);
+
+-- Refunds: paid out (`refunded_at`, the default time of their measures) some time after they
+-- were asked for (`requested_at`, the time of the request count); April has refunds and no
+-- orders, and one refund is for a customer without a segment.
+create table raw.refunds (
+    id integer, order_id integer, customer_id integer, requested_at timestamp,
+    refunded_at timestamp, reason varchar, amount_cents integer
+);
+insert into raw.refunds values
+    (1, 3, 2, '2024-01-10 10:00:00', '2024-01-12 09:00:00', 'damaged', 2000),
+    (2, 11, 4, '2024-03-16 08:00:00', '2024-04-02 10:00:00', 'late', 8800),
+    (3, 6, 5, '2024-02-03 12:00:00', '2024-02-03 18:00:00', 'damaged', 1500),
+    (4, 7, 2, '2024-02-20 09:00:00', '2024-03-01 00:00:00', null, 999),
+    (5, 1, 1, '2024-01-31 23:30:00', '2024-02-01 00:30:00', 'late', 250);

@@ -9,7 +9,7 @@ use serde_json::Value;
 use toml_edit::{DocumentMut, Table};
 
 use super::filters::{self, Scope};
-use super::{non_additive, Fate, Layer};
+use super::{Fate, Layer};
 use crate::adopt::dbt::convert::Importer;
 use crate::adopt::dbt::manifest::Metric;
 use crate::adopt::dbt::Carried;
@@ -112,6 +112,16 @@ impl Importer<'_> {
         let fate = match result {
             Ok(canonical) => {
                 self.write_binding(&metric, canonical);
+                if let Some(grain) = &metric.time_granularity {
+                    let what = format!("`{name}`'s default grain `{grain}` is not carried: asked for `metric_time` without a grain, sqb groups by its time dimension's own grain; ask for `metric_time__{grain}`");
+                    self.entry(
+                        &metric.original_file_path,
+                        &id,
+                        "metric",
+                        Carried::Partly,
+                        what,
+                    );
+                }
                 Ok(())
             }
             Err(why) => {
@@ -167,19 +177,41 @@ impl Importer<'_> {
                 "reads measure `{m}`, which no semantic model declares"
             ));
         };
-        if let Some(dimension) = non_additive(measure) {
-            return Err(format!("reads measure `{m}`, which is non-additive over `{dimension}`: MetricFlow collapses it over that dimension and its window groupings only, which no sqb kind does"));
-        }
         let mut canonical = Table::new();
         let model = match fate {
             Fate::Dropped(why) => {
                 return Err(format!("reads measure `{m}`, which is not carried: {why}"))
             }
             Fate::Measure { model } => {
-                canonical.insert("kind", "single".into());
+                let collapse = self
+                    .collapse(sm, measure, *model)
+                    .map_err(|why| format!("reads measure `{m}`, which is {why}"))?;
+                let kind = if collapse.is_some() {
+                    "semi_additive"
+                } else {
+                    "single"
+                };
+                canonical.insert("kind", kind.into());
                 canonical.insert("source", self.models[*model].name.as_str().into());
                 canonical.insert("measure", m.as_str().into());
+                if let Some(c) = collapse {
+                    canonical.insert("collapse_dimension", c.dimension.as_str().into());
+                    canonical.insert("collapse_agg", c.agg.into());
+                    let groupings: toml_edit::Array =
+                        c.groupings.iter().map(String::as_str).collect();
+                    canonical.insert("collapse_groupings", toml_edit::value(groupings));
+                }
                 *model
+            }
+            Fate::Percentile { .. }
+                if measure
+                    .non_additive_dimension
+                    .as_ref()
+                    .is_some_and(|v| !v.is_null()) =>
+            {
+                return Err(format!(
+                    "reads measure `{m}`, a non-additive percentile, which sqb does not collapse"
+                ));
             }
             Fate::Percentile {
                 model,

@@ -122,8 +122,12 @@ impl Importer<'_> {
                 layer.measures.insert(measure.name.clone(), (index, fate));
             }
             self.dimensions(id, sm, i);
+            for (measure, why) in self.agg_times(id, sm, i) {
+                layer.measures.insert(measure, (index, Fate::Dropped(why)));
+            }
             self.joins(id, sm, i, &layer.primary);
         }
+        self.settle_agg_times(&models);
         layer.models = models;
         let pass = self.carry_metrics(&layer);
         self.carry_saved_queries(&layer, &pass);
@@ -188,6 +192,15 @@ impl Importer<'_> {
             return dropped(self, why);
         }
         if matches!(measure.agg.as_str(), "median" | "percentile") {
+            // A percentile binding is in its relation's time: the sidecar's, or the one this
+            // semantic model is about to give it.
+            let own = measure.agg_time_dimension.as_deref().or(sm_time(sm));
+            let relation = self.relation_time(model);
+            let relation = relation.as_deref().or(sm_time(sm));
+            if let Some(own) = own.filter(|t| Some(*t) != relation) {
+                let why = format!("a `{}` in a time of its own (`{own}`): sqb's percentile binding is in its relation's time", measure.agg);
+                return dropped(self, why);
+            }
             return match percentile(measure) {
                 Ok((column, quantile, discrete)) => {
                     self.ensure_column(model, &column);
@@ -232,10 +245,6 @@ impl Importer<'_> {
         self.models[model]
             .semantic
             .push(("measures", measure.name.clone(), table));
-        if let Some(dimension) = non_additive(measure) {
-            let what = format!("measure `{}` is non-additive over `{dimension}`: carried as a plain measure, and no metric on it is bound", measure.name);
-            self.semantic_entry(id, sm, Carried::Partly, what);
-        }
         Fate::Measure { model }
     }
 
@@ -278,6 +287,111 @@ impl Importer<'_> {
                 .semantic
                 .push(("dimensions", dimension.name.clone(), table));
         }
+    }
+
+    /// `metric_time` for the semantic model's measures: its `defaults.agg_time_dimension` as the
+    /// sidecar's `agg_time_dimension` (unless another semantic model of the same dbt model set
+    /// it first), a measure's own time on the measure where it is not the sidecar's, each only
+    /// when that time dimension was carried; else the report says `metric_time` is not. A
+    /// measure whose own time was not carried, on a sidecar with a time, is taken back (sqb
+    /// would answer `metric_time` in the sidecar's): its name and why.
+    fn agg_times(&mut self, id: &str, sm: &SemanticModel, model: usize) -> Vec<(String, String)> {
+        let mut dropped = Vec::new();
+        let default = sm_time(sm);
+        if let (Some(time), None) = (default, self.relation_time(model)) {
+            match self.time_carried(model, time) {
+                true => self.models[model]
+                    .props
+                    .push(("agg_time_dimension", time.into())),
+                false => {
+                    let what = format!("`metric_time` of its measures: their `agg_time_dimension` `{time}` is not carried as a time dimension, so sqb refuses `metric_time` for them");
+                    self.semantic_entry(id, sm, Carried::Partly, what);
+                }
+            }
+        }
+        let relation = self.relation_time(model);
+        for measure in &sm.measures {
+            let Some(own) = measure.agg_time_dimension.as_deref().or(default) else {
+                continue;
+            };
+            if Some(own) == relation.as_deref() {
+                continue;
+            }
+            let ok = self.time_carried(model, own);
+            let table = self.models[model]
+                .semantic
+                .iter_mut()
+                .rev()
+                .find(|(kind, n, _)| *kind == "measures" && *n == measure.name);
+            match (ok, table) {
+                (true, Some((_, _, table))) => {
+                    table.insert("agg_time_dimension", own.into());
+                }
+                // Said of the semantic model already: sqb refuses `metric_time` for it.
+                (false, Some(_)) if relation.is_none() => {}
+                (false, Some(_)) => {
+                    let why = format!("its `agg_time_dimension` `{own}` is not carried as a time dimension, and sqb would answer `metric_time` for it in its model's `{}`", relation.as_deref().unwrap_or_default());
+                    self.models[model]
+                        .semantic
+                        .retain(|(kind, n, _)| !(*kind == "measures" && *n == measure.name));
+                    self.semantic_entry(
+                        id,
+                        sm,
+                        Carried::Not,
+                        format!("measure `{}`: {why}", measure.name),
+                    );
+                    dropped.push((measure.name.clone(), why));
+                }
+                // Not a sqb measure: a percentile in another time than its relation's was
+                // dropped by `measure`.
+                (_, None) => {}
+            }
+        }
+        dropped
+    }
+
+    /// A sidecar's `agg_time_dimension` whose dimension another semantic model of the same dbt
+    /// model redeclared without a grain (the last declaration is the one written) is taken
+    /// back: sqb then refuses `metric_time` there rather than answer it in another time.
+    fn settle_agg_times(&mut self, models: &[(String, SemanticModel)]) {
+        for model in 0..self.models.len() {
+            let Some(time) = self.relation_time(model) else {
+                continue;
+            };
+            if self.time_carried(model, &time) {
+                continue;
+            }
+            self.models[model]
+                .props
+                .retain(|(k, _)| *k != "agg_time_dimension");
+            let setter = models.iter().find(|(_, sm)| {
+                sm_time(sm) == Some(time.as_str()) && self.semantic_target(sm) == Some(model)
+            });
+            if let Some((id, sm)) = setter {
+                let what = format!("`metric_time` of its measures: their `agg_time_dimension` `{time}` is declared again without a grain by another semantic model of the same model, so sqb refuses `metric_time` for them");
+                self.semantic_entry(id, sm, Carried::Partly, what);
+            }
+        }
+    }
+
+    /// The sidecar's `agg_time_dimension`, once a semantic model of the dbt model set it.
+    fn relation_time(&self, model: usize) -> Option<String> {
+        self.models[model]
+            .props
+            .iter()
+            .find(|(k, _)| *k == "agg_time_dimension")
+            .and_then(|(_, v)| v.as_str().map(str::to_string))
+    }
+
+    /// Whether dimension `name` is on the sidecar as a time dimension (the last table of that
+    /// name is the one written).
+    fn time_carried(&self, model: usize, name: &str) -> bool {
+        self.models[model]
+            .semantic
+            .iter()
+            .rev()
+            .find(|(kind, n, _)| *kind == "dimensions" && n == name)
+            .is_some_and(|(_, _, t)| t.contains_key("granularity"))
     }
 
     /// A foreign entity joins each model whose primary entity has its name, on the columns the
@@ -394,16 +508,96 @@ fn percentile(measure: &SemanticMeasure) -> Result<(String, f64, bool), String> 
     Ok((column, quantile, flag("use_discrete_percentile")))
 }
 
-/// The dimension a non-additive measure is not summed over.
-fn non_additive(measure: &SemanticMeasure) -> Option<String> {
-    let spec = measure
-        .non_additive_dimension
+/// How a non-additive measure collapses, in sqb's terms: its `non_additive_dimension`, the
+/// point it keeps (`max` is `last`, `min` is `first`) and the columns of its window groupings.
+pub(super) struct Collapse {
+    pub dimension: String,
+    pub agg: &'static str,
+    pub groupings: Vec<String>,
+}
+
+impl Importer<'_> {
+    /// A non-additive measure's collapse, when sqb's `semi_additive` under `collapse_groupings`
+    /// computes exactly what MetricFlow does; else why not.
+    pub(super) fn collapse(
+        &mut self,
+        sm: &SemanticModel,
+        measure: &SemanticMeasure,
+        model: usize,
+    ) -> Result<Option<Collapse>, String> {
+        let Some(spec) = measure
+            .non_additive_dimension
+            .as_ref()
+            .filter(|v| !v.is_null())
+        else {
+            return Ok(None);
+        };
+        let name = spec.get("name").and_then(Value::as_str).unwrap_or_default();
+        let grain_of = |this: &Self, dimension: &str| {
+            this.models[model]
+                .semantic
+                .iter()
+                .rev()
+                .find(|(kind, n, _)| *kind == "dimensions" && n == dimension)
+                .and_then(|(_, _, t)| t.get("granularity")?.as_str().map(str::to_string))
+        };
+        let non_additive = format!("non-additive over `{name}`");
+        let Some(grain) = grain_of(self, name) else {
+            return Err(format!(
+                "{non_additive}, which is not carried as a time dimension"
+            ));
+        };
+        let time = measure.agg_time_dimension.as_deref().or_else(|| {
+            sm.defaults
+                .as_ref()
+                .and_then(|d| d.get("agg_time_dimension"))
+                .and_then(Value::as_str)
+        });
+        // MetricFlow picks the point at the grain of the measure's agg time dimension.
+        if time.and_then(|t| grain_of(self, t)).as_deref() != Some(grain.as_str()) {
+            return Err(format!(
+                "{non_additive}, whose grain is not that of its agg time dimension"
+            ));
+        }
+        let agg = match spec.get("window_choice").and_then(Value::as_str) {
+            Some("max") => "last",
+            Some("min") => "first",
+            other => {
+                return Err(format!(
+                    "{non_additive} by `{}`, which sqb does not collapse by",
+                    other.unwrap_or("nothing")
+                ))
+            }
+        };
+        let mut groupings = Vec::new();
+        let entities = spec.get("window_groupings").and_then(Value::as_array);
+        for entity in entities.into_iter().flatten() {
+            let entity = entity.as_str().unwrap_or_default();
+            let column = sm
+                .entities
+                .iter()
+                .find(|e| e.name == entity)
+                .map(|e| e.expr.clone().unwrap_or_else(|| e.name.clone()));
+            let Some(column) = column.filter(|c| column_name(c).is_some()) else {
+                return Err(format!(
+                    "{non_additive} within entity `{entity}`, which is no column of its semantic model"
+                ));
+            };
+            self.ensure_column(model, &column);
+            groupings.push(column);
+        }
+        Ok(Some(Collapse {
+            dimension: name.to_string(),
+            agg,
+            groupings,
+        }))
+    }
+}
+
+/// A semantic model's `defaults.agg_time_dimension`.
+fn sm_time(sm: &SemanticModel) -> Option<&str> {
+    sm.defaults
         .as_ref()
-        .filter(|v| !v.is_null())?;
-    Some(
-        spec.get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("a dimension")
-            .to_string(),
-    )
+        .and_then(|d| d.get("agg_time_dimension"))
+        .and_then(Value::as_str)
 }

@@ -1,7 +1,7 @@
 //! MetricFlow's saved queries as sqb's (`contracts/queries/NAME.toml`, asked as `sqb query
 //! --saved NAME`): the metrics, the group-by items as sqb dimensions (`Dimension('order_id__status')`
-//! is `status`; over a join, `customer.segment`; `TimeDimension('metric_time', 'month')` the
-//! metrics' time dimension at that grain), and the where filters over those dimensions. A
+//! is `status`; over a join, `customer.segment`; `TimeDimension('metric_time', 'month')` is
+//! `metric_time.month`, each metric in its own time), and the where filters over those dimensions. A
 //! saved query on a metric that was not carried is not carried either; a `limit` has no sqb
 //! form; exports are MetricFlow's to build.
 
@@ -171,14 +171,17 @@ fn dimension_name(
 ) -> Result<String, String> {
     let base = base.ok_or("the metric's semantic model is unknown")?;
     let (path, dim) = match name {
+        // Each metric's own time, as sqb's `metric_time` is.
         "metric_time" => {
-            let time = base
-                .defaults
+            base.defaults
                 .as_ref()
                 .and_then(|d| d.get("agg_time_dimension"))
                 .and_then(Value::as_str)
                 .ok_or("`metric_time` needs the semantic model's `agg_time_dimension`")?;
-            (None, time.to_string())
+            return Ok(match grain {
+                Some(g) => format!("metric_time.{g}"),
+                None => "metric_time".to_string(),
+            });
         }
         _ => {
             let (entity, dim) = name

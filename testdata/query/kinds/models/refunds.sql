@@ -1,0 +1,1 @@
+select order_id, refunded_on, amount from shop.refunds
