@@ -140,6 +140,7 @@ codes! {
     AuditArgument => ("E090", "audit-argument"),
     AuditSql => ("E091", "audit-sql"),
     AggTimeDimension => ("E092", "agg-time-dimension"),
+    TimeSpine => ("E093", "time-spine"),
     SemanticTypeUnknown => ("W060", "semantic-type-unknown"),
     ContractNotChecked => ("W061", "contract-not-checked"),
     AssertionWithoutTruth => ("W062", "assertion-without-source-of-truth"),

@@ -431,7 +431,7 @@ fn every_metric_is_asked_or_reported() {
     );
     assert_eq!(
         (files.len() - copies.len(), reported.len()),
-        (23, 5),
+        (25, 4),
         "bound and reported metrics: {report:#}"
     );
 }

@@ -145,6 +145,33 @@ const CASES: &[Case] = &[
         expected: "SELECT date_trunc('day', shipped_on), sum(quantity) FROM shop.orders GROUP BY 1",
     },
     Case {
+        name: "joined_to_the_time_spine",
+        metric: "orders_daily",
+        dimensions: &["metric_time"],
+        // Every day of the calendar, 0 where nothing was ordered.
+        expected: "SELECT c.d, coalesce(o.n, 0) FROM \
+                   (SELECT DISTINCT date_trunc('day', day) AS d FROM shop.calendar) c \
+                   LEFT JOIN (SELECT date_trunc('day', ordered_on) AS d, count(*) AS n FROM shop.orders GROUP BY 1) o \
+                   ON o.d = c.d",
+    },
+    Case {
+        name: "joined_to_the_time_spine_by_month",
+        metric: "orders_daily",
+        dimensions: &["metric_time.month", "order_id"],
+        // December has no orders: a row of its own, without an order.
+        expected: "SELECT c.d, o.i, coalesce(o.n, 0) FROM \
+                   (SELECT DISTINCT date_trunc('month', day) AS d FROM shop.calendar) c \
+                   LEFT JOIN (SELECT date_trunc('month', ordered_on) AS d, order_id AS i, count(*) AS n \
+                              FROM shop.orders GROUP BY 1, 2) o \
+                   ON o.d = c.d",
+    },
+    Case {
+        name: "filled_without_the_time_spine",
+        metric: "orders_daily",
+        dimensions: &["order_id"],
+        expected: "SELECT order_id, count(*) FROM shop.orders GROUP BY 1",
+    },
+    Case {
         name: "semi_additive_total",
         metric: "balance",
         dimensions: &[],
@@ -316,5 +343,41 @@ fn a_zero_denominator_is_refused_on_both_engines() {
         Some(21),
         "{}",
         transcript(&out, pg.path())
+    );
+}
+
+/// A filter on the time of a metric joined to the time spine would have to filter the spine's
+/// points too: refused (exit 15), never answered with points the filter excludes; on another
+/// dimension it is served.
+#[test]
+fn a_time_filter_on_a_spine_metric_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    kinds_in(dir.path(), "duckdb");
+    let warehouse = std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap();
+    duckdb_file(&dir.path().join("w.duckdb"), &warehouse);
+    let ask = |filter: &str| {
+        run(sqb().current_dir(dir.path()).args([
+            "query",
+            "-m",
+            "orders_daily",
+            "-d",
+            "metric_time",
+            "--filter",
+            filter,
+        ]))
+    };
+    let out = ask("metric_time >= DATE '2026-01-02'");
+    let text = transcript(&out, dir.path());
+    assert_eq!(out.status.code(), Some(15), "{text}");
+    assert!(
+        text.contains("joins to the time spine, and the filter"),
+        "{text}"
+    );
+    let out = ask("order_id > 1");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        transcript(&out, dir.path())
     );
 }

@@ -59,8 +59,9 @@ pub fn kind_fields(kind: &str) -> &'static [&'static str] {
 /// The fields a kind may have beyond those it requires and [`COMMON`].
 pub fn kind_options(kind: &str) -> &'static [&'static str] {
     match kind {
-        "percentile" => &["discrete"],
-        "semi_additive" => &["collapse_groupings"],
+        "percentile" => &["discrete", "join_to_timespine", "fill_nulls_with"],
+        "semi_additive" => &["collapse_groupings", "join_to_timespine", "fill_nulls_with"],
+        "single" | "distinct_count" => &["join_to_timespine", "fill_nulls_with"],
         _ => &[],
     }
 }
@@ -108,6 +109,13 @@ pub struct Canonical {
     /// within each requested group; `[]` for all the rows.
     #[serde(default)]
     pub collapse_groupings: Option<NameList>,
+    /// Grouped by its time, every point of the project's time spine is a row (MetricFlow's
+    /// `join_to_timespine`).
+    #[serde(default)]
+    pub join_to_timespine: Option<Spanned<bool>>,
+    /// The value of a group where the metric has none (MetricFlow's `fill_nulls_with`).
+    #[serde(default)]
+    pub fill_nulls_with: Option<Spanned<i64>>,
     pub distinct_on: Option<Spanned<String>>,
     pub column: Option<Spanned<String>>,
     pub quantile: Option<Spanned<f64>>,
@@ -241,6 +249,8 @@ fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical 
         collapse_dimension: r.string(t, "collapse_dimension"),
         collapse_agg: r.choice(t, "collapse_agg", COLLAPSE_AGG),
         collapse_groupings: r.strings(t, "collapse_groupings", false),
+        join_to_timespine: r.boolean(t, "join_to_timespine"),
+        fill_nulls_with: r.integer(t, "fill_nulls_with"),
         distinct_on: r.string(t, "distinct_on"),
         column: r.string(t, "column"),
         native_grain: r.strings(t, "native_grain", false),

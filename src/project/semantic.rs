@@ -18,6 +18,7 @@ pub(super) const SEMANTIC_KEYS: &[&str] = &[
     "joins",
     "grain",
     "agg_time_dimension",
+    "time_spine",
 ];
 
 /// A measure's aggregation.
@@ -38,6 +39,7 @@ pub const RELATIONSHIPS: &[&str] = &["many_to_one", "one_to_one", "one_to_many"]
 const MEASURE_KEYS: &[&str] = &["agg", "column", "expr", "agg_time_dimension", "description"];
 const DIMENSION_KEYS: &[&str] = &["column", "granularity", "description"];
 const JOIN_KEYS: &[&str] = &["to", "on", "relationship", "entity"];
+const TIME_SPINE_KEYS: &[&str] = &["column", "granularity"];
 
 /// A relation's semantic declarations; `None` on a model or source that has none.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -52,6 +54,27 @@ pub struct Semantic {
     /// `defaults.agg_time_dimension`); a measure may name its own.
     #[serde(default)]
     pub agg_time_dimension: Option<Spanned<String>>,
+    /// The relation is the project's time spine: one row per point of time, which a metric
+    /// with `join_to_timespine` is joined to, so that points without data are rows.
+    #[serde(default)]
+    pub time_spine: Option<TimeSpine>,
+}
+
+/// `[time_spine]`: the column that holds one row per point, and its grain.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TimeSpine {
+    pub column: Option<Spanned<String>>,
+    /// Default `day`.
+    pub granularity: Option<Spanned<String>>,
+    pub loc: Loc,
+}
+
+impl TimeSpine {
+    pub fn granularity(&self) -> &str {
+        self.granularity
+            .as_ref()
+            .map_or("day", |g| g.value.as_str())
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -116,6 +139,25 @@ pub(super) fn read_semantic(
         agg_time_dimension: r.string(t, "agg_time_dimension"),
         ..Semantic::default()
     };
+    if let Some(spine) = r.table(t, "time_spine") {
+        let context = format!("[time_spine] of {owner}");
+        r.check_keys(spine, TIME_SPINE_KEYS, &context);
+        let loc = r.key_loc(t, "time_spine");
+        let column = r.string(spine, "column");
+        if column.is_none() && !spine.contains_key("column") {
+            r.missing(
+                loc.clone(),
+                "column",
+                &context,
+                "name the column with one row per day: `column = \"date_day\"`",
+            );
+        }
+        semantic.time_spine = Some(TimeSpine {
+            column,
+            granularity: r.choice(spine, "granularity", GRANULARITIES),
+            loc,
+        });
+    }
     for (name, table, loc) in entries(r, t, "measures") {
         r.check_keys(table, MEASURE_KEYS, &format!("measure `{name}` of {owner}"));
         let agg = r.choice(table, "agg", AGGREGATIONS);

@@ -28,12 +28,30 @@ pub(super) fn check(project: &Project, relations: &Relations<'_>, diags: &mut Ve
         if let Some(source) = source {
             on_source(project, canonical, source, &what, diags);
         }
+        spine_needed(relations, canonical, &what, diags);
         for component in canonical.components() {
             component_of(project, component, &what, &active, diags);
         }
         derived(project, canonical, &what, diags);
     }
     cycles(project, diags);
+}
+
+/// `join_to_timespine` needs the project's time spine.
+fn spine_needed(relations: &Relations<'_>, c: &Canonical, what: &str, diags: &mut Vec<Diagnostic>) {
+    let Some(join) = c.join_to_timespine.as_ref().filter(|j| j.value) else {
+        return;
+    };
+    if super::relation::time_spine(relations).is_none() {
+        diags.push(
+            Diagnostic::error(
+                Code::TimeSpine,
+                format!("{what} joins to the time spine, and no model or source is one"),
+            )
+            .at(join.loc.clone(), "no time spine to join")
+            .hint("declare one: `[time_spine] column = \"date_day\"` in the sidecar of a model with one row per day"),
+        );
+    }
 }
 
 /// A derived metric's `expr` is one expression of the filter language naming only the

@@ -198,3 +198,13 @@ pub(super) fn is_numeric(ty: &DataType) -> bool {
 pub(super) fn is_temporal(ty: &DataType) -> bool {
     matches!(ty, DataType::Date | DataType::Timestamp { .. })
 }
+
+/// The project's time spine: the relation that declares `[time_spine]`, and its table (the
+/// first, when several do: `sqb compile` reports the others).
+pub(super) fn time_spine<'a, 'p>(
+    relations: &'a Relations<'p>,
+) -> Option<(&'a Relation<'p>, &'p crate::project::semantic::TimeSpine)> {
+    relations
+        .iter()
+        .find_map(|r| Some((r, r.semantic?.time_spine.as_ref()?)))
+}

@@ -26,6 +26,7 @@ pub(super) fn check(project: &Project, relations: &Relations<'_>, diags: &mut Ve
         check.dimensions(semantic, diags);
         check.joins(semantic, diags);
         check.agg_time_dimensions(semantic, diags);
+        check.time_spine(semantic, diags);
         if let Some(grain) = &semantic.grain {
             for column in &grain.value {
                 check.resolve(column, "the grain", diags);
@@ -128,6 +129,40 @@ impl<'p> Check<'_, 'p> {
                 needs(declared, granularity, &need, diags);
             }
         }
+    }
+
+    /// `[time_spine]` names a DATE or TIMESTAMP column, on one relation of the project only.
+    fn time_spine(&self, semantic: &Semantic, diags: &mut Vec<Diagnostic>) {
+        let Some(spine) = &semantic.time_spine else {
+            return;
+        };
+        if let Some((first, _)) = super::relation::time_spine(self.relations)
+            .filter(|(r, _)| r.name != self.relation.name)
+        {
+            diags.push(
+                Diagnostic::error(
+                    Code::TimeSpine,
+                    format!(
+                        "{} declares a time spine, and {} declares one already",
+                        self.relation.describe(),
+                        first.describe()
+                    ),
+                )
+                .at(spine.loc.clone(), "a second time spine")
+                .hint("a project has one time spine: keep one `[time_spine]`"),
+            );
+        }
+        let Some(column) = &spine.column else { return };
+        let Some(declared) = self.resolve(column, "the time spine", diags) else {
+            return;
+        };
+        let need = Need {
+            what: format!("the time spine of {}", self.relation.describe()),
+            expected: "a DATE or TIMESTAMP type",
+            fits: is_temporal,
+            hint: "a time spine has one row per point of time: name its DATE or TIMESTAMP column",
+        };
+        needs(declared, column, &need, diags);
     }
 
     /// Each `agg_time_dimension` (the relation's, and a measure's) names a time dimension of

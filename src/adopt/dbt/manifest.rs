@@ -89,6 +89,9 @@ pub struct Node {
     pub column_name: Option<String>,
     #[serde(default)]
     pub attached_node: Option<String>,
+    /// dbt 1.9+'s `time_spine:` model property (`standard_granularity_column`).
+    #[serde(default)]
+    pub time_spine: Option<Value>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -139,6 +142,9 @@ pub struct ColumnInfo {
     pub constraints: Vec<Constraint>,
     #[serde(default)]
     pub tags: Vec<String>,
+    /// A time spine column's grain (dbt 1.9+).
+    #[serde(default)]
+    pub granularity: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

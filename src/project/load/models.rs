@@ -28,6 +28,7 @@ pub(super) const SIDECAR_KEYS: &[&str] = &[
     "joins",
     "grain",
     "agg_time_dimension",
+    "time_spine",
 ];
 
 pub(super) fn load_models(

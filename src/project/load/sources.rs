@@ -20,6 +20,7 @@ pub(super) const SOURCE_KEYS: &[&str] = &[
     "joins",
     "grain",
     "agg_time_dimension",
+    "time_spine",
 ];
 
 pub(super) fn load_sources(loader: &mut Loader) -> Vec<SourceTable> {

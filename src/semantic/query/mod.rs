@@ -182,6 +182,10 @@ struct Leaf<'a, 'p> {
     /// Its `collapse_groupings`: the point is chosen over all rows within these (MetricFlow's
     /// rule), not within each requested group.
     groupings: Option<&'p crate::project::NameList>,
+    /// `join_to_timespine`: grouped by its time, every point of the time spine is a row.
+    spine: bool,
+    /// `fill_nulls_with`: its value where it has none.
+    fill: Option<i64>,
     /// Read from a provisional realization.
     provisional: bool,
     /// The provisional realization's rows after the final watermark: the leaf also counts
@@ -598,6 +602,8 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 .collapse_groupings
                 .as_ref()
                 .filter(|_| kind == "semi_additive"),
+            spine: c.join_to_timespine.as_ref().is_some_and(|j| j.value),
+            fill: c.fill_nulls_with.as_ref().map(|f| f.value),
             collapse: match (kind, &c.collapse_dimension, &c.collapse_agg) {
                 ("semi_additive", Some(d), Some(agg)) => Some((d, agg.value.as_str())),
                 ("semi_additive", _, _) => return Err(unsupported("has no collapse dimension")),

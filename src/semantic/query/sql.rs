@@ -6,8 +6,105 @@
 use super::*;
 
 impl<'a, 'p> Compiler<'a, 'p> {
-    /// A leaf's query: its dimensions, its aggregate, its filters and the query's.
+    /// A leaf's query: its dimensions, its aggregate, its filters and the query's; joined to
+    /// the time spine when it says so and is grouped by its time.
     pub(super) fn leaf_sql(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        dimensions: &[Spanned<String>],
+        filters: &[Spanned<String>],
+    ) -> Result<String, Refusal> {
+        let sql = self.leaf_rows(leaf, dimensions, filters)?;
+        if !leaf.spine {
+            return Ok(sql);
+        }
+        let time = resolve::agg_time(leaf.relation, leaf.measure.map(|m| m.value.as_str()));
+        let mut at = None;
+        for (i, d) in dimensions.iter().enumerate() {
+            let reached = self.leaf_dimension(leaf, d)?;
+            let is_time = reached.path.is_empty()
+                && time.is_some_and(|t| reached.dimension.name.value == t.value);
+            if is_time && at.is_none() {
+                let declared = reached
+                    .dimension
+                    .granularity
+                    .as_ref()
+                    .map(|g| g.value.as_str());
+                at = Some((i, reached.granularity.or(declared).unwrap_or("day")));
+            }
+        }
+        let Some((i, grain)) = at else {
+            return Ok(sql);
+        };
+        self.spine_refuses_time_filters(leaf, filters)?;
+        self.spined(leaf, &sql, dimensions.len(), i, grain)
+    }
+
+    /// A leaf joined to the time spine: every point of the spine (at the grain asked) is a
+    /// row, the leaf's other dimensions and value NULL where it has no data there.
+    fn spined(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        sql: &str,
+        dims: usize,
+        time: usize,
+        grain: &str,
+    ) -> Result<String, Refusal> {
+        let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+        let Some((spine, table)) = super::super::relation::time_spine(self.relations) else {
+            return Err(Refusal::new(
+                "unsupported_measure",
+                format!("metric `{name}` joins to the time spine, and the project has none"),
+            ));
+        };
+        let column = table.column.as_ref().map_or("", |c| c.value.as_str());
+        let point = format!("date_trunc('{grain}', {})", column_ref("ts", column));
+        let mut select: Vec<String> = (0..dims)
+            .map(|j| match j == time {
+                true => format!("\"t\".\"d{j}\" AS \"d{j}\""),
+                false => format!("\"m\".\"d{j}\" AS \"d{j}\""),
+            })
+            .collect();
+        select.push("\"m\".\"v\" AS \"v\"".into());
+        Ok(format!(
+            "  SELECT {}\n  FROM (SELECT DISTINCT {point} AS \"d{time}\" FROM {} AS \"ts\") AS \"t\"\n  LEFT JOIN (\n{sql}\n  ) AS \"m\" ON \"m\".\"d{time}\" = \"t\".\"d{time}\"",
+            select.join(", "),
+            self.source_sql(spine)?
+        ))
+    }
+
+    /// A query filter on the time of a leaf joined to the spine would have to filter the
+    /// spine's points too, which sqb does not yet: refused, never answered with the points
+    /// the filter excludes.
+    fn spine_refuses_time_filters(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        filters: &[Spanned<String>],
+    ) -> Result<(), Refusal> {
+        for filter in filters {
+            let Ok(expr) = predicate::parse(self.project, &filter.value) else {
+                continue;
+            };
+            for parts in predicate::column_refs(&expr) {
+                let reference = self.spanned(&parts.join("."));
+                let Ok(reached) = self.leaf_dimension(leaf, &reference) else {
+                    continue;
+                };
+                if reached.path.is_empty() && reached.dimension.granularity.is_some() {
+                    let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+                    return Err(Refusal {
+                        code: "unsupported_measure",
+                        message: format!("metric `{name}` joins to the time spine, and the filter `{}` is on its time", filter.value),
+                        hint: Some("group by its time without filtering on it, or ask for a metric without `join_to_timespine`".into()),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A leaf's rows: its dimensions, its aggregate, its filters and the query's.
+    fn leaf_rows(
         &self,
         leaf: &Leaf<'a, 'p>,
         dimensions: &[Spanned<String>],
@@ -345,7 +442,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             })
             .collect();
         for (f, name) in formulas.iter().zip(&columns[dims..]) {
-            select.push(format!("{} AS {}", self.formula_sql(f), quote(name)));
+            select.push(format!("{} AS {}", self.formula_sql(f, all), quote(name)));
         }
         for (f, m) in formulas.iter().zip(served) {
             if let Some(flag) = &m.final_flag {
@@ -387,16 +484,16 @@ impl<'a, 'p> Compiler<'a, 'p> {
 
 impl Compiler<'_, '_> {
     /// A metric's value in a group, from its leaves' values.
-    fn formula_sql(&self, f: &Formula) -> String {
+    fn formula_sql(&self, f: &Formula, leaves: &[Leaf<'_, '_>]) -> String {
         match f {
-            Formula::Value(part) => part_sql(*part),
+            Formula::Value(part) => part_sql(*part, leaves),
             Formula::Divide {
                 numerator,
                 denominator,
                 on_zero,
                 metric,
             } => {
-                let (n, d) = (part_sql(*numerator), part_sql(*denominator));
+                let (n, d) = (part_sql(*numerator, leaves), part_sql(*denominator, leaves));
                 let rules = engine_rules::of(self.engine);
                 let cast = rules.quotient_type();
                 match on_zero.as_str() {
@@ -427,7 +524,7 @@ impl Compiler<'_, '_> {
                 });
                 let mut sql = expr.to_string();
                 for (i, (_, input)) in inputs.iter().enumerate() {
-                    let value = format!("({})", self.formula_sql(input));
+                    let value = format!("({})", self.formula_sql(input, leaves));
                     sql = sql.replace(&format!("__sqb_input_{i}__"), &value);
                 }
                 sql
@@ -449,9 +546,13 @@ pub(super) struct Window<'w> {
 }
 
 /// A part's value in a group.
-fn part_sql(part: Part) -> String {
+fn part_sql(part: Part, leaves: &[Leaf<'_, '_>]) -> String {
     match part {
-        Part::Leaf(i) => format!("{}.\"v\"", leaf_name(i)),
+        // `fill_nulls_with`: the value of a group where the metric has none.
+        Part::Leaf(i) => match leaves[i].fill {
+            Some(fill) => format!("COALESCE({}.\"v\", {fill})", leaf_name(i)),
+            None => format!("{}.\"v\"", leaf_name(i)),
+        },
         Part::Coalesced { settled, live, how } => finality::combined(
             how,
             &format!("{}.\"v\"", leaf_name(settled)),

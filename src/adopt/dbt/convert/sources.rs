@@ -172,6 +172,7 @@ impl Node {
             depends_on: Default::default(),
             version: None,
             test_metadata: None,
+            time_spine: None,
             column_name: None,
             attached_node: None,
         }

@@ -161,13 +161,20 @@ impl Importer<'_> {
             return Err("names no measure".into());
         };
         let m = &input.name;
-        if input.get("join_to_timespine").and_then(Value::as_bool) == Some(true) {
-            return Err(format!("joins measure `{m}` to the time spine, so that days without data are rows; sqb's bindings have no time spine"));
+        let spine = input.get("join_to_timespine").and_then(Value::as_bool) == Some(true);
+        let fill = match input.get("fill_nulls_with").filter(|v| !v.is_null()) {
+            None => None,
+            Some(v) => Some(v.as_i64().ok_or_else(|| {
+                format!("fills measure `{m}`'s empty groups with {v}, which is not an integer")
+            })?),
+        };
+        if spine && !self.has_time_spine() {
+            return Err(format!("joins measure `{m}` to the time spine, and the project has no time spine the import carries (`time_spine:` on a model, or `metricflow_time_spine`)"));
         }
-        if let Some(fill) = input.get("fill_nulls_with") {
-            return Err(format!(
-                "fills measure `{m}`'s empty groups with {fill}; sqb's bindings leave them out"
-            ));
+        let filtered =
+            metric.filter.as_ref().is_some_and(|f| !f.is_null()) || input.filter().is_some();
+        if spine && filtered {
+            return Err(format!("joins measure `{m}` to the time spine and filters it: MetricFlow filters the spine's points too, which sqb does not"));
         }
         if let Some((index, _)) = pass.layer.measures.get(m) {
             pass.base.insert(metric.name.clone(), *index);
@@ -245,6 +252,12 @@ impl Importer<'_> {
         if let Some(filter) = filters::conjunction(&predicates) {
             canonical.insert("population_filter", filter.into());
         }
+        if spine {
+            canonical.insert("join_to_timespine", true.into());
+        }
+        if let Some(fill) = fill {
+            canonical.insert("fill_nulls_with", fill.into());
+        }
         pass.simple
             .insert(metric.name.clone(), (m.clone(), canonical.clone()));
         Ok(canonical)
@@ -270,6 +283,9 @@ impl Importer<'_> {
         let Some((measure_name, canonical)) = pass.simple.get(m).cloned() else {
             return Err(format!("filters metric `{m}` in its definition, and `{m}` is not a simple metric the filter could be added to"));
         };
+        if canonical.contains_key("join_to_timespine") {
+            return Err(format!("filters metric `{m}`, which joins to the time spine: MetricFlow filters the spine's points too, which sqb does not"));
+        }
         let name = format!("{}__{role}", owner.name);
         let taken = pass
             .metrics

@@ -84,6 +84,7 @@ impl Layer {
 impl Importer<'_> {
     /// Carries every semantic model and metric over, or reports it.
     pub(in crate::adopt::dbt) fn carry_semantic_layer(&mut self) {
+        self.carry_time_spine();
         let models = self.manifest.semantic_models.clone();
         let mut layer = Layer {
             primary: Vec::new(),
@@ -131,6 +132,58 @@ impl Importer<'_> {
         layer.models = models;
         let pass = self.carry_metrics(&layer);
         self.carry_saved_queries(&layer, &pass);
+    }
+
+    /// The project's time spine: the model with dbt's `time_spine:` property (its
+    /// `standard_granularity_column`), else the legacy `metricflow_time_spine` model's
+    /// `date_day`, as `time_spine = { column = … }` on its sidecar.
+    fn carry_time_spine(&mut self) {
+        let nodes = &self.manifest.nodes;
+        let declared = nodes.iter().find_map(|n| {
+            let column = n
+                .time_spine
+                .as_ref()?
+                .get("standard_granularity_column")?
+                .as_str()?;
+            Some((n, column.to_string()))
+        });
+        let legacy = || {
+            nodes
+                .iter()
+                .find(|n| n.resource_type == "model" && n.name == "metricflow_time_spine")
+                .map(|n| (n, "date_day".to_string()))
+        };
+        let Some((node, column)) = declared.or_else(legacy) else {
+            return;
+        };
+        let Some(Target::Model(model)) = self.targets.get(&node.unique_id).cloned() else {
+            return;
+        };
+        if column_name(&column).is_none() {
+            return;
+        }
+        let grain = node
+            .columns
+            .iter()
+            .find(|(name, _)| *name == column)
+            .and_then(|(_, c)| c.granularity.clone())
+            .filter(|g| GRANULARITIES.contains(&g.as_str()));
+        let mut spine = InlineTable::new();
+        spine.insert("column", column.as_str().into());
+        if let Some(g) = grain.filter(|g| g != "day") {
+            spine.insert("granularity", g.as_str().into());
+        }
+        self.ensure_column(model, &column);
+        self.models[model]
+            .props
+            .push(("time_spine", toml_edit::Value::InlineTable(spine)));
+    }
+
+    /// Whether the import carries a time spine.
+    pub(super) fn has_time_spine(&self) -> bool {
+        self.models
+            .iter()
+            .any(|m| m.props.iter().any(|(k, _)| *k == "time_spine"))
     }
 
     fn semantic_target(&self, sm: &SemanticModel) -> Option<usize> {

@@ -1,0 +1,1 @@
+select '2024-01' as month_name

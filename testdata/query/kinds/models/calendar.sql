@@ -1,0 +1,1 @@
+select day from shop.calendar
