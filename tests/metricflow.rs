@@ -431,7 +431,7 @@ fn every_metric_is_asked_or_reported() {
     );
     assert_eq!(
         (files.len() - copies.len(), reported.len()),
-        (25, 4),
+        (29, 2),
         "bound and reported metrics: {report:#}"
     );
 }
@@ -451,7 +451,7 @@ fn a_broken_record_leaves_the_plain_refusal() {
                 "query",
                 "--sql",
                 "--metric",
-                "revenue_last_7_days",
+                "revenue_growth",
             ])));
         });
         finished
@@ -471,7 +471,7 @@ fn a_broken_record_leaves_the_plain_refusal() {
         let text = transcript(&asked, tmp.path());
         assert_eq!(asked.status.code(), Some(10), "{text}");
         assert!(
-            text.contains("no metric is named `revenue_last_7_days`"),
+            text.contains("no metric is named `revenue_growth`"),
             "{text}"
         );
         assert!(!text.contains("did not carry"), "{text}");

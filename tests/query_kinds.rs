@@ -172,6 +172,40 @@ const CASES: &[Case] = &[
         expected: "SELECT order_id, count(*) FROM shop.orders GROUP BY 1",
     },
     Case {
+        name: "cumulative_over_a_window",
+        metric: "revenue_last_3_days",
+        dimensions: &["metric_time"],
+        // Each day of the calendar with orders in the three days up to it.
+        expected: "SELECT c.d, sum(o.amount) FROM (SELECT DISTINCT date_trunc('day', day) AS d FROM shop.calendar) c \
+                   JOIN shop.orders o ON date_trunc('day', o.ordered_on) <= c.d \
+                   AND date_trunc('day', o.ordered_on) > c.d - INTERVAL '3 day' GROUP BY 1",
+    },
+    Case {
+        name: "cumulative_month_to_date",
+        metric: "revenue_month_to_date",
+        dimensions: &["metric_time", "order_date.month"],
+        expected: "SELECT c.d, date_trunc('month', o.ordered_on), sum(o.amount) \
+                   FROM (SELECT DISTINCT date_trunc('day', day) AS d FROM shop.calendar) c \
+                   JOIN shop.orders o ON date_trunc('day', o.ordered_on) <= c.d \
+                   AND date_trunc('day', o.ordered_on) >= date_trunc('month', c.d) GROUP BY 1, 2",
+    },
+    Case {
+        name: "cumulative_by_month",
+        metric: "revenue_to_date",
+        dimensions: &["metric_time.month"],
+        // Each month's first day with revenue to date: January 1st (10) and February 1st (45.5).
+        expected: "SELECT date_trunc('month', c.d), sum(o.amount) \
+                   FROM (SELECT min(d) AS d FROM (SELECT DISTINCT date_trunc('day', day) AS d FROM shop.calendar \
+                         WHERE day >= (SELECT min(ordered_on) FROM shop.orders)) x GROUP BY date_trunc('month', d)) c \
+                   JOIN shop.orders o ON date_trunc('day', o.ordered_on) <= c.d GROUP BY 1",
+    },
+    Case {
+        name: "cumulative_over_all_time_without_its_time",
+        metric: "revenue_to_date",
+        dimensions: &["order_id"],
+        expected: "SELECT order_id, sum(amount) FROM shop.orders GROUP BY 1",
+    },
+    Case {
         name: "semi_additive_total",
         metric: "balance",
         dimensions: &[],
@@ -348,7 +382,8 @@ fn a_zero_denominator_is_refused_on_both_engines() {
 
 /// A filter on the time of a metric joined to the time spine would have to filter the spine's
 /// points too: refused (exit 15), never answered with points the filter excludes; on another
-/// dimension it is served.
+/// dimension it is served. A cumulative metric over a window, asked without its time, is
+/// refused too.
 #[test]
 fn a_time_filter_on_a_spine_metric_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -379,5 +414,19 @@ fn a_time_filter_on_a_spine_metric_is_refused() {
         Some(0),
         "{}",
         transcript(&out, dir.path())
+    );
+    // A window without its time, as MetricFlow refuses it.
+    let out = run(sqb().current_dir(dir.path()).args([
+        "query",
+        "-m",
+        "revenue_last_3_days",
+        "-d",
+        "order_id",
+    ]));
+    let text = transcript(&out, dir.path());
+    assert_eq!(out.status.code(), Some(15), "{text}");
+    assert!(
+        text.contains("adds up over a window of time, and the query does not group by its time"),
+        "{text}"
     );
 }

@@ -33,10 +33,13 @@ pub const KINDS: &[&str] = &[
     "percentile",
     "opaque",
     "derived",
+    "cumulative",
 ];
 const PROVENANCE: &[&str] = &["board_approved", "human_curated", "inferred"];
 const STATUS: &[&str] = &["active", "deprecated"];
 const COLLAPSE_AGG: &[&str] = &["last", "first", "avg", "min", "max"];
+const PERIOD_AGG: &[&str] = &["first", "last", "average"];
+const GRAINS: &[&str] = &["day", "week", "month", "quarter", "year"];
 const ON_ZERO: &[&str] = &["null", "zero", "error"];
 /// Keys every kind may have.
 const COMMON: &[&str] = &["kind", "population_filter", "on_zero_denominator"];
@@ -52,6 +55,7 @@ pub fn kind_fields(kind: &str) -> &'static [&'static str] {
         "percentile" => &["source", "column", "quantile"],
         "opaque" => &["source", "measure", "native_grain"],
         "derived" => &["expr", "metrics"],
+        "cumulative" => &["source", "measure"],
         _ => &[],
     }
 }
@@ -62,6 +66,7 @@ pub fn kind_options(kind: &str) -> &'static [&'static str] {
         "percentile" => &["discrete", "join_to_timespine", "fill_nulls_with"],
         "semi_additive" => &["collapse_groupings", "join_to_timespine", "fill_nulls_with"],
         "single" | "distinct_count" => &["join_to_timespine", "fill_nulls_with"],
+        "cumulative" => &["window", "grain_to_date", "period_agg", "fill_nulls_with"],
         _ => &[],
     }
 }
@@ -116,6 +121,16 @@ pub struct Canonical {
     /// The value of a group where the metric has none (MetricFlow's `fill_nulls_with`).
     #[serde(default)]
     pub fill_nulls_with: Option<Spanned<i64>>,
+    /// A cumulative metric's window, `"7 days"`: the points it adds up before each one.
+    #[serde(default)]
+    pub window: Option<Spanned<String>>,
+    /// A cumulative metric from the start of each period of this grain.
+    #[serde(default)]
+    pub grain_to_date: Option<Spanned<String>>,
+    /// A cumulative metric at a coarser grain than the spine's: the `first` (default), `last`
+    /// or `average` of its points in each period.
+    #[serde(default)]
+    pub period_agg: Option<Spanned<String>>,
     pub distinct_on: Option<Spanned<String>>,
     pub column: Option<Spanned<String>>,
     pub quantile: Option<Spanned<f64>>,
@@ -251,6 +266,9 @@ fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical 
         collapse_groupings: r.strings(t, "collapse_groupings", false),
         join_to_timespine: r.boolean(t, "join_to_timespine"),
         fill_nulls_with: r.integer(t, "fill_nulls_with"),
+        window: read_window(r, t),
+        grain_to_date: r.choice(t, "grain_to_date", GRAINS),
+        period_agg: r.choice(t, "period_agg", PERIOD_AGG),
         distinct_on: r.string(t, "distinct_on"),
         column: r.string(t, "column"),
         native_grain: r.strings(t, "native_grain", false),
@@ -318,6 +336,39 @@ fn check_kind_fields(r: &mut Reader<'_>, t: &dyn TableLike, kind: &Spanned<Strin
 }
 
 /// `quantile`: a number strictly between 0 and 1.
+/// A cumulative window, `"<count> <grain>"` (`"7 days"`, `"1 month"`).
+fn read_window(r: &mut Reader<'_>, t: &dyn TableLike) -> Option<Spanned<String>> {
+    let window = r.string(t, "window")?;
+    if window_parts(&window.value).is_some() {
+        return Some(window);
+    }
+    r.push(
+        Diagnostic::error(
+            Code::InvalidValue,
+            format!("invalid value `{}` for `window`", window.value),
+        )
+        .at(window.loc.clone(), "expected a count and a grain")
+        .hint("write how far back it adds up: `window = \"7 days\"` (day, week, month, quarter or year)"),
+    );
+    None
+}
+
+/// A window's count and grain: `"7 days"` is (7, "day").
+pub fn window_parts(window: &str) -> Option<(u32, &'static str)> {
+    let mut words = window.split_whitespace();
+    let count: u32 = words.next()?.parse().ok().filter(|n| *n > 0)?;
+    let unit = words.next()?.to_ascii_lowercase();
+    if words.next().is_some() {
+        return None;
+    }
+    let unit = unit.strip_suffix('s').unwrap_or(&unit);
+    GRAINS
+        .iter()
+        .copied()
+        .find(|g| *g == unit)
+        .map(|g| (count, g))
+}
+
 fn read_quantile(r: &mut Reader<'_>, t: &dyn TableLike) -> Option<Spanned<f64>> {
     let item = t.get("quantile")?;
     let value = item

@@ -37,18 +37,67 @@ pub(super) fn check(project: &Project, relations: &Relations<'_>, diags: &mut Ve
     cycles(project, diags);
 }
 
-/// `join_to_timespine` needs the project's time spine.
+/// A cumulative metric adds up its measure in time: the measure has an agg time dimension, and
+/// the metric a `window` or a `grain_to_date`, not both.
+fn cumulative(c: &Canonical, source: &Relation<'_>, what: &str, diags: &mut Vec<Diagnostic>) {
+    let Some(kind) = c.kind.as_ref().filter(|k| k.value == "cumulative") else {
+        return;
+    };
+    if let (Some(window), Some(to_date)) = (&c.window, &c.grain_to_date) {
+        diags.push(
+            Diagnostic::error(
+                Code::InvalidValue,
+                format!("{what} has both a `window` and a `grain_to_date`"),
+            )
+            .at(to_date.loc.clone(), "a grain to date")
+            .related(window.loc.clone(), "and a window")
+            .hint("a cumulative metric adds up over a window, or from the start of each period: keep one"),
+        );
+    }
+    let measure = c.measure.as_ref().map(|m| m.value.as_str());
+    let has_measure = source.semantic.is_some_and(|s| {
+        s.measures
+            .iter()
+            .any(|m| Some(m.name.value.as_str()) == measure)
+    });
+    if has_measure && super::resolve::agg_time(source, measure).is_none() {
+        diags.push(
+            Diagnostic::error(
+                Code::AggTimeDimension,
+                format!(
+                    "{what} is cumulative over measure `{}`, which has no time in {}",
+                    measure.unwrap_or_default(),
+                    source.describe()
+                ),
+            )
+            .at(kind.loc.clone(), "adds up in time")
+            .hint("declare the time of its measures: `agg_time_dimension = \"ordered_at\"` in the sidecar"),
+        );
+    }
+}
+
+/// `join_to_timespine` and cumulative metrics need the project's time spine.
 fn spine_needed(relations: &Relations<'_>, c: &Canonical, what: &str, diags: &mut Vec<Diagnostic>) {
-    let Some(join) = c.join_to_timespine.as_ref().filter(|j| j.value) else {
+    let cumulative = c.kind.as_ref().filter(|k| k.value == "cumulative");
+    let joined = c
+        .join_to_timespine
+        .as_ref()
+        .filter(|j| j.value)
+        .map(|j| j.loc.clone());
+    let Some(at) = joined.or_else(|| cumulative.map(|k| k.loc.clone())) else {
         return;
     };
     if super::relation::time_spine(relations).is_none() {
+        let does = match cumulative {
+            Some(_) => "is cumulative over the time spine's points",
+            None => "joins to the time spine",
+        };
         diags.push(
             Diagnostic::error(
                 Code::TimeSpine,
-                format!("{what} joins to the time spine, and no model or source is one"),
+                format!("{what} {does}, and no model or source is one"),
             )
-            .at(join.loc.clone(), "no time spine to join")
+            .at(at, "no time spine to join")
             .hint("declare one: `[time_spine] column = \"date_day\"` in the sidecar of a model with one row per day"),
         );
     }
@@ -243,6 +292,7 @@ fn on_source(
     if let Some(dimension) = &c.collapse_dimension {
         collapse_dimension(source, dimension, what, diags);
     }
+    cumulative(c, source, what, diags);
     if let Some(groupings) = &c.collapse_groupings {
         for column in &groupings.value {
             resolve_on(source, column, what, diags);

@@ -186,11 +186,23 @@ struct Leaf<'a, 'p> {
     spine: bool,
     /// `fill_nulls_with`: its value where it has none.
     fill: Option<i64>,
+    /// A cumulative metric: how far back each point adds up.
+    cumulative: Option<Cumulative<'p>>,
     /// Read from a provisional realization.
     provisional: bool,
     /// The provisional realization's rows after the final watermark: the leaf also counts
     /// them (`n`); a group with any is provisional.
     after: Option<String>,
+}
+
+/// How a cumulative leaf adds up before each point of the time spine.
+#[derive(Clone, Copy)]
+struct Cumulative<'p> {
+    /// `7 days` is (7, "day").
+    window: Option<(u32, &'static str)>,
+    grain_to_date: Option<&'p str>,
+    /// `first`, `last` or `average` of the points of a coarser period.
+    period_agg: &'p str,
 }
 
 /// One value of a metric in a group: a leaf's, or a final and a provisional leaf's combined.
@@ -566,7 +578,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let unsupported =
             |why: &str| Refusal::new("unsupported_measure", format!("metric `{name}` {why}"));
         let aggregate = match kind {
-            "single" | "opaque" | "semi_additive" => {
+            "single" | "opaque" | "semi_additive" | "cumulative" => {
                 self.measure_aggregate(relation, c.measure.as_ref(), name)?
             }
             "distinct_count" => {
@@ -604,6 +616,14 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 .filter(|_| kind == "semi_additive"),
             spine: c.join_to_timespine.as_ref().is_some_and(|j| j.value),
             fill: c.fill_nulls_with.as_ref().map(|f| f.value),
+            cumulative: (kind == "cumulative").then(|| Cumulative {
+                window: c
+                    .window
+                    .as_ref()
+                    .and_then(|w| crate::project::metrics::window_parts(&w.value)),
+                grain_to_date: c.grain_to_date.as_ref().map(|g| g.value.as_str()),
+                period_agg: c.period_agg.as_ref().map_or("first", |p| p.value.as_str()),
+            }),
             collapse: match (kind, &c.collapse_dimension, &c.collapse_agg) {
                 ("semi_additive", Some(d), Some(agg)) => Some((d, agg.value.as_str())),
                 ("semi_additive", _, _) => return Err(unsupported("has no collapse dimension")),

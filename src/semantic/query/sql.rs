@@ -111,11 +111,18 @@ impl<'a, 'p> Compiler<'a, 'p> {
         filters: &[Spanned<String>],
     ) -> Result<String, Refusal> {
         let mut joins: Vec<(Vec<&'p str>, String)> = Vec::new();
+        let plan = match leaf.cumulative {
+            Some(c) => self.cumulative_plan(leaf, c, dimensions, filters, &mut joins)?,
+            None => None,
+        };
         let mut exprs = Vec::new();
         let mut queried_time = None;
-        for reference in dimensions {
+        for (i, reference) in dimensions.iter().enumerate() {
             let reached = self.leaf_dimension(leaf, reference)?;
-            let expr = self.dimension_sql(leaf.relation, &reached, &mut joins)?;
+            let expr = match &plan {
+                Some(p) if p.time == i => p.point_at_grain(),
+                _ => self.dimension_sql(leaf.relation, &reached, &mut joins)?,
+            };
             let collapses = leaf.collapse.is_some_and(|(d, _)| {
                 reached.path.is_empty()
                     && (reached.dimension.name.value == d.value
@@ -160,6 +167,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
             };
             return self.windowed_leaf_sql(leaf, &window, &joins, &predicates);
         }
+        let collapse = match &plan {
+            Some(p) if p.coarser() => Some(POINT.to_string()),
+            _ => collapse,
+        };
         if let Some(t) = &collapse {
             select.push(format!("{t} AS \"t\""));
         }
@@ -167,11 +178,11 @@ impl<'a, 'p> Compiler<'a, 'p> {
         if leaf.after.is_some() {
             select.push("count(*) AS \"n\"".to_string());
         }
-        let mut sql = format!(
-            "  SELECT {}\n  FROM {} AS \"s\"",
-            select.join(", "),
-            self.source_sql(leaf.relation)?
-        );
+        let from = match &plan {
+            Some(p) => p.from.clone(),
+            None => format!("{} AS \"s\"", self.source_sql(leaf.relation)?),
+        };
+        let mut sql = format!("  SELECT {}\n  FROM {from}", select.join(", "));
         for (_, join) in &joins {
             let _ = write!(sql, "\n  {join}");
         }
@@ -191,10 +202,97 @@ impl<'a, 'p> Compiler<'a, 'p> {
             let groups: Vec<String> = (1..=grouped).map(|i| i.to_string()).collect();
             let _ = write!(sql, "\n  GROUP BY {}", groups.join(", "));
         }
-        Ok(match leaf.collapse {
-            Some((_, agg)) => collapsed(&sql, agg, dimensions.len()),
-            None => sql,
+        Ok(match (&plan, leaf.collapse) {
+            (Some(p), _) if p.coarser() => collapsed(&sql, p.period_agg(), dimensions.len()),
+            (_, Some((_, agg))) => collapsed(&sql, agg, dimensions.len()),
+            _ => sql,
         })
+    }
+
+    /// How a cumulative leaf is read: grouped by its time, from the time spine's points, each
+    /// joined to the leaf's rows in its window (`None` for a metric that adds up over all
+    /// time, asked without its time: a plain aggregate). A window or a grain to date without
+    /// its time in the query is refused, as MetricFlow refuses it.
+    fn cumulative_plan(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        c: Cumulative<'p>,
+        dimensions: &[Spanned<String>],
+        filters: &[Spanned<String>],
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<Option<CumulativePlan<'p>>, Refusal> {
+        let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+        let unsupported =
+            |why: String| Refusal::new("unsupported_measure", format!("metric `{name}` {why}"));
+        let measure = leaf.measure.map(|m| m.value.as_str());
+        let Some(time) = resolve::agg_time(leaf.relation, measure) else {
+            return Err(unsupported(
+                "is cumulative, and its measure has no time".into(),
+            ));
+        };
+        let mut at = None;
+        for (i, d) in dimensions.iter().enumerate() {
+            let reached = self.leaf_dimension(leaf, d)?;
+            if at.is_none() && reached.path.is_empty() && reached.dimension.name.value == time.value
+            {
+                let declared = reached
+                    .dimension
+                    .granularity
+                    .as_ref()
+                    .map(|g| g.value.as_str());
+                at = Some((i, reached.granularity.or(declared).unwrap_or("day")));
+            }
+        }
+        let Some((i, grain)) = at else {
+            if c.window.is_some() || c.grain_to_date.is_some() {
+                return Err(Refusal {
+                    code: "unsupported_measure",
+                    message: format!("metric `{name}` adds up over a window of time, and the query does not group by its time"),
+                    hint: Some(format!("group by `metric_time` (or `{}`) at some grain", time.value)),
+                });
+            }
+            return Ok(None);
+        };
+        self.spine_refuses_time_filters(leaf, filters)?;
+        let Some((spine, table)) = super::super::relation::time_spine(self.relations) else {
+            return Err(unsupported(
+                "is cumulative, and the project has no time spine".into(),
+            ));
+        };
+        let reached = self.dimension(leaf.relation, time)?;
+        let point_of_row = self.dimension_sql(leaf.relation, &reached, joins)?;
+        let base = table.granularity();
+        let column = table.column.as_ref().map_or("", |c| c.value.as_str());
+        let mut on = vec![format!("{point_of_row} <= {POINT}")];
+        match (c.window, c.grain_to_date) {
+            (Some((n, unit)), _) => {
+                on.push(format!("{point_of_row} > {POINT} - INTERVAL '{n} {unit}'"))
+            }
+            (None, Some(g)) => on.push(format!("{point_of_row} >= date_trunc('{g}', {POINT})")),
+            (None, None) => {}
+        }
+        let from = format!(
+            "(SELECT DISTINCT date_trunc('{base}', {}) AS \"p\" FROM {} AS \"ts\") AS \"ts\"\n  INNER JOIN {} AS \"s\" ON {}",
+            column_ref("ts", column),
+            self.source_sql(spine)?,
+            self.source_sql(leaf.relation)?,
+            on.join(" AND ")
+        );
+        Ok(Some(CumulativePlan {
+            time: i,
+            grain: GRAIN_RANK
+                .iter()
+                .copied()
+                .find(|g| *g == grain)
+                .unwrap_or("day"),
+            base: GRAIN_RANK
+                .iter()
+                .copied()
+                .find(|g| *g == base)
+                .unwrap_or("day"),
+            period_agg: c.period_agg,
+            from,
+        }))
     }
 
     /// A semi-additive leaf under MetricFlow's rule: the rows of the last (first) point of the
@@ -529,6 +627,47 @@ impl Compiler<'_, '_> {
                 }
                 sql
             }
+        }
+    }
+}
+
+/// A point of the time spine, in a cumulative leaf.
+const POINT: &str = "\"ts\".\"p\"";
+const GRAIN_RANK: &[&str] = &["hour", "day", "week", "month", "quarter", "year"];
+
+/// A cumulative leaf's reading: the spine's points joined to the rows in each one's window.
+pub(super) struct CumulativePlan<'p> {
+    /// The requested dimension that is its time, and the grain asked.
+    time: usize,
+    grain: &'static str,
+    /// The spine's grain.
+    base: &'static str,
+    period_agg: &'p str,
+    /// The FROM clause: the spine's points, and the source (`"s"`) joined in each window.
+    from: String,
+}
+
+impl CumulativePlan<'_> {
+    /// Asked at a coarser grain than the spine's: each period is its points' first, last or
+    /// average value.
+    fn coarser(&self) -> bool {
+        let rank = |g: &str| GRAIN_RANK.iter().position(|x| *x == g);
+        rank(self.grain) > rank(self.base)
+    }
+
+    fn point_at_grain(&self) -> String {
+        match self.coarser() {
+            true => format!("date_trunc('{}', {POINT})", self.grain),
+            false => POINT.to_string(),
+        }
+    }
+
+    /// The collapse of a period's points, as `collapsed` takes it.
+    fn period_agg(&self) -> &'static str {
+        match self.period_agg {
+            "last" => "last",
+            "average" => "avg",
+            _ => "first",
         }
     }
 }

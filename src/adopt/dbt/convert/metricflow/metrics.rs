@@ -150,6 +150,7 @@ impl Importer<'_> {
             "simple" => self.simple(pass, metric),
             "ratio" => self.ratio(pass, metric),
             "derived" => self.derived(pass, metric),
+            "cumulative" => self.cumulative(pass, metric),
             other => Err(format!(
                 "is a `{other}` metric, which sqb's bindings do not express"
             )),
@@ -332,6 +333,74 @@ impl Importer<'_> {
             pass.base.insert(name.clone(), base);
         }
         Ok(name)
+    }
+
+    /// A cumulative metric: its measure bound as a simple metric's would be, adding up over
+    /// its `window`, from the start of each `grain_to_date` period, or over all time.
+    fn cumulative(&mut self, pass: &mut Pass<'_>, metric: &Metric) -> Result<Table, String> {
+        let params = metric.type_params.get("cumulative_type_params");
+        let param = |key: &str| {
+            params
+                .and_then(|p| p.get(key))
+                .or_else(|| metric.type_params.get(key))
+                .filter(|v| !v.is_null())
+        };
+        let window = match param("window") {
+            None => None,
+            Some(w) => {
+                let text = match (
+                    w.get("count").and_then(Value::as_u64),
+                    w.get("granularity").and_then(Value::as_str),
+                ) {
+                    (Some(n), Some(g)) => format!("{n} {g}"),
+                    _ => text(w),
+                };
+                match crate::project::metrics::window_parts(&text) {
+                    Some((n, g)) => Some(format!("{n} {g}")),
+                    None => {
+                        return Err(format!(
+                            "adds up over a window of `{text}`, which sqb does not read"
+                        ))
+                    }
+                }
+            }
+        };
+        let to_date = param("grain_to_date").map(text);
+        if let Some(g) = to_date
+            .as_deref()
+            .filter(|g| !["day", "week", "month", "quarter", "year"].contains(g))
+        {
+            return Err(format!(
+                "adds up from the start of each `{g}`, which is no grain sqb has"
+            ));
+        }
+        let period_agg = param("period_agg").map(text);
+        if !self.has_time_spine() {
+            return Err("is cumulative over the time spine's points, and the project has no time spine the import carries (`time_spine:` on a model, or `metricflow_time_spine`)".into());
+        }
+        let mut canonical = self.simple(pass, metric)?;
+        // Its filtered copies would be simple metrics, not cumulative ones.
+        pass.simple.remove(&metric.name);
+        if canonical.get("kind").and_then(|k| k.as_str()) != Some("single") {
+            return Err("is cumulative over a measure that is not a plain sum, count, average, min or max (a percentile, a non-additive measure), which sqb does not add up".into());
+        }
+        if canonical.contains_key("join_to_timespine") {
+            return Err(
+                "is cumulative and joins its measure to the time spine, which sqb does not combine"
+                    .into(),
+            );
+        }
+        canonical.insert("kind", "cumulative".into());
+        if let Some(w) = window {
+            canonical.insert("window", w.as_str().into());
+        }
+        if let Some(g) = to_date {
+            canonical.insert("grain_to_date", g.as_str().into());
+        }
+        if let Some(p) = period_agg.filter(|p| p != "first") {
+            canonical.insert("period_agg", p.as_str().into());
+        }
+        Ok(canonical)
     }
 
     fn ratio(&mut self, pass: &mut Pass<'_>, metric: &Metric) -> Result<Table, String> {
