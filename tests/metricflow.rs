@@ -415,7 +415,7 @@ fn every_metric_is_asked_or_reported() {
         partly.contains("`monthly_revenue`'s default grain `month` is not carried"),
         "{partly}"
     );
-    // Besides the project's metrics, the filtered inputs of a ratio and a derived metric.
+    // Besides the project's metrics, the filtered or offset inputs of ratios and derived metrics.
     let mut files: Vec<String> = std::fs::read_dir(out.join("contracts/metrics"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -426,12 +426,14 @@ fn every_metric_is_asked_or_reported() {
         copies,
         [
             "large_order_revenue__revenue.toml",
-            "large_order_share__numerator.toml"
+            "large_order_share__numerator.toml",
+            "revenue_growth__revenue_prior_month.toml",
+            "revenue_vs_month_start__first_day_revenue.toml",
         ]
     );
     assert_eq!(
         (files.len() - copies.len(), reported.len()),
-        (29, 2),
+        (31, 1),
         "bound and reported metrics: {report:#}"
     );
 }
@@ -451,7 +453,7 @@ fn a_broken_record_leaves_the_plain_refusal() {
                 "query",
                 "--sql",
                 "--metric",
-                "revenue_growth",
+                "enterprise_revenue",
             ])));
         });
         finished
@@ -471,7 +473,7 @@ fn a_broken_record_leaves_the_plain_refusal() {
         let text = transcript(&asked, tmp.path());
         assert_eq!(asked.status.code(), Some(10), "{text}");
         assert!(
-            text.contains("no metric is named `revenue_growth`"),
+            text.contains("no metric is named `enterprise_revenue`"),
             "{text}"
         );
         assert!(!text.contains("did not carry"), "{text}");

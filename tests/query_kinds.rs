@@ -206,6 +206,22 @@ const CASES: &[Case] = &[
         expected: "SELECT order_id, sum(amount) FROM shop.orders GROUP BY 1",
     },
     Case {
+        name: "offset_by_a_window",
+        metric: "revenue_prior_month",
+        dimensions: &["metric_time.month"],
+        expected: "SELECT c.m, sum(o.amount) FROM (SELECT DISTINCT date_trunc('month', day) AS m FROM shop.calendar) c \
+                   JOIN shop.orders o ON date_trunc('month', o.ordered_on) = date_trunc('month', c.m - INTERVAL '1 month') \
+                   GROUP BY 1",
+    },
+    Case {
+        name: "offset_to_a_grain",
+        metric: "revenue_month_start",
+        dimensions: &["metric_time"],
+        // Every January day of the calendar reads January 1st's revenue.
+        expected: "SELECT c.d, sum(o.amount) FROM (SELECT DISTINCT date_trunc('day', day) AS d FROM shop.calendar) c \
+                   JOIN shop.orders o ON date_trunc('day', o.ordered_on) = date_trunc('month', c.d) GROUP BY 1",
+    },
+    Case {
         name: "semi_additive_total",
         metric: "balance",
         dimensions: &[],

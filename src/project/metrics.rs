@@ -63,9 +63,20 @@ pub fn kind_fields(kind: &str) -> &'static [&'static str] {
 /// The fields a kind may have beyond those it requires and [`COMMON`].
 pub fn kind_options(kind: &str) -> &'static [&'static str] {
     match kind {
-        "percentile" => &["discrete", "join_to_timespine", "fill_nulls_with"],
+        "percentile" => &[
+            "discrete",
+            "join_to_timespine",
+            "fill_nulls_with",
+            "offset_window",
+            "offset_to_grain",
+        ],
         "semi_additive" => &["collapse_groupings", "join_to_timespine", "fill_nulls_with"],
-        "single" | "distinct_count" => &["join_to_timespine", "fill_nulls_with"],
+        "single" | "distinct_count" => &[
+            "join_to_timespine",
+            "fill_nulls_with",
+            "offset_window",
+            "offset_to_grain",
+        ],
         "cumulative" => &["window", "grain_to_date", "period_agg", "fill_nulls_with"],
         _ => &[],
     }
@@ -131,6 +142,12 @@ pub struct Canonical {
     /// or `average` of its points in each period.
     #[serde(default)]
     pub period_agg: Option<Spanned<String>>,
+    /// Each point's value is the metric's at the point this far before it (`"1 month"`).
+    #[serde(default)]
+    pub offset_window: Option<Spanned<String>>,
+    /// Each point's value is the metric's at the start of its period of this grain.
+    #[serde(default)]
+    pub offset_to_grain: Option<Spanned<String>>,
     pub distinct_on: Option<Spanned<String>>,
     pub column: Option<Spanned<String>>,
     pub quantile: Option<Spanned<f64>>,
@@ -266,7 +283,9 @@ fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical 
         collapse_groupings: r.strings(t, "collapse_groupings", false),
         join_to_timespine: r.boolean(t, "join_to_timespine"),
         fill_nulls_with: r.integer(t, "fill_nulls_with"),
-        window: read_window(r, t),
+        window: read_window(r, t, "window"),
+        offset_window: read_window(r, t, "offset_window"),
+        offset_to_grain: r.choice(t, "offset_to_grain", GRAINS),
         grain_to_date: r.choice(t, "grain_to_date", GRAINS),
         period_agg: r.choice(t, "period_agg", PERIOD_AGG),
         distinct_on: r.string(t, "distinct_on"),
@@ -336,19 +355,21 @@ fn check_kind_fields(r: &mut Reader<'_>, t: &dyn TableLike, kind: &Spanned<Strin
 }
 
 /// `quantile`: a number strictly between 0 and 1.
-/// A cumulative window, `"<count> <grain>"` (`"7 days"`, `"1 month"`).
-fn read_window(r: &mut Reader<'_>, t: &dyn TableLike) -> Option<Spanned<String>> {
-    let window = r.string(t, "window")?;
+/// A window, `"<count> <grain>"` (`"7 days"`, `"1 month"`).
+fn read_window(r: &mut Reader<'_>, t: &dyn TableLike, key: &str) -> Option<Spanned<String>> {
+    let window = r.string(t, key)?;
     if window_parts(&window.value).is_some() {
         return Some(window);
     }
     r.push(
         Diagnostic::error(
             Code::InvalidValue,
-            format!("invalid value `{}` for `window`", window.value),
+            format!("invalid value `{}` for `{key}`", window.value),
         )
         .at(window.loc.clone(), "expected a count and a grain")
-        .hint("write how far back it adds up: `window = \"7 days\"` (day, week, month, quarter or year)"),
+        .hint(format!(
+            "write how far back: `{key} = \"7 days\"` (day, week, month, quarter or year)"
+        )),
     );
     None
 }

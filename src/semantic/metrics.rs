@@ -84,13 +84,29 @@ fn spine_needed(relations: &Relations<'_>, c: &Canonical, what: &str, diags: &mu
         .as_ref()
         .filter(|j| j.value)
         .map(|j| j.loc.clone());
-    let Some(at) = joined.or_else(|| cumulative.map(|k| k.loc.clone())) else {
+    let offset = c.offset_window.as_ref().or(c.offset_to_grain.as_ref());
+    let Some(at) = joined
+        .or_else(|| cumulative.map(|k| k.loc.clone()))
+        .or_else(|| offset.map(|o| o.loc.clone()))
+    else {
         return;
     };
+    if let (Some(window), Some(to_grain)) = (&c.offset_window, &c.offset_to_grain) {
+        diags.push(
+            Diagnostic::error(
+                Code::InvalidValue,
+                format!("{what} has both an `offset_window` and an `offset_to_grain`"),
+            )
+            .at(to_grain.loc.clone(), "an offset to a grain")
+            .related(window.loc.clone(), "and a window")
+            .hint("a metric is offset by a window, or to the start of its period: keep one"),
+        );
+    }
     if super::relation::time_spine(relations).is_none() {
-        let does = match cumulative {
-            Some(_) => "is cumulative over the time spine's points",
-            None => "joins to the time spine",
+        let does = match (cumulative, offset) {
+            (Some(_), _) => "is cumulative over the time spine's points",
+            (None, Some(_)) => "is offset in time over the time spine's points",
+            (None, None) => "joins to the time spine",
         };
         diags.push(
             Diagnostic::error(

@@ -188,6 +188,9 @@ struct Leaf<'a, 'p> {
     fill: Option<i64>,
     /// A cumulative metric: how far back each point adds up.
     cumulative: Option<Cumulative<'p>>,
+    /// An offset in time: each point's value is the metric's at the point this far before it
+    /// (`Window`), or at the start of its period (`ToGrain`).
+    offset: Option<Offset<'p>>,
     /// Read from a provisional realization.
     provisional: bool,
     /// The provisional realization's rows after the final watermark: the leaf also counts
@@ -203,6 +206,13 @@ struct Cumulative<'p> {
     grain_to_date: Option<&'p str>,
     /// `first`, `last` or `average` of the points of a coarser period.
     period_agg: &'p str,
+}
+
+/// How far a leaf is offset in time.
+#[derive(Clone, Copy)]
+enum Offset<'p> {
+    Window(u32, &'static str),
+    ToGrain(&'p str),
 }
 
 /// One value of a metric in a group: a leaf's, or a final and a provisional leaf's combined.
@@ -616,6 +626,12 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 .filter(|_| kind == "semi_additive"),
             spine: c.join_to_timespine.as_ref().is_some_and(|j| j.value),
             fill: c.fill_nulls_with.as_ref().map(|f| f.value),
+            offset: match (&c.offset_window, &c.offset_to_grain) {
+                (Some(w), _) => crate::project::metrics::window_parts(&w.value)
+                    .map(|(n, unit)| Offset::Window(n, unit)),
+                (None, Some(g)) => Some(Offset::ToGrain(g.value.as_str())),
+                (None, None) => None,
+            },
             cumulative: (kind == "cumulative").then(|| Cumulative {
                 window: c
                     .window

@@ -111,9 +111,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
         filters: &[Spanned<String>],
     ) -> Result<String, Refusal> {
         let mut joins: Vec<(Vec<&'p str>, String)> = Vec::new();
-        let plan = match leaf.cumulative {
-            Some(c) => self.cumulative_plan(leaf, c, dimensions, filters, &mut joins)?,
-            None => None,
+        let plan = match (leaf.cumulative, leaf.offset) {
+            (Some(c), _) => self.cumulative_plan(leaf, c, dimensions, filters, &mut joins)?,
+            (None, Some(o)) => Some(self.offset_plan(leaf, o, dimensions, filters, &mut joins)?),
+            (None, None) => None,
         };
         let mut exprs = Vec::new();
         let mut queried_time = None;
@@ -206,6 +207,84 @@ impl<'a, 'p> Compiler<'a, 'p> {
             (Some(p), _) if p.coarser() => collapsed(&sql, p.period_agg(), dimensions.len()),
             (_, Some((_, agg))) => collapsed(&sql, agg, dimensions.len()),
             _ => sql,
+        })
+    }
+
+    /// How a leaf offset in time is read: the time spine's points at the grain asked, each
+    /// joined to the leaf's rows of the point the offset names (`point - window`, or the start
+    /// of the point's period), as MetricFlow joins them; a point whose offset has no rows is
+    /// no row. Without its time in the query it is refused, as MetricFlow refuses it.
+    fn offset_plan(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        offset: Offset<'p>,
+        dimensions: &[Spanned<String>],
+        filters: &[Spanned<String>],
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<CumulativePlan<'p>, Refusal> {
+        let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+        let measure = leaf.measure.map(|m| m.value.as_str());
+        let time = resolve::agg_time(leaf.relation, measure);
+        let mut at = None;
+        for (i, d) in dimensions.iter().enumerate() {
+            let reached = self.leaf_dimension(leaf, d)?;
+            let is_time = reached.path.is_empty()
+                && time.is_some_and(|t| reached.dimension.name.value == t.value);
+            if at.is_none() && is_time {
+                let declared = reached
+                    .dimension
+                    .granularity
+                    .as_ref()
+                    .map(|g| g.value.as_str());
+                let grain = reached.granularity.or(declared).unwrap_or("day");
+                at = Some((
+                    i,
+                    grain,
+                    self.dimension_sql(leaf.relation, &reached, joins)?,
+                ));
+            }
+        }
+        let Some((i, grain, point_of_row)) = at else {
+            return Err(Refusal {
+                code: "unsupported_measure",
+                message: format!(
+                    "metric `{name}` is offset in time, and the query does not group by its time"
+                ),
+                hint: Some("group by `metric_time` at some grain".into()),
+            });
+        };
+        self.spine_refuses_time_filters(leaf, filters)?;
+        let Some((spine, table)) = super::super::relation::time_spine(self.relations) else {
+            return Err(Refusal::new(
+                "unsupported_measure",
+                format!("metric `{name}` is offset in time, and the project has no time spine"),
+            ));
+        };
+        let column = table.column.as_ref().map_or("", |c| c.value.as_str());
+        let target = match offset {
+            Offset::Window(n, unit) => {
+                format!("date_trunc('{grain}', {POINT} - INTERVAL '{n} {unit}')")
+            }
+            Offset::ToGrain(g) => format!("date_trunc('{g}', {POINT})"),
+        };
+        let from = format!(
+            "(SELECT DISTINCT date_trunc('{grain}', {}) AS \"p\" FROM {} AS \"ts\") AS \"ts\"\n  INNER JOIN {} AS \"s\" ON {point_of_row} = {target}",
+            column_ref("ts", column),
+            self.source_sql(spine)?,
+            self.source_sql(leaf.relation)?,
+        );
+        let grain = GRAIN_RANK
+            .iter()
+            .copied()
+            .find(|g| *g == grain)
+            .unwrap_or("day");
+        Ok(CumulativePlan {
+            time: i,
+            grain,
+            // The points are at the grain asked: nothing to collapse.
+            base: grain,
+            period_agg: "first",
+            from,
         })
     }
 
@@ -635,7 +714,8 @@ impl Compiler<'_, '_> {
 const POINT: &str = "\"ts\".\"p\"";
 const GRAIN_RANK: &[&str] = &["hour", "day", "week", "month", "quarter", "year"];
 
-/// A cumulative leaf's reading: the spine's points joined to the rows in each one's window.
+/// A cumulative or offset leaf's reading: the spine's points joined to the rows each one
+/// reads.
 pub(super) struct CumulativePlan<'p> {
     /// The requested dimension that is its time, and the grain asked.
     time: usize,

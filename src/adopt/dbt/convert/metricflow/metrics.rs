@@ -278,14 +278,27 @@ impl Importer<'_> {
         if let Err(why) = self.resolve(pass, m) {
             return Err(format!("reads metric `{m}`, which is not carried: {why}"));
         }
-        let Some(filter) = input.filter() else {
+        let offset = offset_of(input)?;
+        let filter = input.filter();
+        if filter.is_none() && offset.is_none() {
             return Ok(m.clone());
-        };
-        let Some((measure_name, canonical)) = pass.simple.get(m).cloned() else {
-            return Err(format!("filters metric `{m}` in its definition, and `{m}` is not a simple metric the filter could be added to"));
+        }
+        let Some((measure_name, mut canonical)) = pass.simple.get(m).cloned() else {
+            return Err(format!("filters or offsets metric `{m}` in its definition, and `{m}` is not a simple metric the filter or offset could be added to"));
         };
         if canonical.contains_key("join_to_timespine") {
-            return Err(format!("filters metric `{m}`, which joins to the time spine: MetricFlow filters the spine's points too, which sqb does not"));
+            return Err(format!("filters or offsets metric `{m}`, which joins to the time spine: MetricFlow filters the spine's points too, which sqb does not"));
+        }
+        if let Some((key, value)) = &offset {
+            if canonical.get("kind").and_then(|k| k.as_str()) == Some("semi_additive") {
+                return Err(format!(
+                    "offsets metric `{m}`, a non-additive one, which sqb does not offset"
+                ));
+            }
+            if !self.has_time_spine() {
+                return Err(format!("offsets metric `{m}` in time over the time spine's points, and the project has no time spine the import carries"));
+            }
+            canonical.insert(key, value.as_str().into());
         }
         let name = format!("{}__{role}", owner.name);
         let taken = pass
@@ -306,24 +319,31 @@ impl Importer<'_> {
             Fate::Dropped(why) => return Err(why.clone()),
         };
         let scope = Scope { sm, measure };
-        let translated = filters::translate(filter, &scope, self.engine)
-            .map_err(|why| format!("filters metric `{m}` with a filter sqb cannot carry: {why}"))?;
-        for column in &translated.columns {
-            self.ensure_column(model, column);
-        }
         let mut predicates: Vec<String> = canonical
             .get("population_filter")
             .and_then(|f| f.as_str())
             .map(String::from)
             .into_iter()
             .collect();
-        predicates.extend(translated.predicates);
-        let mut canonical = canonical;
+        if let Some(filter) = filter {
+            let translated = filters::translate(filter, &scope, self.engine).map_err(|why| {
+                format!("filters metric `{m}` with a filter sqb cannot carry: {why}")
+            })?;
+            for column in &translated.columns {
+                self.ensure_column(model, column);
+            }
+            predicates.extend(translated.predicates);
+        }
         if let Some(filter) = filters::conjunction(&predicates) {
             canonical.insert("population_filter", filter.into());
         }
+        let does = match (filter, &offset) {
+            (Some(_), Some(_)) => "filters and offsets it",
+            (None, Some(_)) => "offsets it in time",
+            _ => "filters it",
+        };
         let comment = format!(
-            "# `{m}` as the {role} of MetricFlow's metric `{}` ({}) filters it, imported by `sqb import dbt`.\n",
+            "# `{m}` as the {role} of MetricFlow's metric `{}` ({}) {does}, imported by `sqb import dbt`.\n",
             owner.name, owner.original_file_path
         );
         pass.pending
@@ -445,11 +465,6 @@ impl Importer<'_> {
         let mut names: Vec<String> = Vec::new();
         for input in &inputs {
             let m = &input.name;
-            for key in ["offset_window", "offset_to_grain"] {
-                if let Some(offset) = input.get(key) {
-                    return Err(format!("reads metric `{m}` offset in time (`{key}: {}`), which sqb's derived metrics do not express", text(offset)));
-                }
-            }
             let alias = input.get("alias").and_then(Value::as_str);
             let role = alias.unwrap_or(m).to_string();
             let bound = self.input_metric(pass, metric, &role, input)?;
@@ -497,6 +512,37 @@ impl Importer<'_> {
         self.metric_files
             .push((format!("contracts/metrics/{name}.toml"), doc.to_string()));
     }
+}
+
+/// An input's offset in time as a binding's key and value: `offset_window = "1 month"` or
+/// `offset_to_grain = "month"`.
+fn offset_of(input: &Input<'_>) -> Result<Option<(&'static str, String)>, String> {
+    let m = &input.name;
+    if let Some(w) = input.get("offset_window").filter(|v| !v.is_null()) {
+        let spelled = match (
+            w.get("count").and_then(Value::as_u64),
+            w.get("granularity").and_then(Value::as_str),
+        ) {
+            (Some(n), Some(g)) => format!("{n} {g}"),
+            _ => text(w),
+        };
+        return match crate::project::metrics::window_parts(&spelled) {
+            Some((n, g)) => Ok(Some(("offset_window", format!("{n} {g}")))),
+            None => Err(format!(
+                "reads metric `{m}` offset by `{spelled}`, which sqb does not read"
+            )),
+        };
+    }
+    if let Some(g) = input.get("offset_to_grain").filter(|v| !v.is_null()) {
+        let g = text(g);
+        if !["day", "week", "month", "quarter", "year"].contains(&g.as_str()) {
+            return Err(format!(
+                "reads metric `{m}` offset to the start of each `{g}`, which is no grain sqb has"
+            ));
+        }
+        return Ok(Some(("offset_to_grain", g)));
+    }
+    Ok(None)
 }
 
 /// A JSON value as it reads in YAML: a string without its quotes.
