@@ -18,26 +18,38 @@ impl<'a, 'p> Compiler<'a, 'p> {
         if !leaf.spine {
             return Ok(sql);
         }
-        let time = resolve::agg_time(leaf.relation, leaf.measure.map(|m| m.value.as_str()));
-        let mut at = None;
+        let Some((i, grain, _)) = self.asked_time(leaf, dimensions)? else {
+            return Ok(sql);
+        };
+        self.spine_refuses_time_filters(leaf, filters)?;
+        self.spined(leaf, &sql, dimensions.len(), i, grain)
+    }
+
+    /// The requested dimension that is the leaf's own time (its measure's agg time dimension,
+    /// asked by name or as `metric_time`): its index, the grain asked (its declared one when
+    /// none is), and the dimension reached. The first, when asked twice.
+    fn asked_time(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        dimensions: &[Spanned<String>],
+    ) -> Result<Option<(usize, &'p str, Reached<'a, 'p>)>, Refusal> {
+        let measure = leaf.measure.map(|m| m.value.as_str());
+        let Some(time) = resolve::agg_time(leaf.relation, measure) else {
+            return Ok(None);
+        };
         for (i, d) in dimensions.iter().enumerate() {
             let reached = self.leaf_dimension(leaf, d)?;
-            let is_time = reached.path.is_empty()
-                && time.is_some_and(|t| reached.dimension.name.value == t.value);
-            if is_time && at.is_none() {
+            if reached.path.is_empty() && reached.dimension.name.value == time.value {
                 let declared = reached
                     .dimension
                     .granularity
                     .as_ref()
                     .map(|g| g.value.as_str());
-                at = Some((i, reached.granularity.or(declared).unwrap_or("day")));
+                let grain = reached.granularity.or(declared).unwrap_or("day");
+                return Ok(Some((i, grain, reached)));
             }
         }
-        let Some((i, grain)) = at else {
-            return Ok(sql);
-        };
-        self.spine_refuses_time_filters(leaf, filters)?;
-        self.spined(leaf, &sql, dimensions.len(), i, grain)
+        Ok(None)
     }
 
     /// A leaf joined to the time spine: every point of the spine (at the grain asked) is a
@@ -223,28 +235,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         joins: &mut Vec<(Vec<&'p str>, String)>,
     ) -> Result<CumulativePlan<'p>, Refusal> {
         let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
-        let measure = leaf.measure.map(|m| m.value.as_str());
-        let time = resolve::agg_time(leaf.relation, measure);
-        let mut at = None;
-        for (i, d) in dimensions.iter().enumerate() {
-            let reached = self.leaf_dimension(leaf, d)?;
-            let is_time = reached.path.is_empty()
-                && time.is_some_and(|t| reached.dimension.name.value == t.value);
-            if at.is_none() && is_time {
-                let declared = reached
-                    .dimension
-                    .granularity
-                    .as_ref()
-                    .map(|g| g.value.as_str());
-                let grain = reached.granularity.or(declared).unwrap_or("day");
-                at = Some((
-                    i,
-                    grain,
-                    self.dimension_sql(leaf.relation, &reached, joins)?,
-                ));
-            }
-        }
-        let Some((i, grain, point_of_row)) = at else {
+        let Some((i, grain, reached)) = self.asked_time(leaf, dimensions)? else {
             return Err(Refusal {
                 code: "unsupported_measure",
                 message: format!(
@@ -253,6 +244,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 hint: Some("group by `metric_time` at some grain".into()),
             });
         };
+        let point_of_row = self.dimension_sql(leaf.relation, &reached, joins)?;
         self.spine_refuses_time_filters(leaf, filters)?;
         let Some((spine, table)) = super::super::relation::time_spine(self.relations) else {
             return Err(Refusal::new(
@@ -309,20 +301,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 "is cumulative, and its measure has no time".into(),
             ));
         };
-        let mut at = None;
-        for (i, d) in dimensions.iter().enumerate() {
-            let reached = self.leaf_dimension(leaf, d)?;
-            if at.is_none() && reached.path.is_empty() && reached.dimension.name.value == time.value
-            {
-                let declared = reached
-                    .dimension
-                    .granularity
-                    .as_ref()
-                    .map(|g| g.value.as_str());
-                at = Some((i, reached.granularity.or(declared).unwrap_or("day")));
-            }
-        }
-        let Some((i, grain)) = at else {
+        let Some((i, grain, _)) = self.asked_time(leaf, dimensions)? else {
             if c.window.is_some() || c.grain_to_date.is_some() {
                 return Err(Refusal {
                     code: "unsupported_measure",
