@@ -222,6 +222,38 @@ const CASES: &[Case] = &[
                    JOIN shop.orders o ON date_trunc('day', o.ordered_on) = date_trunc('month', c.d) GROUP BY 1",
     },
     Case {
+        name: "conversion_rate",
+        metric: "refund_rate",
+        dimensions: &["order_date.month"],
+        // Each refund is the customer's latest order of at least 1 within 35 days before it:
+        // January's order 2 converts (1 of 3); February's only order of at least 1 does not.
+        expected: "SELECT b.m, CAST(c.n AS {ratio}) / b.n \
+                   FROM (SELECT date_trunc('month', ordered_on) AS m, count(*) AS n FROM shop.orders \
+                         WHERE amount >= 1 GROUP BY 1) b \
+                   LEFT JOIN (SELECT date_trunc('month', o.ordered_on) AS m, count(*) AS n FROM shop.refunds r \
+                         JOIN shop.orders o ON o.customer_id = r.customer_id AND o.ordered_on = \
+                         (SELECT max(x.ordered_on) FROM shop.orders x WHERE x.customer_id = r.customer_id \
+                          AND x.amount >= 1 AND x.ordered_on <= r.refunded_on \
+                          AND x.ordered_on > r.refunded_on - INTERVAL '35 day') GROUP BY 1) c ON c.m = b.m",
+    },
+    Case {
+        name: "conversions",
+        metric: "refunded_after_order",
+        dimensions: &["order_date.month"],
+        // Customer 8's refund of order 3 counts for their later order 5 (February), as
+        // MetricFlow counts it: January 30.00, February 3.25.
+        expected: "SELECT date_trunc('month', o.ordered_on), sum(r.amount) FROM shop.refunds r \
+                   JOIN shop.orders o ON o.customer_id = r.customer_id AND o.ordered_on = \
+                   (SELECT max(x.ordered_on) FROM shop.orders x WHERE x.customer_id = r.customer_id \
+                    AND x.ordered_on <= r.refunded_on) GROUP BY 1",
+    },
+    Case {
+        name: "conversions_total",
+        metric: "refunded_after_order",
+        dimensions: &[],
+        expected: "SELECT sum(amount) FROM shop.refunds",
+    },
+    Case {
         name: "semi_additive_total",
         metric: "balance",
         dimensions: &[],

@@ -34,6 +34,7 @@ pub const KINDS: &[&str] = &[
     "opaque",
     "derived",
     "cumulative",
+    "conversion",
 ];
 const PROVENANCE: &[&str] = &["board_approved", "human_curated", "inferred"];
 const STATUS: &[&str] = &["active", "deprecated"];
@@ -41,6 +42,7 @@ const COLLAPSE_AGG: &[&str] = &["last", "first", "avg", "min", "max"];
 const PERIOD_AGG: &[&str] = &["first", "last", "average"];
 const GRAINS: &[&str] = &["day", "week", "month", "quarter", "year"];
 const ON_ZERO: &[&str] = &["null", "zero", "error"];
+const CALCULATIONS: &[&str] = &["conversion_rate", "conversions"];
 /// Keys every kind may have.
 const COMMON: &[&str] = &["kind", "population_filter", "on_zero_denominator"];
 
@@ -56,6 +58,13 @@ pub fn kind_fields(kind: &str) -> &'static [&'static str] {
         "opaque" => &["source", "measure", "native_grain"],
         "derived" => &["expr", "metrics"],
         "cumulative" => &["source", "measure"],
+        "conversion" => &[
+            "source",
+            "measure",
+            "conversion_source",
+            "conversion_measure",
+            "on",
+        ],
         _ => &[],
     }
 }
@@ -78,6 +87,7 @@ pub fn kind_options(kind: &str) -> &'static [&'static str] {
             "offset_to_grain",
         ],
         "cumulative" => &["window", "grain_to_date", "period_agg", "fill_nulls_with"],
+        "conversion" => &["window", "calculation"],
         _ => &[],
     }
 }
@@ -148,6 +158,20 @@ pub struct Canonical {
     /// Each point's value is the metric's at the start of its period of this grain.
     #[serde(default)]
     pub offset_to_grain: Option<Spanned<String>>,
+    /// A conversion metric's conversion events: the relation, and the measure aggregated over
+    /// the events that follow a base event (MetricFlow's `conversion_measure`).
+    #[serde(default)]
+    pub conversion_source: Option<Spanned<String>>,
+    #[serde(default)]
+    pub conversion_measure: Option<Spanned<String>>,
+    /// A conversion metric's `source_column = "conversion_column"` pairs: a conversion event
+    /// follows a base event with the same values (MetricFlow's entity, and its constant
+    /// properties).
+    #[serde(default)]
+    pub on: Option<Spanned<Vec<(Spanned<String>, Spanned<String>)>>>,
+    /// `conversion_rate` (the default: conversions over base events) or `conversions`.
+    #[serde(default)]
+    pub calculation: Option<Spanned<String>>,
     pub distinct_on: Option<Spanned<String>>,
     pub column: Option<Spanned<String>>,
     pub quantile: Option<Spanned<f64>>,
@@ -288,6 +312,10 @@ fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical 
         offset_to_grain: r.choice(t, "offset_to_grain", GRAINS),
         grain_to_date: r.choice(t, "grain_to_date", GRAINS),
         period_agg: r.choice(t, "period_agg", PERIOD_AGG),
+        conversion_source: r.string(t, "conversion_source"),
+        conversion_measure: r.string(t, "conversion_measure"),
+        on: read_on(r, t),
+        calculation: r.choice(t, "calculation", CALCULATIONS),
         distinct_on: r.string(t, "distinct_on"),
         column: r.string(t, "column"),
         native_grain: r.strings(t, "native_grain", false),
@@ -354,7 +382,28 @@ fn check_kind_fields(r: &mut Reader<'_>, t: &dyn TableLike, kind: &Spanned<Strin
     }
 }
 
-/// `quantile`: a number strictly between 0 and 1.
+/// A conversion metric's `on`: at least one column pair.
+#[allow(clippy::type_complexity)]
+fn read_on(
+    r: &mut Reader<'_>,
+    t: &dyn TableLike,
+) -> Option<Spanned<Vec<(Spanned<String>, Spanned<String>)>>> {
+    let loc = r.value_loc(t, "on");
+    let pairs = r.string_pairs(t, "on")?;
+    let written = t
+        .get("on")
+        .and_then(|o| o.as_table_like())
+        .is_some_and(|o| !o.is_empty());
+    if pairs.is_empty() && !written {
+        r.push(
+            Diagnostic::error(Code::InvalidValue, "a conversion metric matches on no column")
+                .at(loc.clone(), "no column pair")
+                .hint("write `on = { customer_id = \"customer_id\" }`: the base events' column = the conversion events'"),
+        );
+    }
+    Some(Spanned::new(pairs, loc))
+}
+
 /// A window, `"<count> <grain>"` (`"7 days"`, `"1 month"`).
 fn read_window(r: &mut Reader<'_>, t: &dyn TableLike, key: &str) -> Option<Spanned<String>> {
     let window = r.string(t, key)?;
@@ -390,6 +439,7 @@ pub fn window_parts(window: &str) -> Option<(u32, &'static str)> {
         .map(|g| (count, g))
 }
 
+/// `quantile`: a number strictly between 0 and 1.
 fn read_quantile(r: &mut Reader<'_>, t: &dyn TableLike) -> Option<Spanned<f64>> {
     let item = t.get("quantile")?;
     let value = item

@@ -297,6 +297,26 @@ impl<'d> Reader<'d> {
         }
     }
 
+    /// A table of string values, `{ local = "remote" }`: its pairs, each key where it is
+    /// written (a wrong value is reported, and left out).
+    pub fn string_pairs(
+        &mut self,
+        table: &dyn TableLike,
+        key: &str,
+    ) -> Option<Vec<(Spanned<String>, Spanned<String>)>> {
+        let pairs = self.table(table, key)?;
+        let mut out = Vec::new();
+        for (local, _) in pairs.iter() {
+            if let Some(remote) = self.string(pairs, local) {
+                out.push((
+                    Spanned::new(local.to_string(), self.key_loc(pairs, local)),
+                    remote,
+                ));
+            }
+        }
+        Some(out)
+    }
+
     /// A required key that is absent.
     pub fn missing(&mut self, loc: Loc, key: &str, context: &str, hint: impl Into<String>) {
         self.diags.push(

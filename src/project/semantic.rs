@@ -217,16 +217,14 @@ pub(super) fn read_semantic(
             );
         }
         let mut on = Vec::new();
-        match r.table(table, "on") {
+        match r.string_pairs(table, "on") {
             Some(pairs) => {
-                for (local, _) in pairs.iter() {
-                    if let Some(remote) = r.string(pairs, local) {
-                        on.push((Spanned::new(local.to_string(), r.key_loc(pairs, local)), remote));
-                    }
-                }
-                if on.is_empty() && !pairs.is_empty() {
-                    // Each wrong value is reported already.
-                } else if on.is_empty() {
+                let written = table
+                    .get("on")
+                    .and_then(|o| o.as_table_like())
+                    .is_some_and(|t| !t.is_empty());
+                on = pairs;
+                if on.is_empty() && !written {
                     r.push(
                         crate::diagnostics::Diagnostic::error(
                             crate::diagnostics::Code::InvalidValue,

@@ -27,6 +27,7 @@ pub(super) fn check(project: &Project, relations: &Relations<'_>, diags: &mut Ve
             .and_then(|s| relation(relations, s, &format!("{what} is computed from"), diags));
         if let Some(source) = source {
             on_source(project, canonical, source, &what, diags);
+            conversion(relations, canonical, source, &what, diags);
         }
         spine_needed(relations, canonical, &what, diags);
         for component in canonical.components() {
@@ -73,6 +74,66 @@ fn cumulative(c: &Canonical, source: &Relation<'_>, what: &str, diags: &mut Vec<
             .at(kind.loc.clone(), "adds up in time")
             .hint("declare the time of its measures: `agg_time_dimension = \"ordered_at\"` in the sidecar"),
         );
+    }
+}
+
+/// A conversion metric: its conversion events' relation and measure exist, each `on` pair
+/// names a column of both relations, and both measures have a time (the window is measured
+/// between them).
+fn conversion(
+    relations: &Relations<'_>,
+    c: &Canonical,
+    source: &Relation<'_>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some(kind) = c.kind.as_ref().filter(|k| k.value == "conversion") else {
+        return;
+    };
+    let events = c.conversion_source.as_ref().and_then(|s| {
+        relation(
+            relations,
+            s,
+            &format!("{what} reads conversion events from"),
+            diags,
+        )
+    });
+    for (local, remote) in c.on.iter().flat_map(|o| o.value.iter()) {
+        resolve_on(source, local, what, diags);
+        if let Some(events) = events {
+            resolve_on(events, remote, what, diags);
+        }
+    }
+    let sides = [
+        (Some(source), c.measure.as_ref()),
+        (events, c.conversion_measure.as_ref()),
+    ];
+    for (relation, measure) in sides {
+        let (Some(relation), Some(measure)) = (relation, measure) else {
+            continue;
+        };
+        let declared = match std::ptr::eq(relation, source) {
+            // The base measure is checked with the source's other names.
+            true => relation
+                .semantic
+                .is_some_and(|s| s.measures.iter().any(|m| m.name.value == measure.value)),
+            false => measure_on(relation, measure, what, diags).is_some(),
+        };
+        if declared && super::resolve::agg_time(relation, Some(&measure.value)).is_none() {
+            diags.push(
+                Diagnostic::error(
+                    Code::AggTimeDimension,
+                    format!(
+                        "{what} converts over measure `{}`, which has no time in {}",
+                        measure.value,
+                        relation.describe()
+                    ),
+                )
+                .at(measure.loc.clone(), "a measure without a time")
+                .related(kind.loc.clone(), "a conversion metric")
+                .hint("declare the time of its measures: `agg_time_dimension = \"ordered_at\"` in the sidecar"),
+            );
+        }
     }
 }
 

@@ -191,6 +191,9 @@ struct Leaf<'a, 'p> {
     /// An offset in time: each point's value is the metric's at the point this far before it
     /// (`Window`), or at the start of its period (`ToGrain`).
     offset: Option<Offset<'p>>,
+    /// A conversion metric's conversions: its aggregate is the conversion measure's, over the
+    /// conversion events that follow a row of the leaf's relation.
+    conversion: Option<Conversion<'a, 'p>>,
     /// Read from a provisional realization.
     provisional: bool,
     /// The provisional realization's rows after the final watermark: the leaf also counts
@@ -206,6 +209,17 @@ struct Cumulative<'p> {
     grain_to_date: Option<&'p str>,
     /// `first`, `last` or `average` of the points of a coarser period.
     period_agg: &'p str,
+}
+
+/// Where a conversion metric's conversion events are, and which follow a base event.
+#[derive(Clone, Copy)]
+struct Conversion<'a, 'p> {
+    relation: &'a Relation<'p>,
+    measure: &'p Spanned<String>,
+    /// `base_column = "conversion_column"` pairs.
+    on: &'p [(Spanned<String>, Spanned<String>)],
+    /// How long after a base event a conversion counts (`None`: ever after).
+    window: Option<(u32, &'static str)>,
 }
 
 /// How far a leaf is offset in time.
@@ -472,6 +486,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 composite(n, d, leaves)
             }
             ("derived", ..) => self.derived(name, c, leaves),
+            ("conversion", ..) => self.conversion(binding, c, leaves),
             _ => Ok(Formula::Value(self.single(binding, leaves)?)),
         }
     }
@@ -500,6 +515,72 @@ impl<'a, 'p> Compiler<'a, 'p> {
         Ok(Formula::Derived {
             expr: Box::new(expr),
             inputs,
+        })
+    }
+
+    /// A conversion metric: its base measure over the base events (the opportunities), and
+    /// its conversion measure over the conversion events that follow one with the same `on`
+    /// values within the `window`, each counted for the latest base event before it, as
+    /// MetricFlow counts them; `conversion_rate` divides the conversions by the opportunities.
+    fn conversion(
+        &self,
+        binding: &'p MetricBinding,
+        c: &'p crate::project::metrics::Canonical,
+        leaves: &mut Vec<Leaf<'a, 'p>>,
+    ) -> Result<Formula, Refusal> {
+        let name = binding.name().map_or("?", |n| n.value.as_str());
+        let unsupported =
+            |why: &str| Refusal::new("unsupported_measure", format!("metric `{name}` {why}"));
+        if finality::rule(&self.project.contracts.finality, binding).is_some() {
+            return Err(unsupported(
+                "is a conversion metric with a finality rule, which sqb does not combine",
+            ));
+        }
+        let relation = |source: Option<&Spanned<String>>| {
+            let source = source.ok_or_else(|| unsupported("names no relation"))?;
+            self.relations.get(&source.value).ok_or_else(|| {
+                unsupported(&format!(
+                    "reads `{}`, which is no model or source",
+                    source.value
+                ))
+            })
+        };
+        let base = relation(c.source.as_ref())?;
+        let events = relation(c.conversion_source.as_ref())?;
+        let measure = c
+            .conversion_measure
+            .as_ref()
+            .ok_or_else(|| unsupported("names no conversion measure"))?;
+        let (agg, _) = self.measure_operand(events, Some(measure), name)?;
+        let mut converted = self.leaf(binding, base, false)?;
+        converted.aggregate = aggregate_of(agg, "\"s\".\"__sqb_cv\"");
+        converted.conversion = Some(Conversion {
+            relation: events,
+            measure,
+            on: c.on.as_ref().map_or(&[][..], |o| o.value.as_slice()),
+            window: c
+                .window
+                .as_ref()
+                .and_then(|w| crate::project::metrics::window_parts(&w.value)),
+        });
+        leaves.push(converted);
+        let conversions = Part::Leaf(leaves.len() - 1);
+        if c.calculation
+            .as_ref()
+            .is_some_and(|k| k.value == "conversions")
+        {
+            return Ok(Formula::Value(conversions));
+        }
+        leaves.push(self.leaf(binding, base, false)?);
+        Ok(Formula::Divide {
+            numerator: conversions,
+            denominator: Part::Leaf(leaves.len() - 1),
+            on_zero: c
+                .on_zero_denominator
+                .as_ref()
+                .map_or("null", |z| z.value.as_str())
+                .to_string(),
+            metric: name.to_string(),
         })
     }
 
@@ -588,7 +669,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let unsupported =
             |why: &str| Refusal::new("unsupported_measure", format!("metric `{name}` {why}"));
         let aggregate = match kind {
-            "single" | "opaque" | "semi_additive" | "cumulative" => {
+            "single" | "opaque" | "semi_additive" | "cumulative" | "conversion" => {
                 self.measure_aggregate(relation, c.measure.as_ref(), name)?
             }
             "distinct_count" => {
@@ -645,6 +726,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 ("semi_additive", _, _) => return Err(unsupported("has no collapse dimension")),
                 _ => None,
             },
+            conversion: None,
             provisional,
             after: None,
         };
@@ -660,6 +742,18 @@ impl<'a, 'p> Compiler<'a, 'p> {
         measure: Option<&Spanned<String>>,
         metric: &str,
     ) -> Result<String, Refusal> {
+        let (agg, operand) = self.measure_operand(relation, measure, metric)?;
+        Ok(aggregate_of(agg, &operand))
+    }
+
+    /// A measure's aggregation and what it aggregates, over the relation aliased `s` (`*` for
+    /// a count of rows).
+    fn measure_operand(
+        &self,
+        relation: &Relation<'p>,
+        measure: Option<&Spanned<String>>,
+        metric: &str,
+    ) -> Result<(&'p str, String), Refusal> {
         let name = measure.map_or("", |m| m.value.as_str());
         let found = relation
             .semantic
@@ -679,13 +773,18 @@ impl<'a, 'p> Compiler<'a, 'p> {
             (None, Some(expr)) => self.qualified(expr, relation)?,
             (None, None) => "*".to_string(),
         };
-        Ok(match agg {
-            "count_distinct" => format!("count(DISTINCT {operand})"),
-            "count" => format!("count({operand})"),
-            // MetricFlow's: a NULL counts as nothing, and a group of NULLs sums to NULL.
-            "sum_boolean" => format!("sum(CAST({operand} AS INTEGER))"),
-            other => format!("{other}({operand})"),
-        })
+        Ok((agg, operand))
+    }
+}
+
+/// A measure's aggregate of `operand`.
+fn aggregate_of(agg: &str, operand: &str) -> String {
+    match agg {
+        "count_distinct" => format!("count(DISTINCT {operand})"),
+        "count" => format!("count({operand})"),
+        // MetricFlow's: a NULL counts as nothing, and a group of NULLs sums to NULL.
+        "sum_boolean" => format!("sum(CAST({operand} AS INTEGER))"),
+        other => format!("{other}({operand})"),
     }
 }
 

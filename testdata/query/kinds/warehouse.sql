@@ -24,11 +24,12 @@ INSERT INTO shop.balances VALUES
     (8, DATE '2026-01-31', 5.00), (8, DATE '2026-02-28', 9.00);
 CREATE TABLE shop.refunds (
     order_id INTEGER NOT NULL,
+    customer_id INTEGER NOT NULL,
     refunded_on DATE NOT NULL,
     amount NUMERIC(10,2) NOT NULL
 );
 INSERT INTO shop.refunds VALUES
-    (2, DATE '2026-02-03', 30.00), (3, DATE '2026-02-20', 2.50), (5, DATE '2026-03-01', 0.75);
+    (2, 7, DATE '2026-02-03', 30.00), (3, 8, DATE '2026-02-20', 2.50), (5, 8, DATE '2026-03-01', 0.75);
 CREATE TABLE shop.calendar AS
 SELECT CAST(d AS DATE) AS day
 FROM generate_series(DATE '2025-12-30', DATE '2026-02-15', INTERVAL '1 day') AS t(d);

@@ -1,1 +1,1 @@
-select order_id, refunded_on, amount from shop.refunds
+select order_id, customer_id, refunded_on, amount from shop.refunds
