@@ -92,6 +92,9 @@ pub fn kind_options(kind: &str) -> &'static [&'static str] {
     }
 }
 
+/// `local = "remote"` column pairs, where they are written.
+pub type ColumnPairs = Spanned<Vec<(Spanned<String>, Spanned<String>)>>;
+
 /// A metric binding.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct MetricBinding {
@@ -168,7 +171,7 @@ pub struct Canonical {
     /// follows a base event with the same values (MetricFlow's entity, and its constant
     /// properties).
     #[serde(default)]
-    pub on: Option<Spanned<Vec<(Spanned<String>, Spanned<String>)>>>,
+    pub on: Option<ColumnPairs>,
     /// `conversion_rate` (the default: conversions over base events) or `conversions`.
     #[serde(default)]
     pub calculation: Option<Spanned<String>>,
@@ -383,11 +386,7 @@ fn check_kind_fields(r: &mut Reader<'_>, t: &dyn TableLike, kind: &Spanned<Strin
 }
 
 /// A conversion metric's `on`: at least one column pair.
-#[allow(clippy::type_complexity)]
-fn read_on(
-    r: &mut Reader<'_>,
-    t: &dyn TableLike,
-) -> Option<Spanned<Vec<(Spanned<String>, Spanned<String>)>>> {
+fn read_on(r: &mut Reader<'_>, t: &dyn TableLike) -> Option<ColumnPairs> {
     let loc = r.value_loc(t, "on");
     let pairs = r.string_pairs(t, "on")?;
     let written = t
