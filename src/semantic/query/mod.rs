@@ -553,6 +553,8 @@ impl<'a, 'p> Compiler<'a, 'p> {
             .ok_or_else(|| unsupported("names no conversion measure"))?;
         let (agg, _) = self.measure_operand(events, Some(measure), name)?;
         let mut converted = self.leaf(binding, base, false)?;
+        // MetricFlow sums a count's conversions as ones and zeros: none is NULL, not 0.
+        let agg = if agg == "count" { "sum" } else { agg };
         converted.aggregate = aggregate_of(agg, "\"s\".\"__sqb_cv\"");
         converted.conversion = Some(Conversion {
             relation: events,

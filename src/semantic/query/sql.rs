@@ -410,12 +410,12 @@ impl<'a, 'p> Compiler<'a, 'p> {
         }
         let base_time = self.dimension_sql(leaf.relation, &reached[0], &mut joins)?;
         let event_time = self.dimension_sql(conversion.relation, &reached[1], &mut Vec::new())?;
-        let (_, operand) =
+        let (agg, operand) =
             self.measure_operand(conversion.relation, Some(conversion.measure), name)?;
-        let operand = if operand == "*" {
-            "1".to_string()
-        } else {
-            operand
+        let operand = match (agg, operand.as_str()) {
+            (_, "*") => "1".to_string(),
+            ("count", _) => format!("CASE WHEN {operand} IS NOT NULL THEN 1 ELSE 0 END"),
+            _ => operand,
         };
         let mut events = vec![
             format!("{operand} AS \"__sqb_cv\""),

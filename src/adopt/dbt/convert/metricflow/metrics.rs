@@ -151,6 +151,7 @@ impl Importer<'_> {
             "ratio" => self.ratio(pass, metric),
             "derived" => self.derived(pass, metric),
             "cumulative" => self.cumulative(pass, metric),
+            "conversion" => self.conversion(pass, metric),
             other => Err(format!(
                 "is a `{other}` metric, which sqb's bindings do not express"
             )),
@@ -423,6 +424,145 @@ impl Importer<'_> {
         Ok(canonical)
     }
 
+    /// A conversion metric: its base and conversion measures, each a plain measure carried
+    /// with its time, matched on the columns of its entity and constant properties in the two
+    /// semantic models; the metric's filter is on the base events, as MetricFlow's is.
+    fn conversion(&mut self, pass: &mut Pass<'_>, metric: &Metric) -> Result<Table, String> {
+        let params = metric.type_params.get("conversion_type_params");
+        let param = |key: &str| params.and_then(|p| p.get(key)).filter(|v| !v.is_null());
+        let (Some(base), Some(converted)) = (
+            Input::of(param("base_measure").or_else(|| param("base_metric"))),
+            Input::of(param("conversion_measure").or_else(|| param("conversion_metric"))),
+        ) else {
+            return Err(
+                "is a conversion metric without both a base and a conversion measure".into(),
+            );
+        };
+        let Some(entity) = param("entity").and_then(Value::as_str) else {
+            return Err("is a conversion metric without an entity".into());
+        };
+        let mut sides = Vec::new();
+        for input in [&base, &converted] {
+            let m = &input.name;
+            for key in ["filter", "join_to_timespine", "fill_nulls_with"] {
+                if input.get(key).is_some_and(|v| v != &Value::Bool(false)) {
+                    return Err(format!("converts over measure `{m}` with a `{key}` of its own, which sqb's conversion metric does not take"));
+                }
+            }
+            let Some((sm, measure, fate)) = pass.layer.measure(m) else {
+                return Err(format!(
+                    "reads measure `{m}`, which no semantic model declares"
+                ));
+            };
+            let model = match fate {
+                Fate::Measure { model } => *model,
+                Fate::Dropped(why) => {
+                    return Err(format!("reads measure `{m}`, which is not carried: {why}"))
+                }
+                Fate::Percentile { .. } => {
+                    return Err(format!("converts over measure `{m}`, a percentile, which sqb's conversion metric does not aggregate"))
+                }
+            };
+            if measure
+                .non_additive_dimension
+                .as_ref()
+                .is_some_and(|v| !v.is_null())
+            {
+                return Err(format!("converts over measure `{m}`, a non-additive one, which sqb's conversion metric does not collapse"));
+            }
+            if !self.measure_in_time(model, m) {
+                return Err(format!(
+                    "converts over measure `{m}`, whose time is not carried"
+                ));
+            }
+            sides.push((sm, measure, model));
+        }
+        let mut names = vec![(entity.to_string(), entity.to_string())];
+        for property in param("constant_properties")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = |key: &str| {
+                property
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            match (name("base_property"), name("conversion_property")) {
+                (Some(b), Some(c)) => names.push((b, c)),
+                _ => return Err("has a constant property without both names".into()),
+            }
+        }
+        let mut on = toml_edit::InlineTable::new();
+        for (b, c) in &names {
+            let local = element_column(sides[0].0, b)?;
+            let remote = element_column(sides[1].0, c)?;
+            match on.get(&local).and_then(|v| v.as_str()) {
+                Some(r) if r == remote => continue,
+                Some(_) => return Err(format!("matches `{local}` of its base events with two columns of its conversion events, which sqb's `on` does not express")),
+                None => {}
+            }
+            self.ensure_column(sides[0].2, &local);
+            self.ensure_column(sides[1].2, &remote);
+            on.insert(&local, remote.as_str().into());
+        }
+        let mut canonical = Table::new();
+        canonical.insert("kind", "conversion".into());
+        canonical.insert("source", self.models[sides[0].2].name.as_str().into());
+        canonical.insert("measure", base.name.as_str().into());
+        canonical.insert(
+            "conversion_source",
+            self.models[sides[1].2].name.as_str().into(),
+        );
+        canonical.insert("conversion_measure", converted.name.as_str().into());
+        canonical.insert("on", toml_edit::value(on));
+        if let Some(w) = param("window") {
+            let text = match (
+                w.get("count").and_then(Value::as_u64),
+                w.get("granularity").and_then(Value::as_str),
+            ) {
+                (Some(n), Some(g)) => format!("{n} {g}"),
+                _ => text(w),
+            };
+            let Some((n, g)) = crate::project::metrics::window_parts(&text) else {
+                return Err(format!(
+                    "converts within a window of `{text}`, which sqb does not read"
+                ));
+            };
+            canonical.insert("window", format!("{n} {g}").into());
+        }
+        let calculation = param("calculation").map_or("conversion_rate".into(), text);
+        match calculation.as_str() {
+            "conversion_rate" => {}
+            "conversions" => {
+                canonical.insert("calculation", "conversions".into());
+            }
+            other => {
+                return Err(format!(
+                    "calculates `{other}`, which sqb's conversion metric does not"
+                ))
+            }
+        }
+        if let Some(filter) = metric.filter.as_ref().filter(|f| !f.is_null()) {
+            let scope = Scope {
+                sm: sides[0].0,
+                measure: sides[0].1,
+            };
+            let translated = filters::translate(filter, &scope, self.engine)
+                .map_err(|why| format!("has a filter sqb cannot carry: {why}"))?;
+            for column in &translated.columns {
+                self.ensure_column(sides[0].2, column);
+            }
+            if let Some(f) = filters::conjunction(&translated.predicates) {
+                canonical.insert("population_filter", f.into());
+            }
+        }
+        pass.base
+            .insert(metric.name.clone(), pass.layer.measures[&base.name].0);
+        Ok(canonical)
+    }
+
     fn ratio(&mut self, pass: &mut Pass<'_>, metric: &Metric) -> Result<Table, String> {
         let part = |key: &str| Input::of(metric.type_params.get(key));
         let (Some(numerator), Some(denominator)) = (part("numerator"), part("denominator")) else {
@@ -512,6 +652,34 @@ impl Importer<'_> {
         self.metric_files
             .push((format!("contracts/metrics/{name}.toml"), doc.to_string()));
     }
+}
+
+/// The column an entity or dimension of a semantic model reads (a constant property names
+/// either), or why it has none sqb can match on.
+fn element_column(
+    sm: &crate::adopt::dbt::manifest::SemanticModel,
+    name: &str,
+) -> Result<String, String> {
+    let expr = sm
+        .entities
+        .iter()
+        .find(|e| e.name == name)
+        .map(|e| e.expr.as_deref().unwrap_or(&e.name))
+        .or_else(|| {
+            sm.dimensions
+                .iter()
+                .find(|d| d.name == name)
+                .map(|d| d.expr.as_deref().unwrap_or(&d.name))
+        })
+        .ok_or_else(|| {
+            format!(
+                "matches on `{name}`, which semantic model `{}` does not have",
+                sm.name
+            )
+        })?;
+    super::column_name(expr)
+        .map(str::to_string)
+        .ok_or_else(|| format!("matches on `{name}`, an expression in semantic model `{}`, which sqb's `on` does not express", sm.name))
 }
 
 /// An input's offset in time as a binding's key and value: `offset_window = "1 month"` or

@@ -340,6 +340,41 @@ impl Importer<'_> {
                 .semantic
                 .push(("dimensions", dimension.name.clone(), table));
         }
+        self.entity_dimensions(id, sm, model);
+    }
+
+    /// Each entity of the semantic model as a dimension of its column, so that it can be
+    /// grouped by as MetricFlow groups by an entity (`customer`, `order_id__customer`): the
+    /// measure's own rows' value, no join. Not where a dimension of that name is already on
+    /// the sidecar (another semantic model's, or a dimension of this one).
+    fn entity_dimensions(&mut self, id: &str, sm: &SemanticModel, model: usize) {
+        for entity in &sm.entities {
+            let taken = self.models[model]
+                .semantic
+                .iter()
+                .any(|(kind, n, _)| *kind == "dimensions" && n == &entity.name);
+            if taken {
+                continue;
+            }
+            let expr = entity.expr.as_deref().unwrap_or(&entity.name);
+            let Some(column) = column_name(expr).map(str::to_string) else {
+                if entity.kind == "foreign" {
+                    // Reported whole by `joins`: a foreign entity that is an expression.
+                    continue;
+                }
+                let what = format!("entity `{}` as a group-by item: it is an expression; a sqb dimension reads a column (compute it in the model)", entity.name);
+                self.semantic_entry(id, sm, Carried::Partly, what);
+                continue;
+            };
+            let mut table = Table::new();
+            if column != entity.name {
+                table.insert("column", column.as_str().into());
+            }
+            self.ensure_column(model, &column);
+            self.models[model]
+                .semantic
+                .push(("dimensions", entity.name.clone(), table));
+        }
     }
 
     /// `metric_time` for the semantic model's measures: its `defaults.agg_time_dimension` as the
@@ -434,6 +469,14 @@ impl Importer<'_> {
             .iter()
             .find(|(k, _)| *k == "agg_time_dimension")
             .and_then(|(_, v)| v.as_str().map(str::to_string))
+    }
+
+    /// Whether measure `name` of the model has a time: its own, or the sidecar's.
+    pub(super) fn measure_in_time(&self, model: usize, name: &str) -> bool {
+        let own = self.models[model].semantic.iter().any(|(kind, n, t)| {
+            *kind == "measures" && n == name && t.contains_key("agg_time_dimension")
+        });
+        own || self.relation_time(model).is_some()
     }
 
     /// Whether dimension `name` is on the sidecar as a time dimension (the last table of that
