@@ -254,6 +254,30 @@ const CASES: &[Case] = &[
         expected: "SELECT sum(amount) FROM shop.refunds",
     },
     Case {
+        name: "default_grain",
+        metric: "revenue_monthly",
+        dimensions: &["metric_time"],
+        expected: "SELECT date_trunc('month', ordered_on), sum(amount) FROM shop.orders GROUP BY 1",
+    },
+    Case {
+        name: "custom_granularity",
+        metric: "revenue",
+        dimensions: &["metric_time.fiscal_month"],
+        // February 10th and 11th are in March's fiscal month.
+        expected: "SELECT CAST(date_trunc('month', ordered_on + INTERVAL '20 day') AS DATE), sum(amount) \
+                   FROM shop.orders GROUP BY 1",
+    },
+    Case {
+        name: "custom_granularity_of_a_ratio",
+        metric: "revenue_per_order",
+        dimensions: &["order_date.fiscal_month"],
+        expected: "SELECT n.m, CAST(n.s AS {ratio}) / d.c FROM \
+                   (SELECT CAST(date_trunc('month', ordered_on + INTERVAL '20 day') AS DATE) AS m, sum(amount) AS s \
+                    FROM shop.orders GROUP BY 1) n \
+                   JOIN (SELECT CAST(date_trunc('month', ordered_on + INTERVAL '20 day') AS DATE) AS m, count(*) AS c \
+                    FROM shop.orders WHERE amount >= 1 GROUP BY 1) d ON d.m = n.m",
+    },
+    Case {
         name: "semi_additive_total",
         metric: "balance",
         dimensions: &[],

@@ -20,6 +20,7 @@ const BINDING_KEYS: &[&str] = &[
     "aliases",
     "provenance",
     "status",
+    "time_granularity",
     "canonical",
     "deprecated_alternatives",
     "examples",
@@ -40,7 +41,8 @@ const PROVENANCE: &[&str] = &["board_approved", "human_curated", "inferred"];
 const STATUS: &[&str] = &["active", "deprecated"];
 const COLLAPSE_AGG: &[&str] = &["last", "first", "avg", "min", "max"];
 const PERIOD_AGG: &[&str] = &["first", "last", "average"];
-const GRAINS: &[&str] = &["day", "week", "month", "quarter", "year"];
+/// The grains of a binding's windows, offsets and `time_granularity`.
+pub const GRAINS: &[&str] = &["day", "week", "month", "quarter", "year"];
 const ON_ZERO: &[&str] = &["null", "zero", "error"];
 const CALCULATIONS: &[&str] = &["conversion_rate", "conversions"];
 /// Keys every kind may have.
@@ -105,6 +107,9 @@ pub struct MetricBinding {
     pub aliases: Vec<Spanned<String>>,
     pub provenance: Option<Spanned<String>>,
     pub status: Option<Spanned<String>>,
+    /// The grain of `metric_time` asked without one (MetricFlow's metric `time_granularity`).
+    #[serde(default)]
+    pub time_granularity: Option<Spanned<String>>,
     pub canonical: Option<Canonical>,
 }
 
@@ -266,6 +271,7 @@ pub(super) fn read_binding(
             .unwrap_or_default(),
         provenance: r.choice(root, "provenance", PROVENANCE),
         status: r.choice(root, "status", STATUS),
+        time_granularity: r.choice(root, "time_granularity", GRAINS),
         metric,
         canonical,
     }

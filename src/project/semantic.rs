@@ -39,7 +39,7 @@ pub const RELATIONSHIPS: &[&str] = &["many_to_one", "one_to_one", "one_to_many"]
 const MEASURE_KEYS: &[&str] = &["agg", "column", "expr", "agg_time_dimension", "description"];
 const DIMENSION_KEYS: &[&str] = &["column", "granularity", "description"];
 const JOIN_KEYS: &[&str] = &["to", "on", "relationship", "entity"];
-const TIME_SPINE_KEYS: &[&str] = &["column", "granularity"];
+const TIME_SPINE_KEYS: &[&str] = &["column", "granularity", "custom_granularities"];
 
 /// A relation's semantic declarations; `None` on a model or source that has none.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -66,6 +66,10 @@ pub struct TimeSpine {
     pub column: Option<Spanned<String>>,
     /// Default `day`.
     pub granularity: Option<Spanned<String>>,
+    /// Grains of its own (MetricFlow's custom granularities): a name, and the column of the
+    /// spine that holds each point's period (`fiscal_quarter = "fiscal_quarter"`).
+    #[serde(default)]
+    pub custom_granularities: Vec<(Spanned<String>, Spanned<String>)>,
     pub loc: Loc,
 }
 
@@ -155,6 +159,9 @@ pub(super) fn read_semantic(
         semantic.time_spine = Some(TimeSpine {
             column,
             granularity: r.choice(spine, "granularity", GRANULARITIES),
+            custom_granularities: r
+                .string_pairs(spine, "custom_granularities")
+                .unwrap_or_default(),
             loc,
         });
     }

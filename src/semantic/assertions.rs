@@ -128,7 +128,7 @@ fn resolve_query<'p>(
         let mut column = None;
         let mut truncated = false;
         for (source, measure) in &sources {
-            let found = resolve::metric_time(source, *measure, reference)
+            let found = resolve::metric_time(relations, source, *measure, reference)
                 .and_then(|r| resolve::dimension(relations, source, &r));
             match found {
                 Ok(found) => {
@@ -156,7 +156,7 @@ fn resolve_query<'p>(
             let reference = Spanned::new(parts.join("."), text.loc.clone());
             let mut column = None;
             for (source, measure) in &sources {
-                let found = resolve::metric_time(source, *measure, &reference)
+                let found = resolve::metric_time(relations, source, *measure, &reference)
                     .and_then(|r| resolve::dimension(relations, source, &r));
                 match found {
                     Ok(found) => column = column.or(reached_column(&found)),

@@ -281,6 +281,7 @@ pub(super) fn agg_time<'p>(
 /// `metric_time` where no agg time dimension stands for it ([`dimension`] refuses it, saying
 /// so), as it is.
 pub(super) fn metric_time(
+    relations: &Relations<'_>,
     from: &Relation<'_>,
     measure: Option<&str>,
     reference: &Spanned<String>,
@@ -290,7 +291,7 @@ pub(super) fn metric_time(
         return Ok(reference.clone());
     };
     let value = match grain {
-        Some(g) if !GRANULARITIES.contains(&g) => {
+        Some(g) if grain_of(relations, g).is_none() => {
             return fail(
                 Diagnostic::error(
                     Code::QueryUnresolved,
@@ -380,23 +381,46 @@ fn dotted<'a, 'p>(
     let direct = by_parts(relations, from, &parts, reference);
     let grain = parts
         .last()
-        .filter(|g| parts.len() > 1 && GRANULARITIES.contains(g));
+        .filter(|_| parts.len() > 1)
+        .and_then(|g| grain_of(relations, g));
     match (direct, grain) {
         (Ok(found), _) => Ok(found),
         (Err(first), Some(grain)) => {
             let mut found = by_parts(relations, from, &parts[..parts.len() - 1], reference)
                 .map_err(|_| first)?;
-            let granularity = GRANULARITIES.iter().copied().find(|g| g == grain);
-            check_granularity(&found, grain, reference)?;
-            found.granularity = granularity;
+            check_granularity(relations, &found, grain, reference)?;
+            found.granularity = Some(grain);
             Ok(found)
         }
         (Err(e), None) => Err(e),
     }
 }
 
+/// A grain by its name: a standard one, or a custom granularity of the project's time spine.
+pub(super) fn grain_of<'p>(relations: &Relations<'p>, grain: &str) -> Option<&'p str> {
+    GRANULARITIES
+        .iter()
+        .copied()
+        .find(|g| *g == grain)
+        .or_else(|| custom_grain(relations, grain).map(|(name, _)| name))
+}
+
+/// A custom granularity of the project's time spine: its name and the spine's column.
+pub(super) fn custom_grain<'p>(
+    relations: &Relations<'p>,
+    grain: &str,
+) -> Option<(&'p str, &'p str)> {
+    let (_, spine) = super::relation::time_spine(relations)?;
+    spine
+        .custom_granularities
+        .iter()
+        .find(|(name, _)| name.value == grain)
+        .map(|(name, column)| (name.value.as_str(), column.value.as_str()))
+}
+
 /// A requested granularity is that of a time dimension, and not finer than the declared one.
 fn check_granularity(
+    relations: &Relations<'_>,
     found: &Reached<'_, '_>,
     grain: &str,
     reference: &Spanned<String>,
@@ -419,7 +443,12 @@ fn check_granularity(
         );
     };
     let rank = |g: &str| GRANULARITIES.iter().position(|x| *x == g);
-    if rank(grain) < rank(&declared.value) {
+    // A custom granularity is read from the time spine's points, at the spine's grain.
+    let asked = match custom_grain(relations, grain) {
+        Some(_) => super::relation::time_spine(relations).and_then(|(_, s)| rank(s.granularity())),
+        None => rank(grain),
+    };
+    if asked < rank(&declared.value) {
         return fail(
             Diagnostic::error(
                 Code::QueryUnresolved,

@@ -152,6 +152,19 @@ impl<'p> Check<'_, 'p> {
                 .hint("a project has one time spine: keep one `[time_spine]`"),
             );
         }
+        for (name, column) in &spine.custom_granularities {
+            self.resolve(column, "a custom granularity of the time spine", diags);
+            if crate::project::semantic::GRANULARITIES.contains(&name.value.as_str()) {
+                diags.push(
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!("the custom granularity `{}` is named like a grain", name.value),
+                    )
+                    .at(name.loc.clone(), "a standard grain")
+                    .hint("name a custom granularity apart from hour, day, week, month, quarter and year"),
+                );
+            }
+        }
         let Some(column) = &spine.column else { return };
         let Some(declared) = self.resolve(column, "the time spine", diags) else {
             return;

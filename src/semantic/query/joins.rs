@@ -43,7 +43,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         reference: &Spanned<String>,
     ) -> Result<Spanned<String>, Refusal> {
         let measure = leaf.measure.map(|m| m.value.as_str());
-        resolve::metric_time(leaf.relation, measure, reference)
+        resolve::metric_time(self.relations, leaf.relation, measure, reference)
             .map_err(|d| Refusal::from_diagnostic("unresolved", &d))
     }
 

@@ -280,21 +280,28 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let mut leaves: Vec<Leaf<'a, 'p>> = Vec::new();
         let mut formulas = Vec::new();
         let mut served = Vec::new();
+        let mut bound = Vec::new();
         for name in &request.metrics {
             let binding = self.metric(name)?;
             access::metric_allowed(self.roles.as_deref(), binding, name)?;
             let first = leaves.len();
             formulas.push(self.formula(binding, &mut leaves)?);
             served.push(self.served_metric(name, binding, &leaves[first..]));
+            bound.push((binding, first..leaves.len()));
         }
-        for d in &request.dimensions {
+        let asked: Vec<String> = request
+            .dimensions
+            .iter()
+            .map(|d| self.at_default_grain(d, &bound, &leaves))
+            .collect();
+        for d in &asked {
             for leaf in &leaves {
                 let reached = self.leaf_dimension(leaf, &self.spanned(d))?;
+                self.refuse_custom_grain(leaf, &reached)?;
                 access::dimension_allowed(self.roles.as_deref(), &reached, d)?;
             }
         }
-        let dimensions: Vec<Spanned<String>> =
-            request.dimensions.iter().map(|d| self.spanned(d)).collect();
+        let dimensions: Vec<Spanned<String>> = asked.iter().map(|d| self.spanned(d)).collect();
         let filters: Vec<Spanned<String>> = request
             .filters
             .iter()
@@ -333,6 +340,53 @@ impl<'a, 'p> Compiler<'a, 'p> {
             metrics: served,
             scoped_reads: self.scoped_reads.take(),
         })
+    }
+
+    /// `metric_time` asked without a grain, at MetricFlow's default: the coarsest of the
+    /// metrics' default grains, each its `time_granularity`, else the coarser of `day` and its
+    /// leaves' time grains. Any other dimension, and `metric_time` where no leaf has a time, as
+    /// asked.
+    fn at_default_grain(
+        &self,
+        asked: &str,
+        bound: &[(&'p MetricBinding, std::ops::Range<usize>)],
+        leaves: &[Leaf<'a, 'p>],
+    ) -> String {
+        if !asked.eq_ignore_ascii_case("metric_time") {
+            return asked.to_string();
+        }
+        let rank = |g: &str| GRAIN_RANK.iter().position(|x| *x == g);
+        let day = rank("day").unwrap_or(1);
+        let mut grain: Option<usize> = None;
+        for (binding, range) in bound {
+            let times = leaves[range.clone()]
+                .iter()
+                .filter_map(|leaf| {
+                    let measure = leaf.measure.map(|m| m.value.as_str());
+                    let time = resolve::agg_time(leaf.relation, measure)?;
+                    let declared = leaf
+                        .relation
+                        .semantic?
+                        .dimensions
+                        .iter()
+                        .find(|d| d.name.value == time.value)?
+                        .granularity
+                        .as_ref()
+                        .map_or("day", |g| g.value.as_str());
+                    rank(declared)
+                })
+                .max();
+            let Some(times) = times else { continue };
+            let own = binding
+                .time_granularity
+                .as_ref()
+                .and_then(|g| rank(&g.value));
+            grain = grain.max(Some(own.unwrap_or(times.max(day))));
+        }
+        match grain {
+            Some(g) => format!("metric_time.{}", GRAIN_RANK[g]),
+            None => asked.to_string(),
+        }
     }
 
     /// What a requested metric is served from: the relations of its leaves, its finality

@@ -590,10 +590,64 @@ impl<'a, 'p> Compiler<'a, 'p> {
             .granularity
             .as_ref()
             .map(|g| g.value.as_str());
-        Ok(match reached.granularity.or(declared) {
-            Some(grain) => format!("date_trunc('{grain}', {column})"),
-            None => column,
-        })
+        let Some(grain) = reached.granularity.or(declared) else {
+            return Ok(column);
+        };
+        let Some((name, period)) = resolve::custom_grain(self.relations, grain) else {
+            return Ok(format!("date_trunc('{grain}', {column})"));
+        };
+        // A custom granularity: the period the time spine gives the point, as MetricFlow
+        // joins it (a point the spine lacks is in no period).
+        let (spine, table) = super::super::relation::time_spine(self.relations)
+            .ok_or_else(|| Refusal::new("unresolved", format!("`{grain}` is no grain")))?;
+        let spine_column = table.column.as_ref().map_or("", |c| c.value.as_str());
+        let mut key: Vec<&'p str> = vec!["", name];
+        key.extend(reached.path.iter().copied());
+        key.push(reached.dimension.column().value.as_str());
+        let alias = match joins.iter().position(|(k, _)| *k == key) {
+            Some(i) => format!("g{i}"),
+            None => {
+                let alias = format!("g{}", joins.len());
+                let join = format!(
+                    "LEFT JOIN {} AS {} ON {} = date_trunc('{}', {column})",
+                    self.source_sql(spine)?,
+                    quote(&alias),
+                    column_ref(&alias, spine_column),
+                    table.granularity()
+                );
+                joins.push((key, join));
+                alias
+            }
+        };
+        Ok(column_ref(&alias, period))
+    }
+
+    /// A custom granularity is served for a plain aggregate only: refused where a leaf reads
+    /// the time spine or windows its rows in time, which sqb does not yet do by one.
+    pub(super) fn refuse_custom_grain(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        reached: &Reached<'a, 'p>,
+    ) -> Result<(), Refusal> {
+        let custom = reached
+            .granularity
+            .and_then(|g| resolve::custom_grain(self.relations, g));
+        let special = leaf.spine
+            || leaf.cumulative.is_some()
+            || leaf.offset.is_some()
+            || leaf.collapse.is_some()
+            || leaf.conversion.is_some();
+        match (custom, special) {
+            (Some((grain, _)), true) => {
+                let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+                Err(Refusal {
+                    code: "unsupported_measure",
+                    message: format!("metric `{name}` is not served by the custom granularity `{grain}`"),
+                    hint: Some("a custom granularity groups plain aggregates (simple, ratio and derived metrics over them); ask for a standard grain".into()),
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// A relation as a FROM item: scoped to the principal's tenant before it is joined (so an
@@ -819,7 +873,7 @@ impl Compiler<'_, '_> {
 
 /// A point of the time spine, in a cumulative leaf.
 const POINT: &str = "\"ts\".\"p\"";
-const GRAIN_RANK: &[&str] = &["hour", "day", "week", "month", "quarter", "year"];
+pub(super) const GRAIN_RANK: &[&str] = &["hour", "day", "week", "month", "quarter", "year"];
 
 /// A cumulative or offset leaf's reading: the spine's points joined to the rows each one
 /// reads.

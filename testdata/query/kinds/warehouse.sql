@@ -31,5 +31,6 @@ CREATE TABLE shop.refunds (
 INSERT INTO shop.refunds VALUES
     (2, 7, DATE '2026-02-03', 30.00), (3, 8, DATE '2026-02-20', 2.50), (5, 8, DATE '2026-03-01', 0.75);
 CREATE TABLE shop.calendar AS
-SELECT CAST(d AS DATE) AS day
+SELECT CAST(d AS DATE) AS day,
+    CAST(date_trunc('month', d + INTERVAL '20 day') AS DATE) AS fiscal_month
 FROM generate_series(DATE '2025-12-30', DATE '2026-02-15', INTERVAL '1 day') AS t(d);

@@ -1,1 +1,1 @@
-select day from shop.calendar
+select day, fiscal_month from shop.calendar

@@ -111,9 +111,11 @@ impl Importer<'_> {
         }
         let fate = match result {
             Ok(canonical) => {
-                self.write_binding(&metric, canonical);
-                if let Some(grain) = &metric.time_granularity {
-                    let what = format!("`{name}`'s default grain `{grain}` is not carried: asked for `metric_time` without a grain, sqb groups by its time dimension's own grain; ask for `metric_time__{grain}`");
+                let grain = metric.time_granularity.as_deref();
+                let carried = grain.filter(|g| crate::project::metrics::GRAINS.contains(g));
+                self.write_binding(&metric, carried, canonical);
+                if let Some(grain) = grain.filter(|_| carried.is_none()) {
+                    let what = format!("`{name}`'s default grain `{grain}` is not carried: it is no grain sqb has; asked for `metric_time` without a grain, sqb groups by `day`");
                     self.entry(
                         &metric.original_file_path,
                         &id,
@@ -626,32 +628,50 @@ impl Importer<'_> {
         Ok(canonical)
     }
 
-    fn write_binding(&mut self, metric: &Metric, canonical: Table) {
+    /// The binding of `metric`, with its default grain (`time_granularity`) where it has one.
+    fn write_binding(&mut self, metric: &Metric, grain: Option<&str>, canonical: Table) {
         let comment = format!(
             "# MetricFlow's metric `{}` ({}), imported by `sqb import dbt`.\n",
             metric.name, metric.original_file_path
         );
-        self.write_named(&metric.name, metric.label.as_deref(), &comment, canonical);
+        let doc = binding_doc(
+            &metric.name,
+            metric.label.as_deref(),
+            grain,
+            &comment,
+            canonical,
+        );
+        self.metric_files
+            .push((format!("contracts/metrics/{}.toml", metric.name), doc));
     }
 
-    fn write_named(
-        &mut self,
-        name: &str,
-        label: Option<&str>,
-        comment: &str,
-        mut canonical: Table,
-    ) {
-        let mut doc = DocumentMut::new();
-        doc.decor_mut().set_prefix(comment);
-        doc.insert("metric", name.into());
-        if let Some(label) = label {
-            doc.insert("label", label.into());
-        }
-        canonical.decor_mut().set_prefix("\n");
-        doc.insert("canonical", toml_edit::Item::Table(canonical));
+    fn write_named(&mut self, name: &str, label: Option<&str>, comment: &str, canonical: Table) {
+        let doc = binding_doc(name, label, None, comment, canonical);
         self.metric_files
-            .push((format!("contracts/metrics/{name}.toml"), doc.to_string()));
+            .push((format!("contracts/metrics/{name}.toml"), doc));
     }
+}
+
+/// The text of a binding file.
+fn binding_doc(
+    name: &str,
+    label: Option<&str>,
+    grain: Option<&str>,
+    comment: &str,
+    mut canonical: Table,
+) -> String {
+    let mut doc = DocumentMut::new();
+    doc.decor_mut().set_prefix(comment);
+    doc.insert("metric", name.into());
+    if let Some(label) = label {
+        doc.insert("label", label.into());
+    }
+    if let Some(grain) = grain {
+        doc.insert("time_granularity", grain.into());
+    }
+    canonical.decor_mut().set_prefix("\n");
+    doc.insert("canonical", toml_edit::Item::Table(canonical));
+    doc.to_string()
 }
 
 /// The column an entity or dimension of a semantic model reads (a constant property names
