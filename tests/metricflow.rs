@@ -116,9 +116,16 @@ fn value(text: &str) -> String {
     }
     let is_time =
         text.len() > 10 && text.as_bytes()[10] == b'T' && text[..4].parse::<u16>().is_ok();
-    match is_time {
-        true => text.replacen('T', " ", 1),
-        false => text.to_string(),
+    // MetricFlow's CSV prints a DATE (a custom granularity's period, read from the time
+    // spine as it is) as a timestamp at midnight.
+    let is_date = text.len() == 10
+        && text.as_bytes()[4] == b'-'
+        && text.as_bytes()[7] == b'-'
+        && text[..4].parse::<u16>().is_ok();
+    match (is_time, is_date) {
+        (true, _) => text.replacen('T', " ", 1),
+        (_, true) => format!("{text} 00:00:00"),
+        _ => text.to_string(),
     }
 }
 

@@ -457,7 +457,7 @@ fn a_zero_denominator_is_refused_on_both_engines() {
 /// dimension it is served. A cumulative metric over a window, asked without its time, is
 /// refused too.
 #[test]
-fn a_time_filter_on_a_spine_metric_is_refused() {
+fn a_time_filter_on_a_spine_metric_filters_its_points() {
     let dir = tempfile::tempdir().unwrap();
     kinds_in(dir.path(), "duckdb");
     let warehouse = std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap();
@@ -465,6 +465,8 @@ fn a_time_filter_on_a_spine_metric_is_refused() {
     let ask = |filter: &str| {
         run(sqb().current_dir(dir.path()).args([
             "query",
+            "--format",
+            "csv",
             "-m",
             "orders_daily",
             "-d",
@@ -473,7 +475,23 @@ fn a_time_filter_on_a_spine_metric_is_refused() {
             filter,
         ]))
     };
-    let out = ask("metric_time >= DATE '2026-01-02'");
+    // As MetricFlow filters it: the spine's points before the 2nd and after the 4th are gone,
+    // the 3rd is there with 0.
+    let out = ask("metric_time >= DATE '2026-01-02' AND metric_time.month < DATE '2026-02-01' AND metric_time <= DATE '2026-01-04'");
+    let text = transcript(&out, dir.path());
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "metric_time,orders_daily\n2026-01-02T00:00:00,2\n2026-01-03T00:00:00,0\n2026-01-04T00:00:00,0\n",
+        "{text}"
+    );
+    // On its time and on something else: refused, never half applied.
+    let out = ask("metric_time >= DATE '2026-01-02' OR order_id > 1");
+    let text = transcript(&out, dir.path());
+    assert_eq!(out.status.code(), Some(15), "{text}");
+    assert!(text.contains("is on its time and on something else"), "{text}");
+    // On another time dimension of its relation: refused.
+    let out = ask("ship_date >= DATE '2026-01-02'");
     let text = transcript(&out, dir.path());
     assert_eq!(out.status.code(), Some(15), "{text}");
     assert!(

@@ -21,8 +21,63 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let Some((i, grain, _)) = self.asked_time(leaf, dimensions)? else {
             return Ok(sql);
         };
-        self.spine_refuses_time_filters(leaf, filters)?;
-        self.spined(leaf, &sql, dimensions.len(), i, grain)
+        let on_points = self.spine_filters(leaf, filters)?;
+        self.spined(leaf, &sql, dimensions.len(), i, grain, &on_points)
+    }
+
+    /// The query's filters on the leaf's own time, read on the time spine's points too, as
+    /// MetricFlow filters them (a filtered-out point is no row); a filter on its time and on
+    /// something else as well is refused, as is one on another time dimension.
+    fn spine_filters(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        filters: &[Spanned<String>],
+    ) -> Result<Vec<String>, Refusal> {
+        let measure = leaf.measure.map(|m| m.value.as_str());
+        let own = resolve::agg_time(leaf.relation, measure);
+        let column = super::super::relation::time_spine(self.relations)
+            .and_then(|(_, t)| t.column.as_ref())
+            .map_or("", |c| c.value.as_str());
+        let mut out = Vec::new();
+        for filter in filters {
+            let mut expr = self.in_filter_language(filter)?;
+            let mut times = 0;
+            let mut others = 0;
+            let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
+                let parts: Vec<String> = match e {
+                    Expr::Identifier(id) => vec![id.value.clone()],
+                    Expr::CompoundIdentifier(p) => p.iter().map(|i| i.value.clone()).collect(),
+                    _ => return std::ops::ControlFlow::<()>::Continue(()),
+                };
+                let reached = self.leaf_dimension(leaf, &self.spanned(&parts.join(".")));
+                match reached {
+                    Ok(r) if r.path.is_empty() && own.is_some_and(|t| t.value == r.dimension.name.value) => {
+                        let declared = r.dimension.granularity.as_ref().map(|g| g.value.as_str());
+                        let grain = r.granularity.or(declared).unwrap_or("day");
+                        let point = format!("date_trunc('{grain}', {})", column_ref("ts", column));
+                        if let Ok(parsed) = predicate::parse(self.project, &point) {
+                            *e = Expr::Nested(Box::new(parsed));
+                        }
+                        times += 1;
+                    }
+                    _ => others += 1,
+                }
+                std::ops::ControlFlow::Continue(())
+            });
+            match (times, others) {
+                (0, _) => self.spine_refuses_time_filters(leaf, std::slice::from_ref(filter))?,
+                (_, 0) => out.push(expr.to_string()),
+                _ => {
+                    let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+                    return Err(Refusal {
+                        code: "unsupported_measure",
+                        message: format!("metric `{name}` joins to the time spine, and the filter `{}` is on its time and on something else", filter.value),
+                        hint: Some("filter its time in a filter of its own".into()),
+                    });
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The requested dimension that is the leaf's own time (its measure's agg time dimension,
@@ -61,6 +116,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         dims: usize,
         time: usize,
         grain: &str,
+        on_points: &[String],
     ) -> Result<String, Refusal> {
         let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
         let Some((spine, table)) = super::super::relation::time_spine(self.relations) else {
@@ -78,8 +134,15 @@ impl<'a, 'p> Compiler<'a, 'p> {
             })
             .collect();
         select.push("\"m\".\"v\" AS \"v\"".into());
+        let filtered = match on_points.is_empty() {
+            true => String::new(),
+            false => {
+                let each: Vec<String> = on_points.iter().map(|p| format!("({p})")).collect();
+                format!(" WHERE {}", each.join(" AND "))
+            }
+        };
         Ok(format!(
-            "  SELECT {}\n  FROM (SELECT DISTINCT {point} AS \"d{time}\" FROM {} AS \"ts\") AS \"t\"\n  LEFT JOIN (\n{sql}\n  ) AS \"m\" ON \"m\".\"d{time}\" = \"t\".\"d{time}\"",
+            "  SELECT {}\n  FROM (SELECT DISTINCT {point} AS \"d{time}\" FROM {} AS \"ts\"{filtered}) AS \"t\"\n  LEFT JOIN (\n{sql}\n  ) AS \"m\" ON \"m\".\"d{time}\" = \"t\".\"d{time}\"",
             select.join(", "),
             self.source_sql(spine)?
         ))

@@ -174,9 +174,47 @@ impl Importer<'_> {
             spine.insert("granularity", g.as_str().into());
         }
         self.ensure_column(model, &column);
+        let customs = self.custom_granularities(node, model);
+        if !customs.is_empty() {
+            spine.insert("custom_granularities", toml_edit::Value::InlineTable(customs));
+        }
         self.models[model]
             .props
             .push(("time_spine", toml_edit::Value::InlineTable(spine)));
+    }
+
+    /// The time spine's `custom_granularities` (name → column; `column_name` defaults to the
+    /// name), each column declared on the model.
+    fn custom_granularities(&mut self, node: &crate::adopt::dbt::manifest::Node, model: usize) -> InlineTable {
+        let mut customs = InlineTable::new();
+        let listed = node
+            .time_spine
+            .as_ref()
+            .and_then(|t| t.get("custom_granularities"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for custom in &listed {
+            let Some(name) = custom.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let column = custom
+                .get("column_name")
+                .and_then(Value::as_str)
+                .unwrap_or(name);
+            let usable = column_name(column).is_some()
+                && !GRANULARITIES.contains(&name)
+                && !customs.contains_key(name);
+            if !usable {
+                let what = format!("custom granularity `{name}` of the time spine: its column `{column}` is no column sqb reads, or its name is a standard grain's or taken");
+                let path = node.patch_path.clone().unwrap_or_else(|| node.original_file_path.clone());
+                self.entry(&path, &node.unique_id, "model", Carried::Partly, what);
+                continue;
+            }
+            self.ensure_column(model, column);
+            customs.insert(name, column.into());
+        }
+        customs
     }
 
     /// Whether the import carries a time spine.
