@@ -703,6 +703,7 @@ fn metricflow_without_a_sqb_form_is_reported() {
     let mut m = manifest();
     let sm = &mut m["semantic_models"]["semantic_model.jaffle.orders"];
     sm["measures"][1]["agg"] = "percentile".into();
+    // An expression dimension is carried as one (`expr`), and not reported.
     sm["dimensions"][1]["expr"] = "upper(status)".into();
     let metrics = m["metrics"].as_object_mut().unwrap();
     let mut ratio = metrics["metric.jaffle.revenue"].clone();

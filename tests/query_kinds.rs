@@ -278,6 +278,13 @@ const CASES: &[Case] = &[
                     FROM shop.orders WHERE amount >= 1 GROUP BY 1) d ON d.m = n.m",
     },
     Case {
+        name: "expression_dimensions",
+        metric: "revenue",
+        dimensions: &["is_large", "order_week_day.month"],
+        expected: "SELECT amount >= 10, date_trunc('month', CAST(ordered_on AS timestamp)), sum(amount) \
+                   FROM shop.orders GROUP BY 1, 2",
+    },
+    Case {
         name: "semi_additive_total",
         metric: "balance",
         dimensions: &[],
@@ -489,7 +496,10 @@ fn a_time_filter_on_a_spine_metric_filters_its_points() {
     let out = ask("metric_time >= DATE '2026-01-02' OR order_id > 1");
     let text = transcript(&out, dir.path());
     assert_eq!(out.status.code(), Some(15), "{text}");
-    assert!(text.contains("is on its time and on something else"), "{text}");
+    assert!(
+        text.contains("is on its time and on something else"),
+        "{text}"
+    );
     // On another time dimension of its relation: refused.
     let out = ask("ship_date >= DATE '2026-01-02'");
     let text = transcript(&out, dir.path());

@@ -532,6 +532,43 @@ fn a_masked_column_is_masked_in_the_outermost_projection() {
     );
 }
 
+/// A dimension over an expression of a masked column would show what the mask hides: refused
+/// to the principal who sees the column masked, grouped by or filtered on; served to one who
+/// sees it.
+#[test]
+fn an_expression_over_a_masked_column_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    shop_in(dir.path(), "duckdb");
+    let sidecar = dir.path().join("models/marts/dim_customers.toml");
+    let mut text = std::fs::read_to_string(&sidecar).unwrap();
+    text.push_str("\n[dimensions.email_domain]\nexpr = \"split_part(email, '@', 2)\"\n");
+    std::fs::write(&sidecar, text).unwrap();
+    let project = Project::load(dir.path()).unwrap();
+    assert!(project.diagnostics.is_empty(), "{:#?}", project.diagnostics);
+    let ask = |dimensions: &[&str], filters: &[&str], principal: &str| {
+        let mut request = shop_request(&["orders"], dimensions, Some(principal));
+        request.filters = filters.iter().map(|f| f.to_string()).collect();
+        compile(&project, &namespace(), &request)
+    };
+    let analyst = r#"{"roles": ["analyst"]}"#;
+    let refused = ask(&["customer.email_domain"], &[], analyst).unwrap_err();
+    assert_eq!(refused.code, "forbidden", "{refused:?}");
+    assert!(
+        refused
+            .message
+            .contains("an expression over `dim_customers.email`"),
+        "{refused:?}"
+    );
+    let refused = ask(&[], &["customer.email_domain = 'example.com'"], analyst).unwrap_err();
+    assert_eq!(refused.code, "forbidden", "{refused:?}");
+    let served = ask(&["customer.email_domain"], &[], r#"{"roles": ["finance"]}"#).unwrap();
+    assert!(
+        served.sql.contains("split_part(\"j_customer\".\"email\""),
+        "{}",
+        served.sql
+    );
+}
+
 #[test]
 fn a_balance_is_collapsed_over_time_and_summed_over_the_rest() {
     let dir = tempfile::tempdir().unwrap();

@@ -37,7 +37,7 @@ pub const GRANULARITIES: &[&str] = &["hour", "day", "week", "month", "quarter", 
 pub const RELATIONSHIPS: &[&str] = &["many_to_one", "one_to_one", "one_to_many"];
 
 const MEASURE_KEYS: &[&str] = &["agg", "column", "expr", "agg_time_dimension", "description"];
-const DIMENSION_KEYS: &[&str] = &["column", "granularity", "description"];
+const DIMENSION_KEYS: &[&str] = &["column", "expr", "granularity", "description"];
 const JOIN_KEYS: &[&str] = &["to", "on", "relationship", "entity"];
 const TIME_SPINE_KEYS: &[&str] = &["column", "granularity", "custom_granularities"];
 
@@ -97,6 +97,10 @@ pub struct Dimension {
     pub name: Spanned<String>,
     /// Default: the dimension's name.
     pub column: Option<Spanned<String>>,
+    /// A SQL expression over the relation's columns it reads instead of a column
+    /// (`cast(ordered_at as date)`).
+    #[serde(default)]
+    pub expr: Option<Spanned<String>>,
     pub granularity: Option<Spanned<String>>,
 }
 
@@ -195,6 +199,7 @@ pub(super) fn read_semantic(
         );
         semantic.dimensions.push(Dimension {
             column: r.string(table, "column"),
+            expr: r.string(table, "expr"),
             granularity: r.choice(table, "granularity", GRANULARITIES),
             name: Spanned::new(name, loc),
         });

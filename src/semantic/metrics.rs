@@ -453,6 +453,10 @@ fn collapse_dimension(
     let dimension = source
         .semantic
         .and_then(|s| s.dimensions.iter().find(|d| d.name.value == name.value));
+    if dimension.is_some_and(|d| d.expr.is_some()) {
+        // An expression's type is the warehouse's to say.
+        return;
+    }
     let column_name = dimension.map_or(name.clone(), |d| {
         Spanned::new(d.column().value.clone(), name.loc.clone())
     });

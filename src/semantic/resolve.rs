@@ -326,8 +326,12 @@ fn metricflow<'a, 'p>(
         loc: reference.loc.clone(),
     };
     let first = dotted(relations, from, &spelled(&parts));
+    // The relation's own entity: a key column, or the dimension the import writes for it.
     let own_entity = parts.len() > 1
-        && from.column(parts[0]).is_some()
+        && (from.column(parts[0]).is_some()
+            || from
+                .semantic
+                .is_some_and(|s| s.dimensions.iter().any(|d| d.name.value == parts[0])))
         && !from
             .semantic
             .iter()

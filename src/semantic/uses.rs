@@ -138,11 +138,19 @@ fn own_uses(
             ));
         }
     }
-    for d in semantic.dimensions.iter().filter(|d| same(d.column())) {
-        out.push(at(
-            format!("dimension `{}` of {owner}", d.name.value),
-            d.column(),
-        ));
+    for d in &semantic.dimensions {
+        match &d.expr {
+            Some(e) if mentions(project, &e.value, column) => out.push(at(
+                format!("dimension `{}` of {owner} (its expression)", d.name.value),
+                e,
+            )),
+            Some(_) => {}
+            None if same(d.column()) => out.push(at(
+                format!("dimension `{}` of {owner}", d.name.value),
+                d.column(),
+            )),
+            None => {}
+        }
     }
     for j in &semantic.joins {
         for (local, _) in j.on.iter().filter(|(l, _)| same(l)) {

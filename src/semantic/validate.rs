@@ -112,6 +112,10 @@ impl<'p> Check<'_, 'p> {
     fn dimensions(&self, semantic: &Semantic, diags: &mut Vec<Diagnostic>) {
         for dimension in &semantic.dimensions {
             let what = format!("dimension `{}`", dimension.name.value);
+            if let Some(expr) = &dimension.expr {
+                self.dimension_expr(dimension, expr, &what, diags);
+                continue;
+            }
             let Some(declared) = self.resolve(dimension.column(), &what, diags) else {
                 continue;
             };
@@ -129,6 +133,41 @@ impl<'p> Check<'_, 'p> {
                 needs(declared, granularity, &need, diags);
             }
         }
+    }
+
+    /// A dimension over an expression: not a column as well, and one SQL expression over the
+    /// relation's declared columns (its type is the warehouse's to say: not checked offline).
+    fn dimension_expr(
+        &self,
+        dimension: &crate::project::semantic::Dimension,
+        expr: &Spanned<String>,
+        what: &str,
+        diags: &mut Vec<Diagnostic>,
+    ) {
+        if let Some(column) = &dimension.column {
+            diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!(
+                        "{what} of {} has both a `column` and an `expr`",
+                        self.relation.describe()
+                    ),
+                )
+                .at(expr.loc.clone(), "an expression")
+                .related(column.loc.clone(), "and a column")
+                .hint("a dimension reads one column or one expression: keep one"),
+            );
+            return;
+        }
+        let what = format!("the expression of {what} of {}", self.relation.describe());
+        let snippet = super::predicate::Snippet {
+            text: expr,
+            what: &what,
+            example: "write one SQL expression over the relation's columns, such as \"cast(ordered_at as date)\"",
+            filter: false,
+        };
+        let mut lookup = super::predicate::on_relation(self.relation, &what);
+        super::predicate::check(self.project, &snippet, &mut lookup, diags);
     }
 
     /// `[time_spine]` names a DATE or TIMESTAMP column, on one relation of the project only.

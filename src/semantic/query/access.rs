@@ -282,6 +282,47 @@ pub(super) fn dimension_allowed(
     })
 }
 
+/// The columns a reached dimension reads: its column, or those its expression names.
+pub(super) fn columns_read(project: &Project, reached: &Reached<'_, '_>) -> Vec<String> {
+    let Some(expr) = &reached.dimension.expr else {
+        return vec![reached.dimension.column().value.clone()];
+    };
+    match crate::semantic::predicate::parse(project, &expr.value) {
+        Ok(parsed) => crate::semantic::predicate::column_refs(&parsed)
+            .into_iter()
+            .filter_map(|parts| parts.last().cloned())
+            .collect(),
+        // Checked by `sqb compile`; never read unchecked.
+        Err(_) => vec![reached.dimension.column().value.clone()],
+    }
+}
+
+/// A dimension whose expression reads a column the principal sees masked is refused: its
+/// value would reveal what the mask hides.
+pub(super) fn expression_unmasked(
+    project: &Project,
+    roles: Option<&[Role]>,
+    reached: &Reached<'_, '_>,
+    asked: &str,
+) -> Result<(), Refusal> {
+    if reached.dimension.expr.is_none() {
+        return Ok(());
+    }
+    for column in columns_read(project, reached) {
+        if let Some(strategy) = mask_of(roles, reached.relation.name, &column) {
+            return Err(Refusal {
+                code: "forbidden",
+                message: format!(
+                    "dimension `{asked}` is an expression over `{}.{column}`, which the principal sees masked (`{strategy}`)",
+                    reached.relation.name
+                ),
+                hint: Some("group by another dimension, or ask as a role that sees the column".into()),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The strategy masking `relation.column` for the principal: a mask of any of its roles
 /// applies (the strictest reading: a role that masks is never overruled by one that does not).
 pub(super) fn mask_of(roles: Option<&[Role]>, relation: &str, column: &str) -> Option<String> {

@@ -120,6 +120,16 @@ impl<'a, 'p> Compiler<'a, 'p> {
         text: &Spanned<String>,
         relation: &Relation<'p>,
     ) -> Result<String, Refusal> {
+        self.qualified_as(text, relation, "s")
+    }
+
+    /// A SQL snippet over `relation`'s columns, each qualified with `alias`.
+    pub(super) fn qualified_as(
+        &self,
+        text: &Spanned<String>,
+        relation: &Relation<'p>,
+        alias: &str,
+    ) -> Result<String, Refusal> {
         let mut expr = predicate::parse(self.project, &text.value).map_err(|e| {
             Refusal::new(
                 "invalid_filter",
@@ -134,7 +144,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
                     return std::ops::ControlFlow::Break(());
                 }
                 *e = Expr::CompoundIdentifier(vec![
-                    Ident::with_quote('"', "s"),
+                    Ident::with_quote('"', alias),
                     Ident::with_quote('"', id.value.clone()),
                 ]);
             }
@@ -159,18 +169,21 @@ impl<'a, 'p> Compiler<'a, 'p> {
     /// comparison with a masked column, would tell what the roles hide.
     pub(super) fn filterable(&self, reached: &Reached<'a, 'p>, asked: &str) -> Result<(), Refusal> {
         access::dimension_allowed(self.roles.as_deref(), reached, asked)?;
-        let column = &reached.dimension.column().value;
-        match access::mask_of(self.roles.as_deref(), reached.relation.name, column) {
-            None => Ok(()),
-            Some(strategy) => Err(Refusal {
-                code: "forbidden",
-                message: format!(
-                    "filter names `{asked}`, which the principal sees masked (`{strategy}` of `{}.{column}`): filtering on it would reveal what the mask hides",
-                    reached.relation.name
-                ),
-                hint: Some("filter on another dimension, or ask as a role that sees the column".into()),
-            }),
+        for column in access::columns_read(self.project, reached) {
+            if let Some(strategy) =
+                access::mask_of(self.roles.as_deref(), reached.relation.name, &column)
+            {
+                return Err(Refusal {
+                    code: "forbidden",
+                    message: format!(
+                        "filter names `{asked}`, which the principal sees masked (`{strategy}` of `{}.{column}`): filtering on it would reveal what the mask hides",
+                        reached.relation.name
+                    ),
+                    hint: Some("filter on another dimension, or ask as a role that sees the column".into()),
+                });
+            }
         }
+        Ok(())
     }
 
     /// A filter parsed, and held to the filter language (`semantic::filter`).

@@ -299,6 +299,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 let reached = self.leaf_dimension(leaf, &self.spanned(d))?;
                 self.refuse_custom_grain(leaf, &reached)?;
                 access::dimension_allowed(self.roles.as_deref(), &reached, d)?;
+                access::expression_unmasked(self.project, self.roles.as_deref(), &reached, d)?;
             }
         }
         let dimensions: Vec<Spanned<String>> = asked.iter().map(|d| self.spanned(d)).collect();

@@ -51,7 +51,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 };
                 let reached = self.leaf_dimension(leaf, &self.spanned(&parts.join(".")));
                 match reached {
-                    Ok(r) if r.path.is_empty() && own.is_some_and(|t| t.value == r.dimension.name.value) => {
+                    Ok(r)
+                        if r.path.is_empty()
+                            && own.is_some_and(|t| t.value == r.dimension.name.value) =>
+                    {
                         let declared = r.dimension.granularity.as_ref().map(|g| g.value.as_str());
                         let grain = r.granularity.or(declared).unwrap_or("day");
                         let point = format!("date_trunc('{grain}', {})", column_ref("ts", column));
@@ -640,12 +643,16 @@ impl<'a, 'p> Compiler<'a, 'p> {
     ) -> Result<String, Refusal> {
         let alias = self.join_path(from, &reached.path, joins)?;
         let name = &reached.dimension.column().value;
-        let column = column_ref(&alias, name);
-        let zoned = reached
-            .relation
-            .column(name)
-            .and_then(|c| c.ty.as_deref())
-            .is_some_and(|t| matches!(t, DataType::Timestamp { tz: true, .. }));
+        let column = match &reached.dimension.expr {
+            Some(expr) => format!("({})", self.qualified_as(expr, reached.relation, &alias)?),
+            None => column_ref(&alias, name),
+        };
+        let zoned = reached.dimension.expr.is_none()
+            && reached
+                .relation
+                .column(name)
+                .and_then(|c| c.ty.as_deref())
+                .is_some_and(|t| matches!(t, DataType::Timestamp { tz: true, .. }));
         let column = engine_rules::of(self.engine).truncatable(column, zoned);
         // A time dimension is served at its declared granularity unless asked for a coarser one.
         let declared = reached

@@ -176,7 +176,10 @@ impl Importer<'_> {
         self.ensure_column(model, &column);
         let customs = self.custom_granularities(node, model);
         if !customs.is_empty() {
-            spine.insert("custom_granularities", toml_edit::Value::InlineTable(customs));
+            spine.insert(
+                "custom_granularities",
+                toml_edit::Value::InlineTable(customs),
+            );
         }
         self.models[model]
             .props
@@ -185,7 +188,11 @@ impl Importer<'_> {
 
     /// The time spine's `custom_granularities` (name → column; `column_name` defaults to the
     /// name), each column declared on the model.
-    fn custom_granularities(&mut self, node: &crate::adopt::dbt::manifest::Node, model: usize) -> InlineTable {
+    fn custom_granularities(
+        &mut self,
+        node: &crate::adopt::dbt::manifest::Node,
+        model: usize,
+    ) -> InlineTable {
         let mut customs = InlineTable::new();
         let listed = node
             .time_spine
@@ -207,7 +214,10 @@ impl Importer<'_> {
                 && !customs.contains_key(name);
             if !usable {
                 let what = format!("custom granularity `{name}` of the time spine: its column `{column}` is no column sqb reads, or its name is a standard grain's or taken");
-                let path = node.patch_path.clone().unwrap_or_else(|| node.original_file_path.clone());
+                let path = node
+                    .patch_path
+                    .clone()
+                    .unwrap_or_else(|| node.original_file_path.clone());
                 self.entry(&path, &node.unique_id, "model", Carried::Partly, what);
                 continue;
             }
@@ -254,6 +264,19 @@ impl Importer<'_> {
                 name: name.to_string(),
                 ..ColumnOut::default()
             });
+        }
+    }
+
+    /// The columns an expression MetricFlow reads names, declared on the model (without a type)
+    /// where the YAML did not: the model has them.
+    fn expression_columns(&mut self, model: usize, expr: &str) {
+        let Ok(parsed) = crate::semantic::predicate::parse_for(self.engine, expr) else {
+            return;
+        };
+        for parts in crate::semantic::predicate::column_refs(&parsed) {
+            if let Some(column) = parts.last() {
+                self.ensure_column(model, column);
+            }
         }
     }
 
@@ -354,14 +377,19 @@ impl Importer<'_> {
             let column = dimension
                 .expr
                 .as_deref()
-                .map_or(Some(dimension.name.as_str()), column_name);
-            let Some(column) = column.map(str::to_string) else {
-                self.semantic_entry(id, sm, Carried::Not, format!("dimension `{}` is an expression; a sqb dimension reads a column (compute it in the model)", dimension.name));
-                continue;
-            };
+                .map_or(Some(dimension.name.as_str()), column_name)
+                .map(str::to_string);
             let mut table = Table::new();
-            if column != dimension.name {
-                table.insert("column", column.as_str().into());
+            match (&column, dimension.expr.as_deref()) {
+                (Some(c), _) if *c != dimension.name => {
+                    table.insert("column", c.as_str().into());
+                }
+                (Some(_), _) => {}
+                (None, Some(expr)) => {
+                    self.expression_columns(model, expr);
+                    table.insert("expr", expr.trim().into());
+                }
+                (None, None) => unreachable!("a dimension without an expr reads its name"),
             }
             if dimension.kind == "time" {
                 let grain = dimension
@@ -373,19 +401,21 @@ impl Importer<'_> {
                     table.insert("granularity", g.into());
                 }
             }
-            self.ensure_column(model, &column);
+            if let Some(column) = &column {
+                self.ensure_column(model, column);
+            }
             self.models[model]
                 .semantic
                 .push(("dimensions", dimension.name.clone(), table));
         }
-        self.entity_dimensions(id, sm, model);
+        self.entity_dimensions(sm, model);
     }
 
     /// Each entity of the semantic model as a dimension of its column, so that it can be
     /// grouped by as MetricFlow groups by an entity (`customer`, `order_id__customer`): the
     /// measure's own rows' value, no join. Not where a dimension of that name is already on
     /// the sidecar (another semantic model's, or a dimension of this one).
-    fn entity_dimensions(&mut self, id: &str, sm: &SemanticModel, model: usize) {
+    fn entity_dimensions(&mut self, sm: &SemanticModel, model: usize) {
         for entity in &sm.entities {
             let taken = self.models[model]
                 .semantic
@@ -395,20 +425,19 @@ impl Importer<'_> {
                 continue;
             }
             let expr = entity.expr.as_deref().unwrap_or(&entity.name);
-            let Some(column) = column_name(expr).map(str::to_string) else {
-                if entity.kind == "foreign" {
-                    // Reported whole by `joins`: a foreign entity that is an expression.
-                    continue;
-                }
-                let what = format!("entity `{}` as a group-by item: it is an expression; a sqb dimension reads a column (compute it in the model)", entity.name);
-                self.semantic_entry(id, sm, Carried::Partly, what);
-                continue;
-            };
             let mut table = Table::new();
-            if column != entity.name {
-                table.insert("column", column.as_str().into());
+            match column_name(expr) {
+                Some(column) => {
+                    if column != entity.name {
+                        table.insert("column", column.into());
+                    }
+                    self.ensure_column(model, column);
+                }
+                None => {
+                    self.expression_columns(model, expr);
+                    table.insert("expr", expr.trim().into());
+                }
             }
-            self.ensure_column(model, &column);
             self.models[model]
                 .semantic
                 .push(("dimensions", entity.name.clone(), table));

@@ -149,6 +149,14 @@ fn group_by(
         }
     }
     let name = match (call.function.as_str(), call.args.as_slice()) {
+        // An entity of the metric's own semantic model: the dimension the import writes for it.
+        ("Entity", [name]) if grain.is_none() && !name.contains("__") => {
+            let own = base.is_some_and(|b| b.entities.iter().any(|e| e.name == *name));
+            return match own {
+                true => Ok(name.clone()),
+                false => Err(refused()),
+            };
+        }
         ("Dimension", [name]) => name.clone(),
         ("TimeDimension", [name]) => name.clone(),
         ("TimeDimension", [name, g]) => {
