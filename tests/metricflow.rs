@@ -464,7 +464,7 @@ fn every_metric_is_asked_or_reported() {
     );
     assert_eq!(
         (files.len() - copies.len(), reported.len()),
-        (35, 1),
+        (37, 1),
         "bound and reported metrics: {report:#}"
     );
 }
@@ -538,7 +538,7 @@ fn a_broken_record_leaves_the_plain_refusal() {
                 "query",
                 "--sql",
                 "--metric",
-                "enterprise_revenue",
+                "approximate_p90_discrete",
             ])));
         });
         finished
@@ -558,7 +558,7 @@ fn a_broken_record_leaves_the_plain_refusal() {
         let text = transcript(&asked, tmp.path());
         assert_eq!(asked.status.code(), Some(10), "{text}");
         assert!(
-            text.contains("no metric is named `enterprise_revenue`"),
+            text.contains("no metric is named `approximate_p90_discrete`"),
             "{text}"
         );
         assert!(!text.contains("did not carry"), "{text}");

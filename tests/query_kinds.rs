@@ -285,6 +285,13 @@ const CASES: &[Case] = &[
                    FROM shop.orders GROUP BY 1, 2",
     },
     Case {
+        name: "filter_over_dimensions",
+        metric: "revenue_large",
+        dimensions: &["order_date.month"],
+        expected: "SELECT date_trunc('month', ordered_on), sum(amount) FROM shop.orders \
+                   WHERE amount >= 10 AND ordered_on >= DATE '2026-01-02' GROUP BY 1",
+    },
+    Case {
         name: "semi_additive_total",
         metric: "balance",
         dimensions: &[],

@@ -64,6 +64,9 @@ pub trait EngineRules: Sync {
     /// The percentile `quantile` (a number's text) of `column` (an expression): interpolated
     /// between the two nearest values, or (`discrete`) the first value at or past it.
     fn percentile(&self, column: &str, quantile: &str, discrete: bool) -> String;
+    /// An approximate continuous percentile (MetricFlow's `use_approximate_percentile`), where
+    /// the engine has one MetricFlow also renders.
+    fn approximate_percentile(&self, column: &str, quantile: &str) -> Option<String>;
     /// The type a numerator is cast to for an exact ratio.
     fn quotient_type(&self) -> &'static str;
     /// The statement listing the views (`schema.name`, one a row) that read `column` of the

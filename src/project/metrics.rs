@@ -76,20 +76,35 @@ pub fn kind_options(kind: &str) -> &'static [&'static str] {
     match kind {
         "percentile" => &[
             "discrete",
+            "approximate",
             "join_to_timespine",
             "fill_nulls_with",
             "offset_window",
             "offset_to_grain",
+            "filter",
         ],
-        "semi_additive" => &["collapse_groupings", "join_to_timespine", "fill_nulls_with"],
+        "semi_additive" => &[
+            "collapse_groupings",
+            "join_to_timespine",
+            "fill_nulls_with",
+            "filter",
+        ],
         "single" | "distinct_count" => &[
             "join_to_timespine",
             "fill_nulls_with",
             "offset_window",
             "offset_to_grain",
+            "filter",
         ],
-        "cumulative" => &["window", "grain_to_date", "period_agg", "fill_nulls_with"],
-        "conversion" => &["window", "calculation"],
+        "cumulative" => &[
+            "window",
+            "grain_to_date",
+            "period_agg",
+            "fill_nulls_with",
+            "filter",
+        ],
+        "conversion" => &["window", "calculation", "filter"],
+        "opaque" => &["filter"],
         _ => &[],
     }
 }
@@ -185,11 +200,20 @@ pub struct Canonical {
     pub quantile: Option<Spanned<f64>>,
     /// A percentile that is one of the column's values (`percentile_disc`), not interpolated.
     pub discrete: Option<Spanned<bool>>,
+    /// An approximate continuous percentile (DuckDB's `approx_quantile`), as MetricFlow's
+    /// `use_approximate_percentile` computes it.
+    #[serde(default)]
+    pub approximate: Option<Spanned<bool>>,
     pub native_grain: Option<NameList>,
     /// A derived metric's arithmetic over the metrics it lists.
     pub expr: Option<Spanned<String>>,
     pub metrics: Option<NameList>,
     pub population_filter: Option<Spanned<String>>,
+    /// A filter over dimensions, as a query's `--filter` names them (`customer.segment =
+    /// 'enterprise'`, over joins too), applied to the metric's rows as a query's filter is
+    /// (MetricFlow's metric `filter`).
+    #[serde(default)]
+    pub filter: Option<Spanned<String>>,
     pub on_zero_denominator: Option<Spanned<String>>,
 }
 
@@ -331,9 +355,11 @@ fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical 
         expr: r.string(t, "expr"),
         metrics: r.strings(t, "metrics", false),
         population_filter: r.string(t, "population_filter"),
+        filter: r.string(t, "filter"),
         on_zero_denominator: r.choice(t, "on_zero_denominator", ON_ZERO),
         quantile,
         discrete: r.boolean(t, "discrete"),
+        approximate: r.boolean(t, "approximate"),
         kind,
         loc,
     }

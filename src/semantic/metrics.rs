@@ -28,6 +28,7 @@ pub(super) fn check(project: &Project, relations: &Relations<'_>, diags: &mut Ve
         if let Some(source) = source {
             on_source(project, canonical, source, &what, diags);
             conversion(relations, canonical, source, &what, diags);
+            dimension_filter(project, relations, canonical, source, &what, diags);
         }
         spine_needed(relations, canonical, &what, diags);
         for component in canonical.components() {
@@ -133,6 +134,42 @@ fn conversion(
                 .related(kind.loc.clone(), "a conversion metric")
                 .hint("declare the time of its measures: `agg_time_dimension = \"ordered_at\"` in the sidecar"),
             );
+        }
+    }
+}
+
+/// A metric's `filter` is in the filter language, and each name in it is a dimension the
+/// metric's rows reach (its own, over joins, or `metric_time`).
+fn dimension_filter(
+    project: &Project,
+    relations: &Relations<'_>,
+    c: &Canonical,
+    source: &Relation<'_>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some(filter) = &c.filter else { return };
+    let parsed = match super::filter::parse(&filter.value, project.engine()) {
+        Ok(parsed) => parsed,
+        Err(refused) => {
+            diags.push(
+                Diagnostic::error(
+                    Code::PredicateInvalid,
+                    format!("the filter of {what} is refused: {}", refused.why),
+                )
+                .at(filter.loc.clone(), "not a filter sqb applies")
+                .hint("write a predicate over dimensions, as `--filter` takes it: `customer.segment = 'enterprise'`"),
+            );
+            return;
+        }
+    };
+    let measure = c.measure.as_ref().map(|m| m.value.as_str());
+    for parts in predicate::column_refs(&parsed) {
+        let reference = Spanned::new(parts.join("."), filter.loc.clone());
+        let found = super::resolve::metric_time(relations, source, measure, &reference)
+            .and_then(|r| super::resolve::dimension(relations, source, &r));
+        if let Err(diag) = found {
+            diags.push(*diag);
         }
     }
 }
@@ -351,6 +388,36 @@ fn on_source(
                 hint: "use a column of that type",
             };
             needs(declared, column, &need, diags);
+        }
+    }
+    if let (Some(approximate), Some(discrete)) = (
+        c.approximate.as_ref().filter(|a| a.value),
+        c.discrete.as_ref().filter(|d| d.value),
+    ) {
+        diags.push(
+            Diagnostic::error(
+                Code::InvalidValue,
+                format!("{what} is an approximate discrete percentile"),
+            )
+            .at(approximate.loc.clone(), "approximate")
+            .related(discrete.loc.clone(), "and discrete")
+            .hint("an approximate percentile is continuous: drop one"),
+        );
+    }
+    if let Some(approximate) = c.approximate.as_ref().filter(|a| a.value) {
+        let engine = project.engine();
+        if crate::engine_rules::of(engine)
+            .approximate_percentile("x", "0.5")
+            .is_none()
+        {
+            diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("{what} is an approximate percentile, which {engine} does not compute"),
+                )
+                .at(approximate.loc.clone(), "approximate")
+                .hint("drop `approximate`: the exact percentile"),
+            );
         }
     }
     for column in c.native_grain.iter().flat_map(|g| g.value.iter()) {

@@ -92,6 +92,10 @@ impl EngineRules for DuckDb {
         names::duckdb_top(expr)
     }
 
+    fn approximate_percentile(&self, column: &str, quantile: &str) -> Option<String> {
+        Some(format!("approx_quantile({column}, {quantile})"))
+    }
+
     fn percentile(&self, column: &str, quantile: &str, discrete: bool) -> String {
         let f = if discrete { "disc" } else { "cont" };
         format!("quantile_{f}({column}, {quantile})")

@@ -91,6 +91,11 @@ impl EngineRules for Postgres {
         names::postgres(expr).map(|(name, _)| name)
     }
 
+    fn approximate_percentile(&self, _column: &str, _quantile: &str) -> Option<String> {
+        // Postgres has no approximate percentile (nor does MetricFlow render one for it).
+        None
+    }
+
     fn percentile(&self, column: &str, quantile: &str, discrete: bool) -> String {
         let f = if discrete { "disc" } else { "cont" };
         format!("percentile_{f}({quantile}) WITHIN GROUP (ORDER BY {column})")

@@ -201,6 +201,16 @@ struct Leaf<'a, 'p> {
     after: Option<String>,
 }
 
+impl<'p> Leaf<'_, 'p> {
+    /// The metric's own `filter` over dimensions.
+    fn binding_filter(&self) -> Option<&'p Spanned<String>> {
+        self.binding
+            .canonical
+            .as_ref()
+            .and_then(|c| c.filter.as_ref())
+    }
+}
+
 /// How a cumulative leaf adds up before each point of the time spine.
 #[derive(Clone, Copy)]
 struct Cumulative<'p> {
@@ -742,7 +752,17 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 };
                 let col = column_ref("s", &column.value);
                 let discrete = c.discrete.as_ref().is_some_and(|d| d.value);
-                engine_rules::of(self.engine).percentile(&col, &q.value.to_string(), discrete)
+                let rules = engine_rules::of(self.engine);
+                match c.approximate.as_ref().is_some_and(|a| a.value) {
+                    true => rules
+                        .approximate_percentile(&col, &q.value.to_string())
+                        .ok_or_else(|| {
+                            unsupported(
+                                "is an approximate percentile, which this engine does not compute",
+                            )
+                        })?,
+                    false => rules.percentile(&col, &q.value.to_string(), discrete),
+                }
             }
             other => {
                 return Err(unsupported(&format!(

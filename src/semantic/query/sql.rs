@@ -14,6 +14,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
         dimensions: &[Spanned<String>],
         filters: &[Spanned<String>],
     ) -> Result<String, Refusal> {
+        // The metric's own filter over dimensions is applied as a query's filter is.
+        let mut all = filters.to_vec();
+        all.extend(leaf.binding_filter().cloned());
+        let filters = &all[..];
         let sql = self.leaf_rows(leaf, dimensions, filters)?;
         if !leaf.spine {
             return Ok(sql);

@@ -41,13 +41,59 @@ pub(super) fn conjunction(predicates: &[String]) -> Option<String> {
 }
 
 /// Translates `filter` (`{"where_filters": [{"where_sql_template": …}]}`, or one template).
-pub(super) fn translate(
-    filter: &Value,
-    scope: &Scope<'_>,
-    engine: Engine,
-) -> Result<Translated, String> {
-    let templates: Vec<&str> = match filter {
-        Value::String(s) => vec![s.as_str()],
+/// A MetricFlow filter as a filter over dimensions, as `sqb query --filter` takes it (for a
+/// binding's `filter`): each where filter's references in the dimension names sqb resolves,
+/// over joins too, the filters AND-ed.
+pub(super) fn over_dimensions(filter: &Value) -> Result<String, String> {
+    let templates = templates(filter)?;
+    let mut out = Vec::new();
+    for template in templates {
+        let text = crate::semantic::filter::template::substitute(
+            template.trim(),
+            crate::semantic::filter::template::query_reference,
+        )?;
+        out.push(text);
+    }
+    match out.len() {
+        1 => Ok(out.remove(0)),
+        _ => Ok(out
+            .iter()
+            .map(|f| format!("({f})"))
+            .collect::<Vec<_>>()
+            .join(" AND ")),
+    }
+}
+
+/// Whether a filter names a dimension over a foreign entity of the scope's semantic model (a
+/// join, `customer__segment` from the orders): one a population filter cannot read, and a
+/// filter over dimensions can.
+pub(super) fn over_a_join(filter: &Value, scope: &Scope<'_>) -> bool {
+    let Ok(templates) = templates(filter) else {
+        return false;
+    };
+    let mut joined = false;
+    for template in templates {
+        let _ = crate::semantic::filter::template::substitute(template, |call| {
+            let first = call
+                .args
+                .first()
+                .and_then(|name| name.split("__").next())
+                .unwrap_or_default();
+            joined |= scope
+                .sm
+                .entities
+                .iter()
+                .any(|e| e.name == first && e.kind == "foreign");
+            Ok(String::new())
+        });
+    }
+    joined
+}
+
+/// The where filters of a MetricFlow filter.
+fn templates(filter: &Value) -> Result<Vec<&str>, String> {
+    match filter {
+        Value::String(s) => Ok(vec![s.as_str()]),
         Value::Object(o) => match o.get("where_filters") {
             Some(Value::Array(items)) => items
                 .iter()
@@ -56,11 +102,19 @@ pub(super) fn translate(
                         .and_then(Value::as_str)
                         .ok_or_else(|| format!("a where filter of an unknown shape: {f}"))
                 })
-                .collect::<Result<_, _>>()?,
-            _ => return Err(format!("a filter of an unknown shape: {filter}")),
+                .collect(),
+            _ => Err(format!("a filter of an unknown shape: {filter}")),
         },
-        other => return Err(format!("a filter of an unknown shape: {other}")),
-    };
+        other => Err(format!("a filter of an unknown shape: {other}")),
+    }
+}
+
+pub(super) fn translate(
+    filter: &Value,
+    scope: &Scope<'_>,
+    engine: Engine,
+) -> Result<Translated, String> {
+    let templates = templates(filter)?;
     let mut out = Translated {
         predicates: Vec::new(),
         columns: Vec::new(),

@@ -229,6 +229,7 @@ impl Importer<'_> {
                 column,
                 quantile,
                 discrete,
+                approximate,
             } => {
                 canonical.insert("kind", "percentile".into());
                 canonical.insert("source", self.models[*model].name.as_str().into());
@@ -237,24 +238,51 @@ impl Importer<'_> {
                 if *discrete {
                     canonical.insert("discrete", true.into());
                 }
+                if *approximate {
+                    canonical.insert("approximate", true.into());
+                }
                 *model
             }
         };
         let scope = Scope { sm, measure };
         let mut predicates = Vec::new();
+        let mut over_dimensions = Vec::new();
         for filter in [metric.filter.as_ref(), input.filter()]
             .into_iter()
             .flatten()
         {
-            let translated = filters::translate(filter, &scope, self.engine)
-                .map_err(|why| format!("has a filter sqb cannot carry: {why}"))?;
-            for column in &translated.columns {
-                self.ensure_column(model, column);
+            match filters::translate(filter, &scope, self.engine) {
+                Ok(translated) => {
+                    for column in &translated.columns {
+                        self.ensure_column(model, column);
+                    }
+                    predicates.extend(translated.predicates);
+                }
+                // Over a join (`customer__segment` from the orders): a filter over
+                // dimensions, applied as a query's filter is, which is MetricFlow's reading.
+                Err(why) if filters::over_a_join(filter, &scope) => over_dimensions.push(
+                    filters::over_dimensions(filter)
+                        .map_err(|_| format!("has a filter sqb cannot carry: {why}"))?,
+                ),
+                Err(why) => return Err(format!("has a filter sqb cannot carry: {why}")),
             }
-            predicates.extend(translated.predicates);
         }
         if let Some(filter) = filters::conjunction(&predicates) {
             canonical.insert("population_filter", filter.into());
+        }
+        if !over_dimensions.is_empty() {
+            if canonical.get("kind").and_then(|k| k.as_str()) == Some("semi_additive") {
+                return Err("has a filter over a join on a non-additive measure, which sqb does not collapse so".into());
+            }
+            let text = match over_dimensions.len() {
+                1 => over_dimensions.remove(0),
+                _ => over_dimensions
+                    .iter()
+                    .map(|f| format!("({f})"))
+                    .collect::<Vec<_>>()
+                    .join(" AND "),
+            };
+            canonical.insert("filter", text.into());
         }
         if spine {
             canonical.insert("join_to_timespine", true.into());

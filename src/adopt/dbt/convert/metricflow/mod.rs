@@ -58,6 +58,8 @@ enum Fate {
         column: String,
         quantile: f64,
         discrete: bool,
+        /// MetricFlow's `use_approximate_percentile` (DuckDB's `approx_quantile`).
+        approximate: bool,
     },
     /// Not carried, and why.
     Dropped(String),
@@ -315,8 +317,8 @@ impl Importer<'_> {
                 let why = format!("a `{}` in a time of its own (`{own}`): sqb's percentile binding is in its relation's time", measure.agg);
                 return dropped(self, why);
             }
-            return match percentile(measure) {
-                Ok((column, quantile, discrete)) => {
+            return match percentile(measure, self.engine) {
+                Ok((column, quantile, discrete, approximate)) => {
                     self.ensure_column(model, &column);
                     let what = format!("measure `{}` is a `{}`: not a sqb measure, but each metric that reads it is a `percentile` binding of `{column}`", measure.name, measure.agg);
                     self.semantic_entry(id, sm, Carried::Partly, what);
@@ -325,6 +327,7 @@ impl Importer<'_> {
                         column,
                         quantile,
                         discrete,
+                        approximate,
                     }
                 }
                 Err(why) => dropped(self, why),
@@ -631,7 +634,10 @@ impl Importer<'_> {
 
 /// A `median` or `percentile` measure as sqb's percentile: its column, quantile and whether it
 /// is discrete.
-fn percentile(measure: &SemanticMeasure) -> Result<(String, f64, bool), String> {
+fn percentile(
+    measure: &SemanticMeasure,
+    engine: crate::engine::Engine,
+) -> Result<(String, f64, bool, bool), String> {
     let params = measure.agg_params.as_ref().filter(|p| !p.is_null());
     let flag = |key: &str| {
         params
@@ -639,8 +645,21 @@ fn percentile(measure: &SemanticMeasure) -> Result<(String, f64, bool), String> 
             .and_then(Value::as_bool)
             .unwrap_or(false)
     };
-    if flag("use_approximate_percentile") {
-        return Err("an approximate percentile: sqb computes exact ones, which can differ".into());
+    let approximate = flag("use_approximate_percentile");
+    if approximate && flag("use_discrete_percentile") {
+        return Err(
+            "an approximate discrete percentile, which MetricFlow computes on no engine sqb reads"
+                .into(),
+        );
+    }
+    if approximate
+        && crate::engine_rules::of(engine)
+            .approximate_percentile("x", "0.5")
+            .is_none()
+    {
+        return Err(format!(
+            "an approximate percentile, which {engine} does not compute (nor MetricFlow on it)"
+        ));
     }
     let quantile = match measure.agg.as_str() {
         "median" => 0.5,
@@ -668,7 +687,12 @@ fn percentile(measure: &SemanticMeasure) -> Result<(String, f64, bool), String> 
             measure.agg
         ));
     };
-    Ok((column, quantile, flag("use_discrete_percentile")))
+    Ok((
+        column,
+        quantile,
+        flag("use_discrete_percentile"),
+        approximate,
+    ))
 }
 
 /// How a non-additive measure collapses, in sqb's terms: its `non_additive_dimension`, the

@@ -1,0 +1,1 @@
+select 1 as order_id, 5 as amount
