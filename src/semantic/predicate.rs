@@ -31,6 +31,23 @@ pub fn parse_for(engine: crate::engine::Engine, text: &str) -> Result<Expr, Pars
         })
 }
 
+/// Whether an expression reads a query of its own (a subquery, `EXISTS`, `IN (SELECT …)`):
+/// an expression of a relation reads its own row, never other relations behind the tenancy
+/// policy's scoping and the roles' masks.
+pub fn reads_a_query(expr: &Expr) -> bool {
+    let found = sqlparser::ast::visit_expressions(expr, |e| match e {
+        Expr::Subquery(_) | Expr::Exists { .. } => std::ops::ControlFlow::Break(()),
+        Expr::In {
+            target: sqlparser::ast::InTarget::List(_),
+            ..
+        } => std::ops::ControlFlow::Continue(()),
+        // A subquery, a table or an UNNEST: not its own row's.
+        Expr::In { .. } => std::ops::ControlFlow::Break(()),
+        _ => std::ops::ControlFlow::Continue(()),
+    });
+    found.is_break()
+}
+
 /// Every column reference of an expression, as its dotted parts.
 pub fn column_refs(expr: &Expr) -> Vec<Vec<String>> {
     let mut out = Vec::new();

@@ -80,7 +80,8 @@ impl<'p> Check<'_, 'p> {
                     filter: false,
                 };
                 let mut lookup = super::predicate::on_relation(self.relation, &what);
-                super::predicate::check(self.project, &snippet, &mut lookup, diags);
+                let parsed = super::predicate::check(self.project, &snippet, &mut lookup, diags);
+                own_row_only(parsed.as_ref(), expr, &what, diags);
             }
             let Some(column) = measure.column.as_ref() else {
                 continue;
@@ -167,7 +168,8 @@ impl<'p> Check<'_, 'p> {
             filter: false,
         };
         let mut lookup = super::predicate::on_relation(self.relation, &what);
-        super::predicate::check(self.project, &snippet, &mut lookup, diags);
+        let parsed = super::predicate::check(self.project, &snippet, &mut lookup, diags);
+        own_row_only(parsed.as_ref(), expr, &what, diags);
     }
 
     /// `[time_spine]` names a DATE or TIMESTAMP column, on one relation of the project only.
@@ -332,5 +334,27 @@ impl<'p> Check<'_, 'p> {
             }
             diags.push(diag.hint("join keys must have equivalent types: declare both the same, or cast one in its model"));
         }
+    }
+}
+
+/// A measure's or a dimension's expression reads its own row: one that reads a query of its
+/// own is refused.
+fn own_row_only(
+    parsed: Option<&sqlparser::ast::Expr>,
+    expr: &Spanned<String>,
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if parsed.is_some_and(super::predicate::reads_a_query) {
+        diags.push(
+            Diagnostic::error(
+                Code::PredicateInvalid,
+                format!("{what} reads a query of its own"),
+            )
+            .at(expr.loc.clone(), "a subquery")
+            .hint(
+                "an expression reads its own row's columns; join what it needs in the model's SQL",
+            ),
+        );
     }
 }

@@ -230,17 +230,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             }
             None => None,
         };
-        let mut predicates = Vec::new();
-        if let Some(after) = &leaf.after {
-            predicates.push(after.clone());
-        }
-        for filter in &leaf.filters {
-            self.in_filter_language(filter)?;
-            predicates.push(self.qualified(filter, leaf.relation)?);
-        }
-        for filter in filters {
-            predicates.push(self.query_filter(leaf, filter, &mut joins)?);
-        }
+        let predicates = self.predicates(leaf, filters, &mut joins)?;
         if let (Some(groupings), Some((_, agg)), Some(t)) =
             (leaf.groupings, leaf.collapse, &collapse)
         {
@@ -293,6 +283,26 @@ impl<'a, 'p> Compiler<'a, 'p> {
             (_, Some((_, agg))) => collapsed(&sql, agg, dimensions.len()),
             _ => sql,
         })
+    }
+
+    /// What a leaf's rows must pass: the provisional rows after the final watermark, its
+    /// population filter and mandatory guardrails, and the query's filters (adding the joins
+    /// they need).
+    fn predicates(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        filters: &[Spanned<String>],
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<Vec<String>, Refusal> {
+        let mut predicates: Vec<String> = leaf.after.iter().cloned().collect();
+        for filter in &leaf.filters {
+            self.in_filter_language(filter)?;
+            predicates.push(self.qualified(filter, leaf.relation)?);
+        }
+        for filter in filters {
+            predicates.push(self.query_filter(leaf, filter, joins)?);
+        }
+        Ok(predicates)
     }
 
     /// How a leaf offset in time is read: the time spine's points at the grain asked, each
@@ -509,14 +519,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 "{base_time} > \"c\".\"__sqb_ct\" - INTERVAL '{n} {unit}'"
             ));
         }
-        let mut predicates = Vec::new();
-        for filter in &leaf.filters {
-            self.in_filter_language(filter)?;
-            predicates.push(self.qualified(filter, leaf.relation)?);
-        }
-        for filter in filters {
-            predicates.push(self.query_filter(leaf, filter, &mut joins)?);
-        }
+        let predicates = self.predicates(leaf, filters, &mut joins)?;
         inner.push("\"c\".\"__sqb_cv\"".into());
         inner.push(format!(
             "row_number() OVER (PARTITION BY \"c\".\"__sqb_row\" ORDER BY {base_time} DESC) AS \"__sqb_r\""
