@@ -632,16 +632,19 @@ impl<'a, 'p> Compiler<'a, 'p> {
         });
         leaves.push(converted);
         let conversions = Part::Leaf(leaves.len() - 1);
+        // The base events give the groups, as MetricFlow's outer join of them does: a group
+        // with base events and no conversion is there, its conversions NULL.
+        leaves.push(self.leaf(binding, base, false)?);
+        let opportunities = Part::Leaf(leaves.len() - 1);
         if c.calculation
             .as_ref()
             .is_some_and(|k| k.value == "conversions")
         {
             return Ok(Formula::Value(conversions));
         }
-        leaves.push(self.leaf(binding, base, false)?);
         Ok(Formula::Divide {
             numerator: conversions,
-            denominator: Part::Leaf(leaves.len() - 1),
+            denominator: opportunities,
             on_zero: c
                 .on_zero_denominator
                 .as_ref()
