@@ -278,6 +278,63 @@ const CASES: &[Case] = &[
                     FROM shop.orders WHERE amount >= 1 GROUP BY 1) d ON d.m = n.m",
     },
     Case {
+        name: "custom_granularity_of_a_cumulative",
+        metric: "revenue_to_date",
+        dimensions: &["metric_time.fiscal_month"],
+        // Each fiscal month's first day with revenue to date: January 1st (10), January 12th
+        // (45.50) and February 9th (45.50).
+        expected: "SELECT c.fm, sum(o.amount) \
+                   FROM (SELECT fiscal_month AS fm, min(day) AS d FROM shop.calendar \
+                         WHERE day >= (SELECT min(ordered_on) FROM shop.orders) GROUP BY 1) c \
+                   JOIN shop.orders o ON o.ordered_on <= c.d GROUP BY 1",
+    },
+    Case {
+        name: "custom_granularity_of_an_offset",
+        metric: "revenue_prior_month",
+        dimensions: &["metric_time.fiscal_month"],
+        // Each day reads the revenue of the same day a month before, added up in its fiscal
+        // month: February 1st and 2nd read January's orders.
+        expected: "SELECT c.fiscal_month, sum(o.amount) FROM shop.calendar c \
+                   JOIN shop.orders o ON o.ordered_on = CAST(c.day - INTERVAL '1 month' AS DATE) GROUP BY 1",
+    },
+    Case {
+        name: "custom_granularity_of_the_time_spine",
+        metric: "orders_daily",
+        dimensions: &["metric_time.fiscal_month"],
+        // February's fiscal month has no orders: a row of its own, 0.
+        expected: "SELECT c.fm, coalesce(o.n, 0) FROM (SELECT DISTINCT fiscal_month AS fm FROM shop.calendar) c \
+                   LEFT JOIN (SELECT k.fiscal_month AS fm, count(*) AS n FROM shop.orders o \
+                              JOIN shop.calendar k ON k.day = o.ordered_on GROUP BY 1) o ON o.fm = c.fm",
+    },
+    Case {
+        name: "custom_granularity_of_a_conversion",
+        metric: "refund_rate",
+        dimensions: &["order_date.fiscal_month"],
+        // January's fiscal month converts 1 of 3; March's one order of at least 1 does not.
+        expected: "SELECT b.m, CAST(c.n AS {ratio}) / b.n \
+                   FROM (SELECT k.fiscal_month AS m, count(*) AS n FROM shop.orders o \
+                         JOIN shop.calendar k ON k.day = o.ordered_on WHERE amount >= 1 GROUP BY 1) b \
+                   LEFT JOIN (SELECT k.fiscal_month AS m, count(*) AS n FROM shop.refunds r \
+                         JOIN shop.orders o ON o.customer_id = r.customer_id AND o.ordered_on = \
+                         (SELECT max(x.ordered_on) FROM shop.orders x WHERE x.customer_id = r.customer_id \
+                          AND x.amount >= 1 AND x.ordered_on <= r.refunded_on \
+                          AND x.ordered_on > r.refunded_on - INTERVAL '35 day') \
+                         JOIN shop.calendar k ON k.day = o.ordered_on GROUP BY 1) c ON c.m = b.m",
+    },
+    Case {
+        name: "custom_granularity_of_a_non_additive_measure",
+        metric: "closing_balance",
+        dimensions: &["metric_time.fiscal_month"],
+        // Each fiscal month's last day with balances: January 1st (100), January 31st (60 + 5);
+        // February 28th is past the calendar, in no fiscal month (9).
+        expected: "SELECT k.fiscal_month, sum(b.balance) FROM shop.balances b \
+                   LEFT JOIN shop.calendar k ON k.day = b.as_of \
+                   WHERE b.as_of = (SELECT max(x.as_of) FROM shop.balances x \
+                                    LEFT JOIN shop.calendar y ON y.day = x.as_of \
+                                    WHERE y.fiscal_month IS NOT DISTINCT FROM k.fiscal_month) \
+                   GROUP BY 1",
+    },
+    Case {
         name: "expression_dimensions",
         metric: "revenue",
         dimensions: &["is_large", "order_week_day.month"],

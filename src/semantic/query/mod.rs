@@ -307,7 +307,6 @@ impl<'a, 'p> Compiler<'a, 'p> {
         for d in &asked {
             for leaf in &leaves {
                 let reached = self.leaf_dimension(leaf, &self.spanned(d))?;
-                self.refuse_custom_grain(leaf, &reached)?;
                 access::dimension_allowed(self.roles.as_deref(), &reached, d)?;
                 access::expression_unmasked(self.project, self.roles.as_deref(), &reached, d)?;
             }

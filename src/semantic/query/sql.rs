@@ -61,7 +61,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
                     {
                         let declared = r.dimension.granularity.as_ref().map(|g| g.value.as_str());
                         let grain = r.granularity.or(declared).unwrap_or("day");
-                        let point = format!("date_trunc('{grain}', {})", column_ref("ts", column));
+                        let point = self.spine_point(grain, column);
                         if let Ok(parsed) = predicate::parse(self.project, &point) {
                             *e = Expr::Nested(Box::new(parsed));
                         }
@@ -133,7 +133,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             ));
         };
         let column = table.column.as_ref().map_or("", |c| c.value.as_str());
-        let point = format!("date_trunc('{grain}', {})", column_ref("ts", column));
+        let point = self.spine_point(grain, column);
         let mut select: Vec<String> = (0..dims)
             .map(|j| match j == time {
                 true => format!("\"t\".\"d{j}\" AS \"d{j}\""),
@@ -153,6 +153,15 @@ impl<'a, 'p> Compiler<'a, 'p> {
             select.join(", "),
             self.source_sql(spine)?
         ))
+    }
+
+    /// A row of the time spine (`"ts"`) at a grain: its time truncated, or its period's column
+    /// for a custom granularity.
+    fn spine_point(&self, grain: &str, column: &str) -> String {
+        match resolve::custom_grain(self.relations, grain) {
+            Some((_, period)) => column_ref("ts", period),
+            None => format!("date_trunc('{grain}', {})", column_ref("ts", column)),
+        }
     }
 
     /// A query filter on the time of a leaf joined to the spine would have to filter the
@@ -327,7 +336,6 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 hint: Some("group by `metric_time` at some grain".into()),
             });
         };
-        let point_of_row = self.dimension_sql(leaf.relation, &reached, joins)?;
         self.spine_refuses_time_filters(leaf, filters)?;
         let Some((spine, table)) = super::super::relation::time_spine(self.relations) else {
             return Err(Refusal::new(
@@ -335,6 +343,19 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 format!("metric `{name}` is offset in time, and the project has no time spine"),
             ));
         };
+        // At a custom granularity the offset is taken at the spine's own grain, each point's
+        // rows then added up in its period, as MetricFlow does.
+        let custom = resolve::custom_grain(self.relations, grain);
+        let (grain, period) = match custom {
+            Some((_, c)) => (
+                table.granularity(),
+                format!(", {} AS \"pc\"", column_ref("ts", c)),
+            ),
+            None => (grain, String::new()),
+        };
+        let mut at_point = reached;
+        at_point.granularity = Some(grain);
+        let point_of_row = self.dimension_sql(leaf.relation, &at_point, joins)?;
         let column = table.column.as_ref().map_or("", |c| c.value.as_str());
         let target = match offset {
             Offset::Window(n, unit) => {
@@ -343,7 +364,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             Offset::ToGrain(g) => format!("date_trunc('{g}', {POINT})"),
         };
         let from = format!(
-            "(SELECT DISTINCT date_trunc('{grain}', {}) AS \"p\" FROM {} AS \"ts\") AS \"ts\"\n  INNER JOIN {} AS \"s\" ON {point_of_row} = {target}",
+            "(SELECT DISTINCT date_trunc('{grain}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"\n  INNER JOIN {} AS \"s\" ON {point_of_row} = {target}",
             column_ref("ts", column),
             self.source_sql(spine)?,
             self.source_sql(leaf.relation)?,
@@ -356,8 +377,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
         Ok(CumulativePlan {
             time: i,
             grain,
-            // The points are at the grain asked: nothing to collapse.
-            base: grain,
+            custom: custom.is_some(),
+            // The points are at the grain asked, or added up in their custom periods: nothing
+            // to collapse.
+            collapses: false,
             period_agg: "first",
             from,
         })
@@ -404,6 +427,10 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let point_of_row = self.dimension_sql(leaf.relation, &reached, joins)?;
         let base = table.granularity();
         let column = table.column.as_ref().map_or("", |c| c.value.as_str());
+        let custom = resolve::custom_grain(self.relations, grain);
+        let period = custom.map_or(String::new(), |(_, c)| {
+            format!(", {} AS \"pc\"", column_ref("ts", c))
+        });
         let mut on = vec![format!("{point_of_row} <= {POINT}")];
         match (c.window, c.grain_to_date) {
             (Some((n, unit)), _) => {
@@ -413,12 +440,13 @@ impl<'a, 'p> Compiler<'a, 'p> {
             (None, None) => {}
         }
         let from = format!(
-            "(SELECT DISTINCT date_trunc('{base}', {}) AS \"p\" FROM {} AS \"ts\") AS \"ts\"\n  INNER JOIN {} AS \"s\" ON {}",
+            "(SELECT DISTINCT date_trunc('{base}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"\n  INNER JOIN {} AS \"s\" ON {}",
             column_ref("ts", column),
             self.source_sql(spine)?,
             self.source_sql(leaf.relation)?,
             on.join(" AND ")
         );
+        let rank = |g: &str| GRAIN_RANK.iter().position(|x| *x == g);
         Ok(Some(CumulativePlan {
             time: i,
             grain: GRAIN_RANK
@@ -426,11 +454,8 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 .copied()
                 .find(|g| *g == grain)
                 .unwrap_or("day"),
-            base: GRAIN_RANK
-                .iter()
-                .copied()
-                .find(|g| *g == base)
-                .unwrap_or("day"),
+            custom: custom.is_some(),
+            collapses: custom.is_some() || rank(grain) > rank(base),
             period_agg: c.period_agg,
             from,
         }))
@@ -699,34 +724,6 @@ impl<'a, 'p> Compiler<'a, 'p> {
         Ok(column_ref(&alias, period))
     }
 
-    /// A custom granularity is served for a plain aggregate only: refused where a leaf reads
-    /// the time spine or windows its rows in time, which sqb does not yet do by one.
-    pub(super) fn refuse_custom_grain(
-        &self,
-        leaf: &Leaf<'a, 'p>,
-        reached: &Reached<'a, 'p>,
-    ) -> Result<(), Refusal> {
-        let custom = reached
-            .granularity
-            .and_then(|g| resolve::custom_grain(self.relations, g));
-        let special = leaf.spine
-            || leaf.cumulative.is_some()
-            || leaf.offset.is_some()
-            || leaf.collapse.is_some()
-            || leaf.conversion.is_some();
-        match (custom, special) {
-            (Some((grain, _)), true) => {
-                let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
-                Err(Refusal {
-                    code: "unsupported_measure",
-                    message: format!("metric `{name}` is not served by the custom granularity `{grain}`"),
-                    hint: Some("a custom granularity groups plain aggregates (simple, ratio and derived metrics over them); ask for a standard grain".into()),
-                })
-            }
-            _ => Ok(()),
-        }
-    }
-
     /// A relation as a FROM item: scoped to the principal's tenant before it is joined (so an
     /// outer join keeps its unmatched rows), shared, or refused as undeclared.
     pub(super) fn source_sql(&self, relation: &Relation<'p>) -> Result<String, Refusal> {
@@ -950,6 +947,8 @@ impl Compiler<'_, '_> {
 
 /// A point of the time spine, in a cumulative leaf.
 const POINT: &str = "\"ts\".\"p\"";
+/// A point's period at a custom granularity: the spine's column for it.
+const PERIOD: &str = "\"ts\".\"pc\"";
 pub(super) const GRAIN_RANK: &[&str] = &["hour", "day", "week", "month", "quarter", "year"];
 
 /// A cumulative or offset leaf's reading: the spine's points joined to the rows each one
@@ -958,25 +957,26 @@ pub(super) struct CumulativePlan<'p> {
     /// The requested dimension that is its time, and the grain asked.
     time: usize,
     grain: &'static str,
-    /// The spine's grain.
-    base: &'static str,
+    /// Asked at a custom granularity: each point's period is the spine's column (`"ts"."pc"`).
+    custom: bool,
+    /// Each period is its points' first, last or average value: asked at a coarser grain than
+    /// the points', or at a custom one, a cumulative leaf's periods collapse its points.
+    collapses: bool,
     period_agg: &'p str,
     /// The FROM clause: the spine's points, and the source (`"s"`) joined in each window.
     from: String,
 }
 
 impl CumulativePlan<'_> {
-    /// Asked at a coarser grain than the spine's: each period is its points' first, last or
-    /// average value.
     fn coarser(&self) -> bool {
-        let rank = |g: &str| GRAIN_RANK.iter().position(|x| *x == g);
-        rank(self.grain) > rank(self.base)
+        self.collapses
     }
 
     fn point_at_grain(&self) -> String {
-        match self.coarser() {
-            true => format!("date_trunc('{}', {POINT})", self.grain),
-            false => POINT.to_string(),
+        match (self.custom, self.collapses) {
+            (true, _) => PERIOD.to_string(),
+            (false, true) => format!("date_trunc('{}', {POINT})", self.grain),
+            (false, false) => POINT.to_string(),
         }
     }
 
