@@ -31,7 +31,7 @@ insert into raw.balances values
     (1, '2024-01-31', 100.00), (1, '2024-02-29', 150.50), (1, '2024-03-31', 90.25),
     (2, '2024-01-31', 20.00), (2, '2024-03-31', 35.00),
     (3, '2024-02-29', 410.10), (3, '2024-03-31', 400.00),
-    (4, '2024-01-31', 75.00);
+    (4, '2024-01-31', 75.00), (5, '2024-04-30', 12.00);
 
 -- Refunds: paid out (`refunded_at`, the default time of their measures) some time after they
 -- were asked for (`requested_at`, the time of the request count); April has refunds and no

@@ -175,11 +175,6 @@ impl Importer<'_> {
         if spine && !self.has_time_spine() {
             return Err(format!("joins measure `{m}` to the time spine, and the project has no time spine the import carries (`time_spine:` on a model, or `metricflow_time_spine`)"));
         }
-        let filtered =
-            metric.filter.as_ref().is_some_and(|f| !f.is_null()) || input.filter().is_some();
-        if spine && filtered {
-            return Err(format!("joins measure `{m}` to the time spine and filters it: MetricFlow filters the spine's points too, which sqb does not"));
-        }
         if let Some((index, _)) = pass.layer.measures.get(m) {
             pass.base.insert(metric.name.clone(), *index);
         }
@@ -251,6 +246,15 @@ impl Importer<'_> {
             .into_iter()
             .flatten()
         {
+            // Joined to the time spine, a filter is read as a query's filter is: on its time,
+            // it filters the spine's points too, as MetricFlow filters them.
+            if spine {
+                over_dimensions.push(
+                    filters::over_dimensions(filter)
+                        .map_err(|why| format!("has a filter sqb cannot carry: {why}"))?,
+                );
+                continue;
+            }
             match filters::translate(filter, &scope, self.engine) {
                 Ok(translated) => {
                     for column in &translated.columns {
@@ -271,9 +275,6 @@ impl Importer<'_> {
             canonical.insert("population_filter", filter.into());
         }
         if !over_dimensions.is_empty() {
-            if canonical.get("kind").and_then(|k| k.as_str()) == Some("semi_additive") {
-                return Err("has a filter over a join on a non-additive measure, which sqb does not collapse so".into());
-            }
             let text = match over_dimensions.len() {
                 1 => over_dimensions.remove(0),
                 _ => over_dimensions
