@@ -467,7 +467,7 @@ fn every_metric_is_asked_or_reported() {
     );
     assert_eq!(
         (files.len() - copies.len(), reported.len()),
-        (42, 1),
+        (43, 1),
         "bound and reported metrics: {report:#}"
     );
 }

@@ -594,3 +594,104 @@ fn a_time_filter_on_a_spine_metric_filters_its_points() {
         "{text}"
     );
 }
+
+/// `metric(name, entity)` in a filter: the metric's value for each row's entity, computed on
+/// its own (with its own population filter) and joined in, as MetricFlow reads
+/// `{{ Metric('orders', group_by=['customer']) }}`; held to hand-written SQL on both engines.
+#[test]
+fn a_metric_in_a_filter_is_read_for_each_rows_entity() {
+    let cases: &[(&str, &[&str], &str, &str)] = &[
+        (
+            "revenue",
+            &["order_date.month"],
+            "metric(orders, customer) >= 2",
+            // Customer 7 has two orders of at least 1; 8 and 9 have one each.
+            "SELECT date_trunc('month', o.ordered_on), sum(o.amount) FROM shop.orders o \
+             LEFT JOIN (SELECT customer_id, count(*) AS n FROM shop.orders WHERE amount >= 1 GROUP BY 1) m \
+             ON m.customer_id = o.customer_id WHERE m.n >= 2 GROUP BY 1",
+        ),
+        (
+            "refunds",
+            &["customer"],
+            "{{ Metric('revenue', group_by=['customer']) }} > 10 OR customer = 8",
+            // Over another relation: customers 7 (40.00) and 9 (12.25) bought more than 10.
+            "SELECT r.customer_id, sum(r.amount) FROM shop.refunds r \
+             LEFT JOIN (SELECT customer_id, sum(amount) AS s FROM shop.orders GROUP BY 1) m \
+             ON m.customer_id = r.customer_id WHERE m.s > 10 OR r.customer_id = 8 GROUP BY 1",
+        ),
+    ];
+    let compile_case =
+        |project: &Project, (metric, dims, filter, _): &(&str, &[&str], &str, &str)| {
+            let request = QueryRequest {
+                metrics: vec![metric.to_string()],
+                dimensions: dims.iter().map(|d| d.to_string()).collect(),
+                filters: vec![filter.to_string()],
+                ..QueryRequest::default()
+            };
+            let namespace = Namespace {
+                database: None,
+                schema: "shop".into(),
+            };
+            compile(project, &namespace, &request)
+                .unwrap_or_else(|r| panic!("{filter}: {r:?}"))
+                .sql
+        };
+    let dir = tempfile::tempdir().unwrap();
+    let project = kinds_in(dir.path(), "duckdb");
+    let db = dir.path().join("w.duckdb");
+    duckdb_file(
+        &db,
+        &std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap(),
+    );
+    let conn = duckdb::Connection::open(&db).unwrap();
+    for case in cases {
+        let sql = compile_case(&project, case);
+        let rows: i64 = conn
+            .query_row(&format!("SELECT count(*) FROM ({sql})"), [], |r| r.get(0))
+            .unwrap_or_else(|e| panic!("{}: {e}\n{sql}", case.2));
+        assert!(rows > 0, "{}: no rows", case.2);
+        let diff: i64 = conn
+            .query_row(&difference(&sql, case.3), [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(diff, 0, "{}: rows differ\n{sql}", case.2);
+    }
+    drop(conn);
+    if let Some(db) = TestDb::create("query_kinds_metric_filter") {
+        let pg = tempfile::tempdir().unwrap();
+        let project = kinds_in(pg.path(), "postgres");
+        pg_exec(
+            &db.url,
+            &std::fs::read_to_string(pg.path().join("warehouse.sql")).unwrap(),
+        );
+        for case in cases {
+            let sql = compile_case(&project, case);
+            let diff = pg_strings(
+                &db.url,
+                &format!("SELECT ({})::text", difference(&sql, case.3)),
+            );
+            assert_eq!(diff, ["0"], "{}: rows differ\n{sql}", case.2);
+        }
+    }
+    // What cannot be read is refused, never dropped from the filter.
+    for (filter, code, says) in [
+        (
+            "metric(nope, customer) > 1",
+            10,
+            "no metric is named `nope`",
+        ),
+        (
+            "metric(orders) > 1",
+            20,
+            "`metric` takes a metric's name and an entity's",
+        ),
+        ("metric(orders, nope) > 1", 10, "nope"),
+        ("__sqb_metric_0__ > 1", 20, "which sqb keeps for itself"),
+    ] {
+        let out = run(sqb()
+            .current_dir(dir.path())
+            .args(["query", "-m", "revenue", "--filter", filter]));
+        let text = transcript(&out, dir.path());
+        assert_eq!(out.status.code(), Some(code), "{filter}: {text}");
+        assert!(text.contains(says), "{filter}: {text}");
+    }
+}

@@ -8,7 +8,9 @@
 //! subqueries and `EXISTS`, any other function (the file, network, catalog, settings, sleep and
 //! admin functions of either engine among them), placeholders (`$1`), comments, and more than
 //! one statement. Which columns a filter may name is the caller's (the dimensions the
-//! principal may see unmasked).
+//! principal may see unmasked). A query's filter, and a metric's `filter` over dimensions, may
+//! also read a metric's value for an entity, `metric(order_count, customer)` (MetricFlow's
+//! `{{ Metric('order_count', group_by=['customer']) }}`), which the query compiler joins in.
 
 use std::ops::ControlFlow;
 
@@ -47,6 +49,16 @@ impl std::fmt::Display for Refused {
 /// Parses `text` as one filter of the language, or says what it may not contain. The
 /// expression comes back as parsed, for the caller to resolve its column references.
 pub fn parse(text: &str, engine: Engine) -> Result<Expr, Refused> {
+    parse_with(text, engine, false)
+}
+
+/// Parses a query's filter (or a metric's `filter` over dimensions): the language, and
+/// `metric(name, entity)` calls.
+pub fn parse_query(text: &str, engine: Engine) -> Result<Expr, Refused> {
+    parse_with(text, engine, true)
+}
+
+fn parse_with(text: &str, engine: Engine, metrics: bool) -> Result<Expr, Refused> {
     backslash(text)?;
     let dialect = engine.dialect();
     let tokens = Tokenizer::new(dialect.as_ref(), text)
@@ -84,8 +96,61 @@ pub fn parse(text: &str, engine: Engine) -> Result<Expr, Refused> {
             line: 1,
             column: 1,
         })?;
-    check(&expr, engine)?;
+    check_with(&expr, engine, metrics)?;
     Ok(expr)
+}
+
+/// `metric(name, entity)`: the metric's name and the entity's, when `f` is such a call.
+pub fn metric_call(f: &sqlparser::ast::Function) -> Option<(String, String)> {
+    let [name] = f.name.0.as_slice() else {
+        return None;
+    };
+    if !name.as_ident()?.value.eq_ignore_ascii_case("metric") {
+        return None;
+    }
+    let FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let idents: Vec<String> = list
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Identifier(id))) => {
+                Some(id.value.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    match (idents.as_slice(), list.args.len(), list.clauses.is_empty()) {
+        ([metric, entity], 2, true) if list.duplicate_treatment.is_none() => {
+            Some((metric.clone(), entity.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// Every `metric(name, entity)` call of a filter, in order.
+pub fn metric_calls(expr: &Expr) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let _ = sqlparser::ast::visit_expressions(expr, |e: &Expr| {
+        if let Expr::Function(f) = e {
+            out.extend(metric_call(f));
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    out
+}
+
+/// The filter with each `metric(…)` call replaced by `NULL`: what is left names dimensions.
+pub fn without_metric_calls(expr: &Expr) -> Expr {
+    let mut expr = expr.clone();
+    let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e: &mut Expr| {
+        if matches!(e, Expr::Function(f) if metric_call(f).is_some()) {
+            *e = Expr::value(Value::Null);
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    expr
 }
 
 /// A backslash is refused anywhere: sqlparser's DuckDB dialect reads `\'` in a string as an
@@ -107,16 +172,21 @@ fn backslash(text: &str) -> Result<(), Refused> {
 
 /// Checks every node of `expr` against the language.
 pub fn check(expr: &Expr, engine: Engine) -> Result<(), Refused> {
+    check_with(expr, engine, false)
+}
+
+fn check_with(expr: &Expr, engine: Engine, metrics: bool) -> Result<(), Refused> {
     let functions = engine_rules::of(engine).filter_functions();
     let mut refused = None;
-    let _ =
-        sqlparser::ast::visit_expressions(expr, |e: &Expr| match allowed(e, engine, functions) {
+    let _ = sqlparser::ast::visit_expressions(expr, |e: &Expr| {
+        match allowed(e, engine, functions, metrics) {
             Ok(()) => ControlFlow::Continue(()),
             Err(why) => {
                 refused = Some(refusal(e, why));
                 ControlFlow::Break(())
             }
-        });
+        }
+    });
     match refused {
         Some(r) => Err(r),
         None => Ok(()),
@@ -134,7 +204,7 @@ fn refusal(e: &Expr, why: String) -> Refused {
 }
 
 /// Whether one node is of the language; its children are visited in their turn.
-fn allowed(e: &Expr, engine: Engine, functions: &[&str]) -> Result<(), String> {
+fn allowed(e: &Expr, engine: Engine, functions: &[&str], metrics: bool) -> Result<(), String> {
     use BinaryOperator as B;
     let refuse = |what: &str| Err(format!("{what} is not allowed in a filter"));
     match e {
@@ -200,6 +270,11 @@ fn allowed(e: &Expr, engine: Engine, functions: &[&str]) -> Result<(), String> {
             trim_characters: None,
             ..
         } if trim_what.as_deref().is_none_or(is_string) => Ok(()),
+        Expr::Function(f) if metrics && metric_call(f).is_some() => Ok(()),
+        Expr::Function(f) if metrics && f.name.to_string().eq_ignore_ascii_case("metric") => Err(
+            "`metric` takes a metric's name and an entity's: `metric(order_count, customer)`"
+                .into(),
+        ),
         Expr::Function(f) => function(f, functions),
         Expr::Subquery(_) | Expr::Exists { .. } => refuse("a subquery"),
         _ => refuse("this expression"),

@@ -139,7 +139,8 @@ fn conversion(
 }
 
 /// A metric's `filter` is in the filter language, and each name in it is a dimension the
-/// metric's rows reach (its own, over joins, or `metric_time`).
+/// metric's rows reach (its own, over joins, or `metric_time`); a `metric(name, entity)` in it
+/// names a metric, and an entity's dimension the rows reach.
 fn dimension_filter(
     project: &Project,
     relations: &Relations<'_>,
@@ -149,7 +150,7 @@ fn dimension_filter(
     diags: &mut Vec<Diagnostic>,
 ) {
     let Some(filter) = &c.filter else { return };
-    let parsed = match super::filter::parse(&filter.value, project.engine()) {
+    let parsed = match super::filter::parse_query(&filter.value, project.engine()) {
         Ok(parsed) => parsed,
         Err(refused) => {
             diags.push(
@@ -164,7 +165,25 @@ fn dimension_filter(
         }
     };
     let measure = c.measure.as_ref().map(|m| m.value.as_str());
-    for parts in predicate::column_refs(&parsed) {
+    let mut references = predicate::column_refs(&super::filter::without_metric_calls(&parsed));
+    for (metric, entity) in super::filter::metric_calls(&parsed) {
+        let known = project.metrics.iter().any(|b| {
+            b.name()
+                .is_some_and(|n| n.value.eq_ignore_ascii_case(&metric))
+        });
+        if !known {
+            diags.push(
+                Diagnostic::error(
+                    Code::SemanticUnknownMetric,
+                    format!("the filter of {what} reads metric `{metric}`, which is no metric"),
+                )
+                .at(filter.loc.clone(), "no such metric")
+                .hint("name a metric bound in contracts/metrics/"),
+            );
+        }
+        references.push(vec![entity]);
+    }
+    for parts in references {
         let reference = Spanned::new(parts.join("."), filter.loc.clone());
         let found = super::resolve::metric_time(relations, source, measure, &reference)
             .and_then(|r| super::resolve::dimension(relations, source, &r));

@@ -9,6 +9,8 @@
 pub struct Call {
     pub function: String,
     pub args: Vec<String>,
+    /// A `Metric`'s entities: `group_by=['customer']`, or a list as its second argument.
+    pub group_by: Vec<String>,
     pub methods: Vec<(String, Vec<String>)>,
 }
 
@@ -17,7 +19,7 @@ impl Call {
     pub fn parse(text: &str) -> Option<Self> {
         let mut p = Parser { rest: text };
         let function = p.ident()?;
-        let args = p.args()?;
+        let (args, group_by) = p.call_args()?;
         let mut methods = Vec::new();
         while p.eat('.') {
             let name = p.ident()?;
@@ -26,6 +28,7 @@ impl Call {
         p.rest.trim().is_empty().then_some(Self {
             function,
             args,
+            group_by,
             methods,
         })
     }
@@ -93,6 +96,73 @@ impl Parser<'_> {
         (!ident.is_empty()).then(|| ident.to_string())
     }
 
+    /// A call's arguments: strings, then at most one list of strings, bare or as
+    /// `group_by=[…]`.
+    fn call_args(&mut self) -> Option<(Vec<String>, Vec<String>)> {
+        if !self.eat('(') {
+            return None;
+        }
+        let mut args = Vec::new();
+        let mut list = None;
+        loop {
+            if self.eat(')') {
+                return Some((args, list.unwrap_or_default()));
+            }
+            if (!args.is_empty() || list.is_some()) && !self.eat(',') {
+                return None;
+            }
+            let before = self.rest;
+            if self.ident().as_deref() == Some("group_by") && self.eat('=') {
+                list = Some(self.list()?);
+                continue;
+            }
+            self.rest = before;
+            if self.rest.trim_start().starts_with('[') {
+                list = Some(self.list()?);
+                continue;
+            }
+            if list.is_some() {
+                return None;
+            }
+            args.push(self.string()?);
+        }
+    }
+
+    /// `[ 'a', "b" ]`.
+    fn list(&mut self) -> Option<Vec<String>> {
+        if !self.eat('[') {
+            return None;
+        }
+        let mut items = Vec::new();
+        loop {
+            if self.eat(']') {
+                return Some(items);
+            }
+            if !items.is_empty() && !self.eat(',') {
+                return None;
+            }
+            if self.eat(']') {
+                return Some(items);
+            }
+            items.push(self.string()?);
+        }
+    }
+
+    /// One quoted string.
+    fn string(&mut self) -> Option<String> {
+        self.rest = self.rest.trim_start();
+        let quote = self
+            .rest
+            .chars()
+            .next()
+            .filter(|c| *c == '\'' || *c == '"')?;
+        let body = &self.rest[1..];
+        let end = body.find(quote)?;
+        let out = body[..end].to_string();
+        self.rest = &body[end + 1..];
+        Some(out)
+    }
+
     /// `( 'a', "b" )`: string arguments only.
     fn args(&mut self) -> Option<Vec<String>> {
         if !self.eat('(') {
@@ -150,9 +220,23 @@ pub fn query_reference(call: &Call) -> Result<String, String> {
                 call.shown()
             ))
         }
+        ("Metric", [metric]) if call.methods.is_empty() => {
+            let ok = |s: &str| {
+                !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            };
+            return match call.group_by.as_slice() {
+                [entity] if ok(metric) && ok(entity) => Ok(format!("metric({metric}, {entity})")),
+                [_] => Err(format!("`{}` names no metric sqb can read", call.shown())),
+                _ => Err(format!(
+                    "`{}` groups the metric by {} entities; sqb reads a metric's value for one entity (`group_by=['customer']`)",
+                    call.shown(),
+                    call.group_by.len()
+                )),
+            };
+        }
         ("Metric", _) => {
             return Err(format!(
-                "`{}` filters on a metric's value; a query filter names dimensions",
+                "`{}` is not a metric's value for an entity, which sqb reads as `Metric('name', group_by=['entity'])`",
                 call.shown()
             ))
         }
@@ -190,7 +274,15 @@ mod tests {
         );
         assert!(Call::parse("Dimension('a') extra").is_none());
         assert!(Call::parse("Dimension(a)").is_none());
-        assert!(Call::parse("Metric('m', group_by=['x'])").is_none());
+        let metric = Call::parse("Metric('m', group_by=['x'])").unwrap();
+        assert_eq!(
+            (metric.args, metric.group_by),
+            (vec!["m".into()], vec!["x".into()])
+        );
+        let listed = Call::parse("Metric(\"m\", ['x', 'y',])").unwrap();
+        assert_eq!(listed.group_by, ["x", "y"]);
+        assert!(Call::parse("Metric('m', group_by=['x'], 'n')").is_none());
+        assert!(Call::parse("Metric('m', group_by='x')").is_none());
     }
 
     #[test]
@@ -208,6 +300,10 @@ mod tests {
             "ordered_at__day IS NOT NULL"
         );
         assert_eq!(query("status = 'placed'").unwrap(), "status = 'placed'");
+        assert_eq!(
+            query("{{ Metric('order_count', group_by=['customer']) }} > 2").unwrap(),
+            "metric(order_count, customer) > 2"
+        );
     }
 
     #[test]
@@ -215,10 +311,15 @@ mod tests {
         for (text, why) in [
             ("{{ Entity('customer') }} = 3", "an entity's key"),
             (
-                "{{ Metric('revenue', ['customer']) }} > 3",
-                "not a reference",
+                "{{ Metric('revenue', ['customer', 'order_id']) }} > 3",
+                "by 2 entities",
             ),
-            ("{{ Metric('revenue') }} > 3", "a metric's value"),
+            ("{{ Metric('revenue') }} > 3", "by 0 entities"),
+            ("{{ Metric('a b', ['customer']) }} > 3", "names no metric"),
+            (
+                "{{ Metric('revenue', ['customer']).grain('day') }} > 3",
+                "calls `.grain`",
+            ),
             ("{{ Dimension('a').descending('x') }}", "`.descending`"),
             ("{{ Dimension('a b') }} = 1", "names no dimension"),
             ("{{ Dimension('a') = 1", "without closing"),

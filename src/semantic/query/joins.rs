@@ -196,17 +196,68 @@ impl<'a, 'p> Compiler<'a, 'p> {
         })
     }
 
-    /// A query filter over dimensions: each reference replaced by the dimension's SQL.
+    /// A query's filter (or a metric's over dimensions) in the language, with its
+    /// `metric(name, entity)` calls.
+    pub(super) fn in_query_filter_language(&self, text: &Spanned<String>) -> Result<Expr, Refusal> {
+        filter::parse_query(&text.value, self.engine).map_err(|refused| {
+            Refusal::new(
+                "invalid_filter",
+                format!("filter `{}`: {refused}", text.value),
+            )
+        })
+    }
+
+    /// A query filter over dimensions: each reference replaced by the dimension's SQL, each
+    /// `metric(name, entity)` by the metric's value for the row's entity.
     pub(super) fn query_filter(
         &self,
         leaf: &Leaf<'a, 'p>,
         text: &Spanned<String>,
         joins: &mut Vec<(Vec<&'p str>, String)>,
     ) -> Result<String, Refusal> {
-        let mut expr = self.in_filter_language(text)?;
+        let mut expr = self.in_query_filter_language(text)?;
+        if predicate::column_refs(&expr)
+            .iter()
+            .flatten()
+            .any(|p| p.starts_with(METRIC_VALUE))
+        {
+            return Err(Refusal::new(
+                "invalid_filter",
+                format!(
+                    "filter `{}` names `{METRIC_VALUE}…`, which sqb keeps for itself",
+                    text.value
+                ),
+            ));
+        }
         let mut failure = None;
+        let mut values = Vec::new();
+        let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
+            let Expr::Function(f) = e else {
+                return std::ops::ControlFlow::Continue(());
+            };
+            let Some((metric, entity)) = filter::metric_call(f) else {
+                return std::ops::ControlFlow::Continue(());
+            };
+            match self.metric_in_filter(leaf, &metric, &entity, joins) {
+                Ok(sql) => {
+                    *e = Expr::Identifier(Ident::new(format!("{METRIC_VALUE}{}__", values.len())));
+                    values.push(sql);
+                    std::ops::ControlFlow::Continue(())
+                }
+                Err(refusal) => {
+                    failure = Some(refusal);
+                    std::ops::ControlFlow::Break(())
+                }
+            }
+        });
+        if let Some(refusal) = failure {
+            return Err(refusal);
+        }
         let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
             let parts: Vec<String> = match e {
+                Expr::Identifier(id) if id.value.starts_with(METRIC_VALUE) => {
+                    return std::ops::ControlFlow::Continue(())
+                }
                 Expr::Identifier(id) => vec![id.value.clone()],
                 Expr::CompoundIdentifier(p) => p.iter().map(|i| i.value.clone()).collect(),
                 _ => return std::ops::ControlFlow::Continue(()),
@@ -228,9 +279,75 @@ impl<'a, 'p> Compiler<'a, 'p> {
             }
             std::ops::ControlFlow::Continue(())
         });
-        match failure {
-            Some(refusal) => Err(refusal),
-            None => Ok(expr.to_string()),
+        if let Some(refusal) = failure {
+            return Err(refusal);
         }
+        let mut sql = expr.to_string();
+        for (i, value) in values.iter().enumerate() {
+            sql = sql.replace(&format!("{METRIC_VALUE}{i}__"), value);
+        }
+        Ok(sql)
+    }
+
+    /// `metric(name, entity)` in a filter: the metric asked on its own, grouped by the entity,
+    /// LEFT JOINed to the leaf's rows on the entity's key (NULL where the key has no value of
+    /// it), as MetricFlow joins a metric in a filter; its SQL is the joined value.
+    fn metric_in_filter(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        metric: &str,
+        entity: &str,
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<String, Refusal> {
+        let binding = self.metric(metric)?;
+        let name = binding.name().map_or("", |n| n.value.as_str());
+        let reached = self.leaf_dimension(leaf, &self.spanned(entity))?;
+        self.filterable(&reached, entity)?;
+        let mut key: Vec<&'p str> = vec!["#metric", name];
+        key.extend(reached.path.iter().copied());
+        key.push(reached.dimension.name.value.as_str());
+        if let Some(i) = joins.iter().position(|(k, _)| *k == key) {
+            return Ok(column_ref(&format!("g{i}"), metric));
+        }
+        let own = self.dimension_sql(leaf.relation, &reached, joins)?;
+        if self.nested.get() >= 3 {
+            return Err(Refusal::new(
+                "invalid_filter",
+                format!("`metric({metric}, {entity})` is in a filter of a metric read by a filter three times over: sqb nests metric filters no deeper"),
+            ));
+        }
+        self.nested.set(self.nested.get() + 1);
+        let sub = self.compile(&QueryRequest {
+            metrics: vec![metric.to_string()],
+            dimensions: vec![entity.to_string()],
+            context: self.context.clone(),
+            ..QueryRequest::default()
+        });
+        self.nested.set(self.nested.get() - 1);
+        let sub = sub.map_err(|r| Refusal {
+            message: format!("the filter's `metric({metric}, {entity})`: {}", r.message),
+            ..r
+        })?;
+        self.scoped_reads.borrow_mut().extend(sub.scoped_reads);
+        let mut warnings = self.warnings.borrow_mut();
+        for w in sub.warnings {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        let alias = format!("g{}", joins.len());
+        let indented = sub.sql.replace('\n', "\n    ");
+        joins.push((
+            key,
+            format!(
+                "LEFT JOIN (\n    {indented}\n  ) AS {} ON {} = {own}",
+                quote(&alias),
+                column_ref(&alias, entity)
+            ),
+        ));
+        Ok(column_ref(&alias, metric))
     }
 }
+
+/// The placeholder a filter's metric value stands as between the passes that resolve it.
+const METRIC_VALUE: &str = "__sqb_metric_";

@@ -148,6 +148,7 @@ pub fn compile(
         roles,
         warnings: std::cell::RefCell::new(warnings),
         scoped_reads: std::cell::RefCell::new(Vec::new()),
+        nested: std::cell::Cell::new(0),
     };
     c.compile(request)
 }
@@ -164,6 +165,8 @@ struct Compiler<'a, 'p> {
     /// Said while compiling: served anyway.
     warnings: std::cell::RefCell<Vec<String>>,
     scoped_reads: std::cell::RefCell<Vec<ScopedRead>>,
+    /// How many metric filters deep the compiler is (`metric(name, entity)` in a filter).
+    nested: std::cell::Cell<u8>,
 }
 
 /// One aggregate over one relation: the unit every metric is computed from.

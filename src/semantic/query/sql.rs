@@ -44,7 +44,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             .map_or("", |c| c.value.as_str());
         let mut out = Vec::new();
         for filter in filters {
-            let mut expr = self.in_filter_language(filter)?;
+            let mut expr = self.in_query_filter_language(filter)?;
             let mut times = 0;
             let mut others = 0;
             let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {

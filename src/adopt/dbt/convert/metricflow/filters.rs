@@ -65,8 +65,8 @@ pub(super) fn over_dimensions(filter: &Value) -> Result<String, String> {
 }
 
 /// Whether a filter names a dimension over a foreign entity of the scope's semantic model (a
-/// join, `customer__segment` from the orders): one a population filter cannot read, and a
-/// filter over dimensions can.
+/// join, `customer__segment` from the orders), or a metric's value for an entity (`Metric(…,
+/// group_by=[…])`): one a population filter cannot read, and a filter over dimensions can.
 pub(super) fn over_a_join(filter: &Value, scope: &Scope<'_>) -> bool {
     let Ok(templates) = templates(filter) else {
         return false;
@@ -79,6 +79,7 @@ pub(super) fn over_a_join(filter: &Value, scope: &Scope<'_>) -> bool {
                 .first()
                 .and_then(|name| name.split("__").next())
                 .unwrap_or_default();
+            joined |= call.function == "Metric";
             joined |= scope
                 .sm
                 .entities
