@@ -172,13 +172,21 @@ fn dimension_filter(
                 .is_some_and(|n| n.value.eq_ignore_ascii_case(&metric))
         });
         if !known {
+            let names = project
+                .metrics
+                .iter()
+                .filter_map(|b| b.name().map(|n| n.value.as_str()));
+            let hint = match did_you_mean(&metric, names) {
+                Some(close) => format!("did you mean `{close}`?"),
+                None => "name a metric bound in contracts/metrics/".to_string(),
+            };
             diags.push(
                 Diagnostic::error(
                     Code::SemanticUnknownMetric,
                     format!("the filter of {what} reads metric `{metric}`, which is no metric"),
                 )
                 .at(filter.loc.clone(), "no such metric")
-                .hint("name a metric bound in contracts/metrics/"),
+                .hint(hint),
             );
         }
         references.push(vec![entity]);
