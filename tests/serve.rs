@@ -569,6 +569,48 @@ fn a_reload_swaps_in_only_a_project_that_compiles() {
     assert_eq!(server.stop().code(), Some(0));
 }
 
+/// A client that sends its headers and then trickles its body is answered 408 (`slow_request`)
+/// once `body_timeout_ms` has passed, and holds nothing after: the next request is served.
+#[test]
+fn a_body_that_does_not_arrive_in_time_is_answered_408() {
+    use std::io::{Read as _, Write as _};
+    let root = shop();
+    let toml = root.path().join("sqb.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        text.replace("[serve]\n", "[serve]\nbody_timeout_ms = 300\n"),
+    )
+    .unwrap();
+    let server = Server::start(root.path());
+    let address = server.base.trim_start_matches("http://").to_string();
+    let mut slow = std::net::TcpStream::connect(&address).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        slow,
+        "POST /v1/query HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"metrics\""
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while !String::from_utf8_lossy(&reply).contains("slow_request") {
+        match slow.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => reply.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
+    assert!(reply.contains("body_timeout_ms"), "{reply}");
+    // Not before the 300 ms it was given.
+    assert!(started.elapsed() >= Duration::from_millis(250), "{reply}");
+    let t = token(&claims(json!({ "customer_id": 2 })), SECRET);
+    let (status, text) = server.query(Some(&t), json!({ "metrics": ["revenue"] }));
+    assert_eq!(status, 200, "{text}");
+}
+
 /// Every `[serve]` setting of a reloaded project applies: a smaller `max_request_bytes` refuses
 /// a body the server took before (413, `too_large`), and a new `listen` moves the server (the new
 /// address answers, the old one takes no connection). An address it cannot bind leaves it where

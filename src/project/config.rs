@@ -70,6 +70,8 @@ pub struct Serve {
     pub max_rows: Option<Spanned<i64>>,
     /// The largest request body accepted.
     pub max_request_bytes: Option<Spanned<i64>>,
+    /// How long a client may take to send its request body, in milliseconds.
+    pub body_timeout_ms: Option<Spanned<i64>>,
     /// How many queries of one tenant may run at once; more are refused with 429.
     pub max_concurrent_per_tenant: Option<Spanned<i64>>,
     /// How many read-only warehouse sessions the server keeps open at most.
@@ -203,6 +205,7 @@ const SERVE_KEYS: &[&str] = &[
     "jwks",
     "max_rows",
     "max_request_bytes",
+    "body_timeout_ms",
     "max_concurrent_per_tenant",
     "connections",
 ];
@@ -287,6 +290,7 @@ pub(super) fn read_raw(r: &mut Reader<'_>, root: &dyn TableLike) -> RawConfig {
             jwks: r.string(serve, "jwks"),
             max_rows: r.integer(serve, "max_rows"),
             max_request_bytes: r.integer(serve, "max_request_bytes"),
+            body_timeout_ms: r.integer(serve, "body_timeout_ms"),
             max_concurrent_per_tenant: r.integer(serve, "max_concurrent_per_tenant"),
             connections: r.integer(serve, "connections"),
         });
@@ -629,6 +633,7 @@ fn check_serve(r: &mut Reader<'_>, serve: &Serve, targets: &BTreeMap<String, Tar
     let limits = [
         &serve.max_rows,
         &serve.max_request_bytes,
+        &serve.body_timeout_ms,
         &serve.max_concurrent_per_tenant,
         &serve.connections,
     ];

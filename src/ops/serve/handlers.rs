@@ -37,13 +37,29 @@ pub(super) fn router(state: Arc<State>) -> Router {
         .with_state(state)
 }
 
-/// Reads the body up to the serving project's `max_request_bytes`: past it, 413 before any
-/// handler runs.
+/// Reads the body up to the serving project's `max_request_bytes` (past it, 413) within its
+/// `body_timeout_ms` (past it, 408: a client trickling its body holds nothing longer), before
+/// any handler runs.
 async fn limited(Shared(state): Shared<Arc<State>>, request: Request, next: Next) -> Response {
     use http_body_util::BodyExt as _;
-    let limit = state.current().body_limit;
+    let (limit, patience) = {
+        let loaded = state.current();
+        (loaded.body_limit, loaded.body_timeout)
+    };
     let (parts, body) = request.into_parts();
-    match http_body_util::Limited::new(body, limit).collect().await {
+    let read = http_body_util::Limited::new(body, limit).collect();
+    let Ok(read) = tokio::time::timeout(patience, read).await else {
+        return Failure::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "slow_request",
+            format!(
+                "the request body did not arrive within {} ms (body_timeout_ms)",
+                patience.as_millis()
+            ),
+        )
+        .into_response();
+    };
+    match read {
         Ok(collected) => {
             let body = axum::body::Body::from(collected.to_bytes());
             next.run(Request::from_parts(parts, body)).await

@@ -51,6 +51,8 @@ pub(crate) struct Loaded {
     pub pool: Pool,
     listen: String,
     pub body_limit: usize,
+    /// How long a client may take to send its body: a slow one holds no task past it.
+    pub body_timeout: Duration,
 }
 
 /// What every request reads.
@@ -110,6 +112,7 @@ impl Drop for Slot {
 const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 const DEFAULT_MAX_ROWS: i64 = 100_000;
 const DEFAULT_MAX_REQUEST_BYTES: i64 = 64 * 1024;
+const DEFAULT_BODY_TIMEOUT_MS: i64 = 10_000;
 const DEFAULT_PER_TENANT: i64 = 8;
 const DEFAULT_CONNECTIONS: i64 = 4;
 
@@ -374,6 +377,11 @@ fn load(
         body_limit: config
             .max_request_bytes
             .map_or(DEFAULT_MAX_REQUEST_BYTES, |n| n.value) as usize,
+        body_timeout: Duration::from_millis(
+            config
+                .body_timeout_ms
+                .map_or(DEFAULT_BODY_TIMEOUT_MS, |n| n.value) as u64,
+        ),
         project,
     })
 }
