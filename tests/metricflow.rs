@@ -365,6 +365,11 @@ fn metricflow_template_filters_answer_as_sqb_names_do() {
             "{{ TimeDimension('metric_time', 'month') }} >= DATE '2024-02-01'",
             "ordered_at.month >= DATE '2024-02-01'",
         ),
+        ("{{ Entity('customer') }} = 3", "customer = 3"),
+        (
+            "{{ Metric('order_count', group_by=['customer']) }} >= 3",
+            "metric(order_count, customer) >= 3",
+        ),
     ] {
         let (templated, plained) = (ask(template), ask(plain));
         let shown = transcript(&templated, tmp.path());
@@ -374,8 +379,9 @@ fn metricflow_template_filters_answer_as_sqb_names_do() {
         assert_ne!(templated.stdout, unfiltered.stdout, "{template} filtered nothing");
     }
     for refused in [
-        "{{ Entity('customer') }} = 3",
+        "{{ Entity('customer', 'x') }} = 3",
         "{{ Metric('revenue') }} > 3",
+        "{{ Metric('revenue', group_by=['customer', 'order_id']) }} > 3",
     ] {
         let out = ask(refused);
         let shown = transcript(&out, tmp.path());

@@ -192,7 +192,8 @@ impl Parser<'_> {
 
 /// A MetricFlow reference in a query filter, as the dimension name sqb resolves (MetricFlow's
 /// spelling, `customer__segment`, `ordered_at__month`): `Dimension`, `TimeDimension` with or
-/// without a grain. `Entity` and `Metric` are refused: a query filter names dimensions.
+/// without a grain; `Entity('customer')` is the dimension of the entity's name (the import
+/// writes one for each entity); `Metric('m', group_by=['customer'])` is `metric(m, customer)`.
 pub fn query_reference(call: &Call) -> Result<String, String> {
     let mut grain = None;
     for (method, args) in &call.methods {
@@ -214,9 +215,12 @@ pub fn query_reference(call: &Call) -> Result<String, String> {
             grain = Some(g.clone());
             name.clone()
         }
+        // An entity's key, as the dimension of the entity's name (`sqb import dbt` writes one
+        // for each entity).
+        ("Entity", [name]) if grain.is_none() => name.clone(),
         ("Entity", _) => {
             return Err(format!(
-                "`{}` filters on an entity's key; a query filter names dimensions",
+                "`{}` is not an entity's key sqb reads, which it reads as `Entity('name')`",
                 call.shown()
             ))
         }
@@ -301,6 +305,10 @@ mod tests {
         );
         assert_eq!(query("status = 'placed'").unwrap(), "status = 'placed'");
         assert_eq!(
+            query("{{ Entity('order_id__customer') }} = 3").unwrap(),
+            "order_id__customer = 3"
+        );
+        assert_eq!(
             query("{{ Metric('order_count', group_by=['customer']) }} > 2").unwrap(),
             "metric(order_count, customer) > 2"
         );
@@ -309,7 +317,7 @@ mod tests {
     #[test]
     fn what_a_query_filter_cannot_say_is_refused() {
         for (text, why) in [
-            ("{{ Entity('customer') }} = 3", "an entity's key"),
+            ("{{ Entity('customer', 'x') }} = 3", "an entity's key"),
             (
                 "{{ Metric('revenue', ['customer', 'order_id']) }} > 3",
                 "by 2 entities",

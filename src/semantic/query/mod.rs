@@ -24,15 +24,18 @@ use std::fmt::Write as _;
 use sqlparser::ast::{Expr, Ident};
 
 mod access;
+mod conversion;
 mod finality;
 mod guardrails;
 mod joins;
 mod refusal;
 mod sql;
+mod time;
 
 pub use access::tenancy_exempt;
 pub use refusal::Refusal;
 use sql::*;
+use time::*;
 
 use super::predicate;
 use super::relation::{Relation, Relations};

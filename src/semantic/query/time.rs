@@ -1,0 +1,365 @@
+//! Time in a leaf: the time spine's points (`join_to_timespine`, and the query's filters on a
+//! leaf's own time read on them), cumulative windows and offsets over the spine, each at a
+//! standard grain or a custom one (the spine's column for each point's period).
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+impl<'a, 'p> Compiler<'a, 'p> {
+    /// The query's filters on the leaf's own time, read on the time spine's points too, as
+    /// MetricFlow filters them (a filtered-out point is no row); a filter on its time and on
+    /// something else as well is refused, as is one on another time dimension.
+    pub(super) fn spine_filters(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        filters: &[Spanned<String>],
+    ) -> Result<Vec<String>, Refusal> {
+        let measure = leaf.measure.map(|m| m.value.as_str());
+        let own = resolve::agg_time(leaf.relation, measure);
+        let column = super::super::relation::time_spine(self.relations)
+            .and_then(|(_, t)| t.column.as_ref())
+            .map_or("", |c| c.value.as_str());
+        let mut out = Vec::new();
+        for filter in filters {
+            let mut expr = self.in_query_filter_language(filter)?;
+            let mut times = 0;
+            let mut others = 0;
+            let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
+                let parts: Vec<String> = match e {
+                    Expr::Identifier(id) => vec![id.value.clone()],
+                    Expr::CompoundIdentifier(p) => p.iter().map(|i| i.value.clone()).collect(),
+                    _ => return std::ops::ControlFlow::<()>::Continue(()),
+                };
+                let reached = self.leaf_dimension(leaf, &self.spanned(&parts.join(".")));
+                match reached {
+                    Ok(r)
+                        if r.path.is_empty()
+                            && own.is_some_and(|t| t.value == r.dimension.name.value) =>
+                    {
+                        let declared = r.dimension.granularity.as_ref().map(|g| g.value.as_str());
+                        let grain = r.granularity.or(declared).unwrap_or("day");
+                        let point = self.spine_point(grain, column);
+                        if let Ok(parsed) = predicate::parse(self.project, &point) {
+                            *e = Expr::Nested(Box::new(parsed));
+                        }
+                        times += 1;
+                    }
+                    _ => others += 1,
+                }
+                std::ops::ControlFlow::Continue(())
+            });
+            match (times, others) {
+                (0, _) => self.spine_refuses_time_filters(leaf, std::slice::from_ref(filter))?,
+                (_, 0) => out.push(expr.to_string()),
+                _ => {
+                    let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+                    return Err(Refusal {
+                        code: "unsupported_measure",
+                        message: format!("metric `{name}` joins to the time spine, and the filter `{}` is on its time and on something else", filter.value),
+                        hint: Some("filter its time in a filter of its own".into()),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The requested dimension that is the leaf's own time (its measure's agg time dimension,
+    /// asked by name or as `metric_time`): its index, the grain asked (its declared one when
+    /// none is), and the dimension reached. The first, when asked twice.
+    pub(super) fn asked_time(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        dimensions: &[Spanned<String>],
+    ) -> Result<Option<(usize, &'p str, Reached<'a, 'p>)>, Refusal> {
+        let measure = leaf.measure.map(|m| m.value.as_str());
+        let Some(time) = resolve::agg_time(leaf.relation, measure) else {
+            return Ok(None);
+        };
+        for (i, d) in dimensions.iter().enumerate() {
+            let reached = self.leaf_dimension(leaf, d)?;
+            if reached.path.is_empty() && reached.dimension.name.value == time.value {
+                let declared = reached
+                    .dimension
+                    .granularity
+                    .as_ref()
+                    .map(|g| g.value.as_str());
+                let grain = reached.granularity.or(declared).unwrap_or("day");
+                return Ok(Some((i, grain, reached)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A leaf joined to the time spine: every point of the spine (at the grain asked) is a
+    /// row, the leaf's other dimensions and value NULL where it has no data there.
+    pub(super) fn spined(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        sql: &str,
+        dims: usize,
+        time: usize,
+        grain: &str,
+        on_points: &[String],
+    ) -> Result<String, Refusal> {
+        let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+        let Some((spine, table)) = super::super::relation::time_spine(self.relations) else {
+            return Err(Refusal::new(
+                "unsupported_measure",
+                format!("metric `{name}` joins to the time spine, and the project has none"),
+            ));
+        };
+        let column = table.column.as_ref().map_or("", |c| c.value.as_str());
+        let point = self.spine_point(grain, column);
+        let mut select: Vec<String> = (0..dims)
+            .map(|j| match j == time {
+                true => format!("\"t\".\"d{j}\" AS \"d{j}\""),
+                false => format!("\"m\".\"d{j}\" AS \"d{j}\""),
+            })
+            .collect();
+        select.push("\"m\".\"v\" AS \"v\"".into());
+        let filtered = match on_points.is_empty() {
+            true => String::new(),
+            false => {
+                let each: Vec<String> = on_points.iter().map(|p| format!("({p})")).collect();
+                format!(" WHERE {}", each.join(" AND "))
+            }
+        };
+        Ok(format!(
+            "  SELECT {}\n  FROM (SELECT DISTINCT {point} AS \"d{time}\" FROM {} AS \"ts\"{filtered}) AS \"t\"\n  LEFT JOIN (\n{sql}\n  ) AS \"m\" ON \"m\".\"d{time}\" = \"t\".\"d{time}\"",
+            select.join(", "),
+            self.source_sql(spine)?
+        ))
+    }
+
+    /// A row of the time spine (`"ts"`) at a grain: its time truncated, or its period's column
+    /// for a custom granularity.
+    pub(super) fn spine_point(&self, grain: &str, column: &str) -> String {
+        match resolve::custom_grain(self.relations, grain) {
+            Some((_, period)) => column_ref("ts", period),
+            None => format!("date_trunc('{grain}', {})", column_ref("ts", column)),
+        }
+    }
+
+    /// A query filter on the time of a leaf joined to the spine would have to filter the
+    /// spine's points too, which sqb does not yet: refused, never answered with the points
+    /// the filter excludes.
+    pub(super) fn spine_refuses_time_filters(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        filters: &[Spanned<String>],
+    ) -> Result<(), Refusal> {
+        for filter in filters {
+            let Ok(expr) = predicate::parse(self.project, &filter.value) else {
+                continue;
+            };
+            for parts in predicate::column_refs(&expr) {
+                let reference = self.spanned(&parts.join("."));
+                let Ok(reached) = self.leaf_dimension(leaf, &reference) else {
+                    continue;
+                };
+                if reached.path.is_empty() && reached.dimension.granularity.is_some() {
+                    let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+                    return Err(Refusal {
+                        code: "unsupported_measure",
+                        message: format!("metric `{name}` joins to the time spine, and the filter `{}` is on its time", filter.value),
+                        hint: Some("group by its time without filtering on it, or ask for a metric without `join_to_timespine`".into()),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// How a leaf offset in time is read: the time spine's points at the grain asked, each
+    /// joined to the leaf's rows of the point the offset names (`point - window`, or the start
+    /// of the point's period), as MetricFlow joins them; a point whose offset has no rows is
+    /// no row. Without its time in the query it is refused, as MetricFlow refuses it.
+    pub(super) fn offset_plan(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        offset: Offset<'p>,
+        dimensions: &[Spanned<String>],
+        filters: &[Spanned<String>],
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<CumulativePlan<'p>, Refusal> {
+        let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+        let Some((i, grain, reached)) = self.asked_time(leaf, dimensions)? else {
+            return Err(Refusal {
+                code: "unsupported_measure",
+                message: format!(
+                    "metric `{name}` is offset in time, and the query does not group by its time"
+                ),
+                hint: Some("group by `metric_time` at some grain".into()),
+            });
+        };
+        self.spine_refuses_time_filters(leaf, filters)?;
+        let Some((spine, table)) = super::super::relation::time_spine(self.relations) else {
+            return Err(Refusal::new(
+                "unsupported_measure",
+                format!("metric `{name}` is offset in time, and the project has no time spine"),
+            ));
+        };
+        // At a custom granularity the offset is taken at the spine's own grain, each point's
+        // rows then added up in its period, as MetricFlow does.
+        let custom = resolve::custom_grain(self.relations, grain);
+        let (grain, period) = match custom {
+            Some((_, c)) => (
+                table.granularity(),
+                format!(", {} AS \"pc\"", column_ref("ts", c)),
+            ),
+            None => (grain, String::new()),
+        };
+        let mut at_point = reached;
+        at_point.granularity = Some(grain);
+        let point_of_row = self.dimension_sql(leaf.relation, &at_point, joins)?;
+        let column = table.column.as_ref().map_or("", |c| c.value.as_str());
+        let target = match offset {
+            Offset::Window(n, unit) => {
+                format!("date_trunc('{grain}', {POINT} - INTERVAL '{n} {unit}')")
+            }
+            Offset::ToGrain(g) => format!("date_trunc('{g}', {POINT})"),
+        };
+        let from = format!(
+            "(SELECT DISTINCT date_trunc('{grain}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"\n  INNER JOIN {} AS \"s\" ON {point_of_row} = {target}",
+            column_ref("ts", column),
+            self.source_sql(spine)?,
+            self.source_sql(leaf.relation)?,
+        );
+        let grain = GRAIN_RANK
+            .iter()
+            .copied()
+            .find(|g| *g == grain)
+            .unwrap_or("day");
+        Ok(CumulativePlan {
+            time: i,
+            grain,
+            custom: custom.is_some(),
+            // The points are at the grain asked, or added up in their custom periods: nothing
+            // to collapse.
+            collapses: false,
+            period_agg: "first",
+            from,
+        })
+    }
+
+    /// How a cumulative leaf is read: grouped by its time, from the time spine's points, each
+    /// joined to the leaf's rows in its window (`None` for a metric that adds up over all
+    /// time, asked without its time: a plain aggregate). A window or a grain to date without
+    /// its time in the query is refused, as MetricFlow refuses it.
+    pub(super) fn cumulative_plan(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        c: Cumulative<'p>,
+        dimensions: &[Spanned<String>],
+        filters: &[Spanned<String>],
+        joins: &mut Vec<(Vec<&'p str>, String)>,
+    ) -> Result<Option<CumulativePlan<'p>>, Refusal> {
+        let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+        let unsupported =
+            |why: String| Refusal::new("unsupported_measure", format!("metric `{name}` {why}"));
+        let measure = leaf.measure.map(|m| m.value.as_str());
+        let Some(time) = resolve::agg_time(leaf.relation, measure) else {
+            return Err(unsupported(
+                "is cumulative, and its measure has no time".into(),
+            ));
+        };
+        let Some((i, grain, _)) = self.asked_time(leaf, dimensions)? else {
+            if c.window.is_some() || c.grain_to_date.is_some() {
+                return Err(Refusal {
+                    code: "unsupported_measure",
+                    message: format!("metric `{name}` adds up over a window of time, and the query does not group by its time"),
+                    hint: Some(format!("group by `metric_time` (or `{}`) at some grain", time.value)),
+                });
+            }
+            return Ok(None);
+        };
+        self.spine_refuses_time_filters(leaf, filters)?;
+        let Some((spine, table)) = super::super::relation::time_spine(self.relations) else {
+            return Err(unsupported(
+                "is cumulative, and the project has no time spine".into(),
+            ));
+        };
+        let reached = self.dimension(leaf.relation, time)?;
+        let point_of_row = self.dimension_sql(leaf.relation, &reached, joins)?;
+        let base = table.granularity();
+        let column = table.column.as_ref().map_or("", |c| c.value.as_str());
+        let custom = resolve::custom_grain(self.relations, grain);
+        let period = custom.map_or(String::new(), |(_, c)| {
+            format!(", {} AS \"pc\"", column_ref("ts", c))
+        });
+        let mut on = vec![format!("{point_of_row} <= {POINT}")];
+        match (c.window, c.grain_to_date) {
+            (Some((n, unit)), _) => {
+                on.push(format!("{point_of_row} > {POINT} - INTERVAL '{n} {unit}'"))
+            }
+            (None, Some(g)) => on.push(format!("{point_of_row} >= date_trunc('{g}', {POINT})")),
+            (None, None) => {}
+        }
+        let from = format!(
+            "(SELECT DISTINCT date_trunc('{base}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"\n  INNER JOIN {} AS \"s\" ON {}",
+            column_ref("ts", column),
+            self.source_sql(spine)?,
+            self.source_sql(leaf.relation)?,
+            on.join(" AND ")
+        );
+        let rank = |g: &str| GRAIN_RANK.iter().position(|x| *x == g);
+        Ok(Some(CumulativePlan {
+            time: i,
+            grain: GRAIN_RANK
+                .iter()
+                .copied()
+                .find(|g| *g == grain)
+                .unwrap_or("day"),
+            custom: custom.is_some(),
+            collapses: custom.is_some() || rank(grain) > rank(base),
+            period_agg: c.period_agg,
+            from,
+        }))
+    }
+}
+
+/// A point of the time spine, in a cumulative leaf.
+pub(super) const POINT: &str = "\"ts\".\"p\"";
+/// A point's period at a custom granularity: the spine's column for it.
+pub(super) const PERIOD: &str = "\"ts\".\"pc\"";
+pub(super) const GRAIN_RANK: &[&str] = &["hour", "day", "week", "month", "quarter", "year"];
+
+/// A cumulative or offset leaf's reading: the spine's points joined to the rows each one
+/// reads.
+pub(super) struct CumulativePlan<'p> {
+    /// The requested dimension that is its time, and the grain asked.
+    pub(super) time: usize,
+    pub(super) grain: &'static str,
+    /// Asked at a custom granularity: each point's period is the spine's column (`"ts"."pc"`).
+    pub(super) custom: bool,
+    /// Each period is its points' first, last or average value: asked at a coarser grain than
+    /// the points', or at a custom one, a cumulative leaf's periods collapse its points.
+    pub(super) collapses: bool,
+    pub(super) period_agg: &'p str,
+    /// The FROM clause: the spine's points, and the source (`"s"`) joined in each window.
+    pub(super) from: String,
+}
+
+impl CumulativePlan<'_> {
+    pub(super) fn coarser(&self) -> bool {
+        self.collapses
+    }
+
+    pub(super) fn point_at_grain(&self) -> String {
+        match (self.custom, self.collapses) {
+            (true, _) => PERIOD.to_string(),
+            (false, true) => format!("date_trunc('{}', {POINT})", self.grain),
+            (false, false) => POINT.to_string(),
+        }
+    }
+
+    /// The collapse of a period's points, as `collapsed` takes it.
+    pub(super) fn period_agg(&self) -> &'static str {
+        match self.period_agg {
+            "last" => "last",
+            "average" => "avg",
+            _ => "first",
+        }
+    }
+}
