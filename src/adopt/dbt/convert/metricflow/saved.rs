@@ -236,8 +236,9 @@ fn dimension_name(
     Ok(out)
 }
 
-/// A where filter over dimensions: each `{{ Dimension('entity__dim') }}` is the sqb
-/// dimension's name.
+/// A where filter over dimensions: each `{{ Dimension('entity__dim') }}`, `{{
+/// TimeDimension('metric_time', 'day') }}` (or `.grain('day')`) and `{{ Entity('own') }}` is the
+/// sqb dimension's name, as a group-by item is.
 fn where_filter(
     template: &str,
     base: Option<&crate::adopt::dbt::manifest::SemanticModel>,
@@ -252,11 +253,11 @@ fn where_filter(
             format!("filters with `{template}`, which opens `{{{{` without closing it")
         })?;
         let inner = after[..end].trim();
-        let call = Call::parse(inner)
-            .filter(|c| c.function == "Dimension" && c.args.len() == 1 && c.methods.is_empty())
+        Call::parse(inner)
+            .filter(|c| matches!(c.function.as_str(), "Dimension" | "TimeDimension" | "Entity"))
             .ok_or_else(|| format!("filters with `{{{{ {inner} }}}}`, which sqb does not translate in a saved query"))?;
-        let name = dimension_name(&call.args[0], None, base, layer)
-            .map_err(|why| format!("filters on `{}`: {why}", call.args[0]))?;
+        let name = group_by(inner, base, layer)
+            .map_err(|why| format!("filters with `{{{{ {inner} }}}}`: {why}"))?;
         out.push_str(&name);
         rest = &after[end + 2..];
     }
