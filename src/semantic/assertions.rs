@@ -151,6 +151,32 @@ fn resolve_query<'p>(
         .all(|d| d.severity != crate::diagnostics::Severity::Error);
     for filter in &query.filters {
         let what = format!("a filter of {what}");
+        // A metric's value for an entity (`metric(order_count, customer)`): the metric exists,
+        // the entity is checked as a dimension, and the rest of the filter as any filter is.
+        let (filter, calls) = match super::filter::parse_query(&filter.value, project.engine()) {
+            Ok(expr) if !super::filter::metric_calls(&expr).is_empty() => (
+                Spanned::new(
+                    super::filter::without_metric_calls(&expr).to_string(),
+                    filter.loc.clone(),
+                ),
+                super::filter::metric_calls(&expr),
+            ),
+            _ => (filter.clone(), Vec::new()),
+        };
+        let filter = &filter;
+        for (metric, _) in &calls {
+            if resolve::metric(metrics, &Spanned::new(metric.clone(), filter.loc.clone())).is_err()
+            {
+                diags.push(
+                    Diagnostic::error(
+                        Code::SemanticUnknownMetric,
+                        format!("{what} reads metric `{metric}`, which is no metric"),
+                    )
+                    .at(filter.loc.clone(), "no such metric")
+                    .hint("name a metric bound in contracts/metrics/"),
+                );
+            }
+        }
         let snippet = Snippet { text: filter, what: &what, example: "write one boolean SQL expression over the query's dimensions, such as \"status = 'completed'\"", filter: true };
         let mut lookup = |parts: &[String], text: &Spanned<String>, diags: &mut Vec<Diagnostic>| {
             let reference = Spanned::new(parts.join("."), text.loc.clone());
@@ -168,6 +194,9 @@ fn resolve_query<'p>(
             }
             column
         };
+        for (_, entity) in &calls {
+            lookup(std::slice::from_ref(entity), filter, diags);
+        }
         predicate::check(project, &snippet, &mut lookup, diags);
     }
     resolved.then_some(outputs)

@@ -238,7 +238,8 @@ fn dimension_name(
 
 /// A where filter over dimensions: each `{{ Dimension('entity__dim') }}`, `{{
 /// TimeDimension('metric_time', 'day') }}` (or `.grain('day')`) and `{{ Entity('own') }}` is the
-/// sqb dimension's name, as a group-by item is.
+/// sqb dimension's name, as a group-by item is; `{{ Metric('m', group_by=['e']) }}` is
+/// `metric(m, e)`.
 fn where_filter(
     template: &str,
     base: Option<&crate::adopt::dbt::manifest::SemanticModel>,
@@ -253,11 +254,16 @@ fn where_filter(
             format!("filters with `{template}`, which opens `{{{{` without closing it")
         })?;
         let inner = after[..end].trim();
-        Call::parse(inner)
-            .filter(|c| matches!(c.function.as_str(), "Dimension" | "TimeDimension" | "Entity"))
+        let call = Call::parse(inner)
+            .filter(|c| matches!(c.function.as_str(), "Dimension" | "TimeDimension" | "Entity" | "Metric"))
             .ok_or_else(|| format!("filters with `{{{{ {inner} }}}}`, which sqb does not translate in a saved query"))?;
-        let name = group_by(inner, base, layer)
-            .map_err(|why| format!("filters with `{{{{ {inner} }}}}`: {why}"))?;
+        let name = match call.function.as_str() {
+            // A metric's value for an entity: `metric(name, entity)`, the entity as the
+            // dimension the import writes for it.
+            "Metric" => crate::semantic::filter::template::query_reference(&call),
+            _ => group_by(inner, base, layer),
+        }
+        .map_err(|why| format!("filters with `{{{{ {inner} }}}}`: {why}"))?;
         out.push_str(&name);
         rest = &after[end + 2..];
     }
