@@ -130,18 +130,23 @@ impl Parser<'_> {
 
     /// `[ 'a', "b" ]`.
     fn list(&mut self) -> Option<Vec<String>> {
-        if !self.eat('[') {
+        self.strings('[', ']')
+    }
+
+    /// Strings between `open` and `close`, comma-separated (a trailing comma allowed).
+    fn strings(&mut self, open: char, close: char) -> Option<Vec<String>> {
+        if !self.eat(open) {
             return None;
         }
         let mut items = Vec::new();
         loop {
-            if self.eat(']') {
+            if self.eat(close) {
                 return Some(items);
             }
             if !items.is_empty() && !self.eat(',') {
                 return None;
             }
-            if self.eat(']') {
+            if self.eat(close) {
                 return Some(items);
             }
             items.push(self.string()?);
@@ -165,29 +170,13 @@ impl Parser<'_> {
 
     /// `( 'a', "b" )`: string arguments only.
     fn args(&mut self) -> Option<Vec<String>> {
-        if !self.eat('(') {
-            return None;
-        }
-        let mut args = Vec::new();
-        loop {
-            if self.eat(')') {
-                return Some(args);
-            }
-            if !args.is_empty() && !self.eat(',') {
-                return None;
-            }
-            self.rest = self.rest.trim_start();
-            let quote = self
-                .rest
-                .chars()
-                .next()
-                .filter(|c| *c == '\'' || *c == '"')?;
-            let body = &self.rest[1..];
-            let end = body.find(quote)?;
-            args.push(body[..end].to_string());
-            self.rest = &body[end + 1..];
-        }
+        self.strings('(', ')')
     }
+}
+
+/// A bare name (`customer__segment`): ASCII letters, digits and underscores.
+fn is_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// A MetricFlow reference in a query filter, as the dimension name sqb resolves (MetricFlow's
@@ -225,11 +214,8 @@ pub fn query_reference(call: &Call) -> Result<String, String> {
             ))
         }
         ("Metric", [metric]) if call.methods.is_empty() => {
-            let ok = |s: &str| {
-                !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            };
             return match call.group_by.as_slice() {
-                [entity] if ok(metric) && ok(entity) => Ok(format!("metric({metric}, {entity})")),
+                [entity] if is_name(metric) && is_name(entity) => Ok(format!("metric({metric}, {entity})")),
                 [_] => Err(format!("`{}` names no metric sqb can read", call.shown())),
                 _ => Err(format!(
                     "`{}` groups the metric by {} entities; sqb reads a metric's value for one entity (`group_by=['customer']`)",
@@ -246,8 +232,7 @@ pub fn query_reference(call: &Call) -> Result<String, String> {
         }
         _ => return Err(format!("`{}` is not a reference sqb reads", call.shown())),
     };
-    let ok = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !ok(&name) || grain.as_deref().is_some_and(|g| !ok(g)) {
+    if !is_name(&name) || grain.as_deref().is_some_and(|g| !is_name(g)) {
         return Err(format!(
             "`{}` names no dimension sqb can read",
             call.shown()
