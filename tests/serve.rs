@@ -611,6 +611,84 @@ fn a_body_that_does_not_arrive_in_time_is_answered_408() {
     assert_eq!(status, 200, "{text}");
 }
 
+/// Each request has an id: the client's `x-request-id` is given back, else a new UUID is. The
+/// server's log at info level (every library's) names each request by its id and never shows a
+/// token, the compiled SQL or a tenant's values.
+#[test]
+fn each_request_has_an_id_and_the_log_shows_no_token_and_no_sql() {
+    let root = shop();
+    let server = Server::start_with(root.path(), &[("RUST_LOG", "info")], &[]);
+    let t = token(&claims(json!({ "customer_id": 3 })), SECRET);
+    let post = |id: Option<&str>| {
+        let mut request =
+            ureq::post(&format!("{}/v1/query", server.base)).timeout(Duration::from_secs(30));
+        request = request.set("Authorization", &format!("Bearer {t}"));
+        if let Some(id) = id {
+            request = request.set("x-request-id", id);
+        }
+        let response = request
+            .send_json(json!({ "metrics": ["revenue"], "dimensions": ["status"] }))
+            .unwrap();
+        let id = response.header("x-request-id").map(str::to_string);
+        assert_eq!(response.status(), 200);
+        id
+    };
+    assert_eq!(
+        post(Some("from-the-proxy-42")).as_deref(),
+        Some("from-the-proxy-42")
+    );
+    let made = post(None).expect("a request without an id is given one");
+    assert_eq!(made.len(), 36, "a UUID: {made}");
+    let (status, _) = server.query(Some("not.a.token"), json!({ "metrics": ["revenue"] }));
+    assert_eq!(status, 401);
+    let said = server.until_said(&made);
+    assert!(said.contains("id=from-the-proxy-42"), "{said}");
+    assert!(said.contains("status=200"), "{said}");
+    assert!(said.contains("status=401"), "{said}");
+    for secret in [t.as_str(), "not.a.token", SECRET] {
+        assert!(!said.contains(secret), "a token in the log: {said}");
+    }
+    let lower = said.to_lowercase();
+    for sql in ["select", "fct_orders", "customer_id"] {
+        assert!(!lower.contains(sql), "`{sql}` in the log: {said}");
+    }
+}
+
+/// On Postgres, a statement past a second is not logged with its SQL at info level (sqlx logs
+/// slow statements at warn by default): a tenant's compiled SQL stays out of the log.
+#[test]
+fn on_postgres_a_slow_query_s_sql_stays_out_of_the_log() {
+    let Some(db) = TestDb::create("serve_slow") else {
+        return;
+    };
+    pg_exec(&db.url, &shop_migrations());
+    pg_exec(
+        &db.url,
+        "ALTER TABLE analytics.fct_orders RENAME TO fct_orders_rows;
+         CREATE VIEW analytics.fct_orders AS
+             SELECT o.* FROM analytics.fct_orders_rows o, (SELECT pg_sleep(1.2)) AS slow;",
+    );
+    let root = shop();
+    let toml = root.path().join("sqb.toml");
+    let text = std::fs::read_to_string(&toml)
+        .unwrap()
+        .replace("engine = \"duckdb\"", "engine = \"postgres\"");
+    std::fs::write(&toml, text).unwrap();
+    let server = Server::start_with(
+        root.path(),
+        &[("SQB_DATABASE_URL", &db.url), ("RUST_LOG", "info")],
+        &[],
+    );
+    let t = token(&claims(json!({ "customer_id": 2 })), SECRET);
+    let (status, text) = server.query(Some(&t), json!({ "metrics": ["orders"] }));
+    assert_eq!(status, 200, "{text}");
+    let said = server.until_said("status=200");
+    let lower = said.to_lowercase();
+    for sql in ["select", "fct_orders", "customer_id"] {
+        assert!(!lower.contains(sql), "`{sql}` in the log: {said}");
+    }
+}
+
 /// Every `[serve]` setting of a reloaded project applies: a smaller `max_request_bytes` refuses
 /// a body the server took before (413, `too_large`), and a new `listen` moves the server (the new
 /// address answers, the old one takes no connection). An address it cannot bind leaves it where

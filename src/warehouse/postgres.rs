@@ -57,6 +57,16 @@ SELECT n.nspname::text AS schema, c.relname::text AS relname
  ORDER BY 1, 2
 "#;
 
+/// `options` whose statements sqlx logs at debug level only, slow ones included: by default
+/// it logs a statement past a second, with its SQL, at warn, and a query's SQL (a tenant's,
+/// under `sqb serve`) must not reach a log read at info level.
+pub(crate) fn quiet(options: PgConnectOptions) -> PgConnectOptions {
+    use sqlx::ConnectOptions as _;
+    options
+        .log_statements(log::LevelFilter::Debug)
+        .log_slow_statements(log::LevelFilter::Debug, Duration::from_secs(1))
+}
+
 /// Connects lazily, one read-only session per database, all with the same credentials.
 pub struct PgIntrospector {
     base: PgConnectOptions,
@@ -78,7 +88,7 @@ impl PgIntrospector {
             .unwrap_or(base.get_username())
             .to_string();
         let statement_ms = timeouts.statement.as_millis().to_string();
-        let base = base.application_name("sqb").options([
+        let base = quiet(base).application_name("sqb").options([
             ("default_transaction_read_only", "on"),
             ("statement_timeout", statement_ms.as_str()),
             ("lock_timeout", statement_ms.as_str()),

@@ -15,6 +15,10 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::trace::TraceLayer;
 
 use super::{Loaded, State};
 use crate::ops::query::{answer, QueryOptions};
@@ -23,18 +27,81 @@ use crate::semantic::query::{QueryRequest, Refusal};
 use crate::warehouse::WarehouseError;
 
 pub(super) fn router(state: Arc<State>) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/v1/query", post(query))
         .route("/v1/assert", post(assert))
         .route("/v1/catalog", get(catalog))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
-        // The limit is the serving project's, so that a reload changes it: `limited` reads it.
+        .route("/metrics", get(metrics));
+    layered(routes, state)
+}
+
+/// The layers around every route, from the outside in: the `Authorization` header marked
+/// sensitive (no log line or debug print shows a token), a request id (the client's
+/// `x-request-id`, else a new UUID) given back on the response, a span per request carrying
+/// it (debug level), every answer counted and logged with it, a panic answered as a 500 in the error body, and the body read
+/// within the serving project's limits.
+///
+/// The body's size and time limits are sqb's own (`limited`), not tower-http's layers: those
+/// take their limits once, when the router is built, and a reload must change them; and
+/// tower-http's body timeout restarts with each chunk, where a trickling client must be cut
+/// off when the whole body is late.
+fn layered(routes: Router<Arc<State>>, state: Arc<State>) -> Router {
+    routes
         .layer(DefaultBodyLimit::disable())
         .layer(middleware::from_fn_with_state(state.clone(), limited))
+        .layer(CatchPanicLayer::custom(panicked))
         .layer(middleware::from_fn_with_state(state.clone(), counted))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(span)
+                .on_request(())
+                .on_response(())
+                .on_failure(()),
+        )
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(SetSensitiveRequestHeadersLayer::new([
+            header::AUTHORIZATION,
+        ]))
         .with_state(state)
+}
+
+/// The span of a request at debug level (`sqb -v serve`): every line its work logs names the
+/// request's method, path (never its query string) and id.
+fn span(request: &Request) -> tracing::Span {
+    let id = request_id(request.headers());
+    tracing::debug_span!("request", method = %request.method(), path = request.uri().path(), id = %id)
+}
+
+/// The request's id, as the log shows it: one the client sent only if it is short and
+/// printable.
+fn request_id(headers: &HeaderMap) -> &str {
+    headers
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .unwrap_or("-")
+}
+
+const REQUEST_ID: &str = "x-request-id";
+
+/// A handler that panicked: the client gets the error body, never a dropped connection, and
+/// the panic's message stays in the server's log.
+fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let message = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic without a message");
+    tracing::error!("the request's handler panicked: {message}");
+    Failure::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+        "the server failed to answer",
+    )
+    .into_response()
 }
 
 /// Reads the body up to the serving project's `max_request_bytes` (past it, 413) within its
@@ -125,6 +192,7 @@ async fn counted(Shared(state): Shared<Arc<State>>, request: Request, next: Next
         _ => "other",
     }
     .to_string();
+    let id = request_id(request.headers()).to_string();
     let started = Instant::now();
     let response = next.run(request).await;
     let code = response.extensions().get::<Code>().map_or("", |c| c.0);
@@ -133,6 +201,7 @@ async fn counted(Shared(state): Shared<Arc<State>>, request: Request, next: Next
         .metrics
         .record(&route, response.status().as_u16(), code, seconds);
     tracing::info!(
+        id = %id,
         route,
         status = response.status().as_u16(),
         code,
@@ -488,4 +557,47 @@ async fn metrics(Shared(state): Shared<Arc<State>>) -> Response {
         Body::from(state.metrics.render(state.current().pool.usage())),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use axum::routing::get;
+    use axum::Router;
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+    use tower_http::catch_panic::CatchPanicLayer;
+
+    async fn boom() -> &'static str {
+        panic!("a bug")
+    }
+
+    #[test]
+    fn a_handler_that_panics_is_answered_500_with_the_error_body() {
+        let app = Router::new()
+            .route("/boom", get(boom))
+            .layer(CatchPanicLayer::custom(super::panicked));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (status, code, body) = runtime.block_on(async {
+            let request = Request::get("/boom").body(Body::empty()).unwrap();
+            let response = app.oneshot(request).await.unwrap();
+            let code = response.extensions().get::<super::Code>().map(|c| c.0);
+            let status = response.status();
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            (status, code, String::from_utf8_lossy(&body).into_owned())
+        });
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(code, Some("internal"), "counted by its code");
+        assert_eq!(
+            body,
+            r#"{"error":{"code":"internal","message":"the server failed to answer"}}"#
+        );
+        assert!(
+            !body.contains("a bug"),
+            "the panic's message stays in the log"
+        );
+    }
 }

@@ -130,8 +130,8 @@ impl PgTransaction {
                 WarehouseError::Runtime(format!("could not start the async runtime: {e}"))
             })?;
         let options = PgConnectOptions::from_str(url)
-            .map_err(|e| WarehouseError::BadUrl(redact(&e.to_string())))?
-            .application_name("sqb promote");
+            .map_err(|e| WarehouseError::BadUrl(redact(&e.to_string())))?;
+        let options = crate::warehouse::postgres::quiet(options).application_name("sqb promote");
         let server = format!("{}:{}", options.get_host(), options.get_port());
         let database = options
             .get_database()
