@@ -80,7 +80,7 @@ fn prepare_writing(
     durability: Durability,
     write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> Result<Prepared, WriteError> {
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let (target, existing) = target_of(path);
     let fail = |source| WriteError {
         path: path.to_path_buf(),
         source,
@@ -89,7 +89,6 @@ fn prepare_writing(
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let existing = std::fs::metadata(&target).ok();
     let (mut temp, guard) = crate::interrupt::create_tracked(
         || {
             let mut builder = tempfile::Builder::new();
@@ -123,6 +122,21 @@ fn prepare_writing(
         path: path.to_path_buf(),
         dir,
     })
+}
+
+/// The file a write to `path` replaces, and its metadata if it exists: `path` itself, unless it
+/// is a symlink, whose target is replaced (the link kept). One `lstat` for a plain or a new file,
+/// which is what a transaction of thousands of files writes.
+fn target_of(path: &Path) -> (PathBuf, Option<std::fs::Metadata>) {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            let existing = std::fs::metadata(&target).ok();
+            (target, existing)
+        }
+        Ok(meta) => (path.to_path_buf(), Some(meta)),
+        Err(_) => (path.to_path_buf(), None),
+    }
 }
 
 impl Prepared {

@@ -199,11 +199,14 @@ fn run_steps<E>(
 
 /// Writes each change's temp file, in order, on every core.
 fn prepare_all(root: &Path, changes: &[FileChange]) -> Result<Vec<Prepared>, TxError> {
-    for change in changes {
-        let path = root.join(&change.rel_path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io("create", parent))?;
-        }
+    // Absolute once, so that no temp file's creation asks for the working directory again.
+    let root = &std::path::absolute(root).map_err(io("resolve", root))?;
+    let parents: std::collections::BTreeSet<PathBuf> = changes
+        .iter()
+        .filter_map(|change| Some(root.join(&change.rel_path).parent()?.to_path_buf()))
+        .collect();
+    for parent in &parents {
+        std::fs::create_dir_all(parent).map_err(io("create", parent))?;
     }
     // Many files are made durable together, by syncing their filesystem once; a few are each
     // fsynced, so that a small edit does not wait on unrelated writes elsewhere on the disk.
