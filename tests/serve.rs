@@ -363,6 +363,43 @@ fn each_tenant_gets_exactly_its_own_answer() {
             answers.push(served["rows"].clone());
         }
     }
+    // Independently of sqb's compiler: each tenant's orders by status are what plain SQL over
+    // the DuckDB file, scoped to that tenant, gives (customer 5 has none).
+    let file = duckdb::Connection::open_with_flags(
+        root.path().join("warehouse.duckdb"),
+        duckdb::Config::default()
+            .access_mode(duckdb::AccessMode::ReadOnly)
+            .unwrap(),
+    )
+    .unwrap();
+    for customer in 1..=5u64 {
+        let mut plain = file
+            .prepare(
+                "SELECT status || '=' || count(*) FROM analytics.fct_orders
+                  WHERE customer_id = ? AND status IN ('placed', 'shipped')
+                  GROUP BY status ORDER BY status",
+            )
+            .unwrap();
+        let expected: Vec<String> = plain
+            .query_map([customer as i64], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let t = token(&claims(json!({ "customer_id": customer })), SECRET);
+        let (status, text) = server.query(
+            Some(&t),
+            json!({ "metrics": ["orders"], "dimensions": ["status"] }),
+        );
+        assert_eq!(status, 200, "{text}");
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let served: Vec<String> = doc["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{}={}", r["status"].as_str().unwrap(), r["orders"]))
+            .collect();
+        assert_eq!(served, expected, "customer {customer}");
+    }
     let first = token(&claims(json!({ "customer_id": 1 })), SECRET);
     let second = token(&claims(json!({ "customer_id": 2 })), SECRET);
     // A MetricFlow client's request (its spelling of a time grain, a templated filter) answers
@@ -470,7 +507,7 @@ fn each_tenant_gets_exactly_its_own_answer() {
     let (status, metrics) = server.get("/metrics", None);
     assert_eq!(status, 200);
     assert!(
-        metrics.contains("sqb_requests_total{route=\"/v1/query\",status=\"200\",code=\"\"} 17"),
+        metrics.contains("sqb_requests_total{route=\"/v1/query\",status=\"200\",code=\"\"} 22"),
         "{metrics}"
     );
     assert!(
