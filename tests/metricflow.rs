@@ -48,6 +48,10 @@ struct Question {
     saved: Option<String>,
 }
 
+/// Metrics the import does not carry, asked of MetricFlow anyway to record why
+/// ([`metricflow_applies_no_input_measure_s_filter_to_a_conversion_metric`]).
+const NOT_CARRIED: &[&str] = &["smb_refund_rate", "damaged_refund_rate"];
+
 fn questions() -> Vec<Question> {
     let text = std::fs::read_to_string(fixture().join("mf-queries.txt")).unwrap();
     let list = |s: &str| -> Vec<String> {
@@ -222,6 +226,9 @@ fn every_bound_metric_answers_as_mf_query_does() {
     let tmp = tempfile::tempdir().unwrap();
     let (out, _) = imported(tmp.path());
     for q in questions() {
+        if q.metrics.iter().any(|m| NOT_CARRIED.contains(&m.as_str())) {
+            continue;
+        }
         let expected = std::fs::read_to_string(fixture().join(format!("target/mf/{}.csv", q.line)))
             .unwrap_or_else(|e| panic!("line {}: {e}: run scripts/dbt-fixture semantic", q.line));
         let mut cmd = sqb();
@@ -473,7 +480,7 @@ fn every_metric_is_asked_or_reported() {
     );
     assert_eq!(
         (files.len() - copies.len(), reported.len()),
-        (43, 1),
+        (43, 3),
         "bound and reported metrics: {report:#}"
     );
 }
@@ -571,5 +578,60 @@ fn a_broken_record_leaves_the_plain_refusal() {
             "{text}"
         );
         assert!(!text.contains("did not carry"), "{text}");
+    }
+}
+
+/// Why a conversion metric whose base or conversion measure has a filter of its own is not
+/// carried: MetricFlow 0.211 applies neither. `smb_refund_rate` and `damaged_refund_rate` are
+/// `refund_request_rate` with a filter on its base measure and on its conversion measure, and
+/// MetricFlow gives all three the same answers; the import reports both with that reason, and
+/// `sqb query` refuses them.
+#[test]
+fn metricflow_applies_no_input_measure_s_filter_to_a_conversion_metric() {
+    let answer = |metric: &str, group_by: &[&str]| {
+        let q = questions()
+            .into_iter()
+            .find(|q| q.metrics == [metric] && q.group_by == group_by && q.filter.is_none())
+            .unwrap_or_else(|| panic!("mf-queries.txt asks `{metric}` by {group_by:?}"));
+        let csv =
+            std::fs::read_to_string(fixture().join(format!("target/mf/{}.csv", q.line))).unwrap();
+        csv.lines().skip(1).map(str::to_string).collect::<Vec<_>>()
+    };
+    let plain = answer("refund_request_rate", &[]);
+    assert_eq!(answer("smb_refund_rate", &[]), plain);
+    assert_eq!(answer("damaged_refund_rate", &[]), plain);
+    assert_eq!(
+        answer("smb_refund_rate", &["customer__segment"]),
+        answer("refund_request_rate", &["customer__segment"]),
+        "the enterprise and unknown segments are there: the base filter is not applied"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, report) = imported(tmp.path());
+    for (metric, side) in [
+        ("smb_refund_rate", "base"),
+        ("damaged_refund_rate", "conversion"),
+    ] {
+        let entry = report["not_carried_over"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["node"] == format!("metric.semantic.{metric}").as_str())
+            .unwrap_or_else(|| panic!("{metric}: {report:#}"));
+        let what = entry["what"].as_str().unwrap();
+        assert!(
+            what.contains(&format!("filters its {side} measure"))
+                && what.contains("MetricFlow applies no filter of an input measure"),
+            "{entry}"
+        );
+        let asked = run(sqb()
+            .arg("--project-dir")
+            .arg(&out)
+            .args(["query", "--sql", "--metric", metric]));
+        assert_eq!(
+            asked.status.code(),
+            Some(10),
+            "{}",
+            transcript(&asked, tmp.path())
+        );
     }
 }
