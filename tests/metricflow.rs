@@ -480,7 +480,7 @@ fn every_metric_is_asked_or_reported() {
     );
     assert_eq!(
         (files.len() - copies.len(), reported.len()),
-        (43, 3),
+        (46, 3),
         "bound and reported metrics: {report:#}"
     );
 }

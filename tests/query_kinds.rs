@@ -200,6 +200,28 @@ const CASES: &[Case] = &[
                    JOIN shop.orders o ON date_trunc('day', o.ordered_on) <= c.d GROUP BY 1",
     },
     Case {
+        name: "cumulative_joined_to_the_spine",
+        metric: "revenue_last_3_days_filled",
+        dimensions: &["metric_time"],
+        // Every day of the calendar: 0 where no order falls in its three days.
+        expected: "SELECT c.d, coalesce(sum(o.amount), 0) \
+                   FROM (SELECT DISTINCT date_trunc('day', day) AS d FROM shop.calendar) c \
+                   LEFT JOIN shop.orders o ON date_trunc('day', o.ordered_on) <= c.d \
+                   AND date_trunc('day', o.ordered_on) > c.d - INTERVAL '3 day' GROUP BY 1",
+    },
+    Case {
+        name: "cumulative_joined_to_the_spine_by_month",
+        metric: "revenue_last_3_days_filled",
+        dimensions: &["metric_time.month"],
+        // Each month is its first calendar day's value, data or not: December 30th (0),
+        // January 1st (10) and February 1st (0), not February 10th's 12.25.
+        expected: "SELECT date_trunc('month', c.d), coalesce(sum(o.amount), 0) \
+                   FROM (SELECT min(d) AS d FROM (SELECT DISTINCT date_trunc('day', day) AS d FROM shop.calendar) x \
+                         GROUP BY date_trunc('month', d)) c \
+                   LEFT JOIN shop.orders o ON date_trunc('day', o.ordered_on) <= c.d \
+                   AND date_trunc('day', o.ordered_on) > c.d - INTERVAL '3 day' GROUP BY 1",
+    },
+    Case {
         name: "cumulative_over_all_time_without_its_time",
         metric: "revenue_to_date",
         dimensions: &["order_id"],

@@ -100,6 +100,7 @@ pub fn kind_options(kind: &str) -> &'static [&'static str] {
             "window",
             "grain_to_date",
             "period_agg",
+            "join_to_timespine",
             "fill_nulls_with",
             "filter",
         ],

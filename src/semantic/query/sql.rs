@@ -123,6 +123,11 @@ impl<'a, 'p> Compiler<'a, 'p> {
             let _ = write!(sql, "\n  GROUP BY {}", groups.join(", "));
         }
         Ok(match (&plan, leaf.collapse) {
+            (Some(p), _) if p.coarser() && leaf.spine && leaf.cumulative.is_some() => collapsed(
+                &p.on_every_point(&sql, dimensions.len()),
+                p.period_agg(),
+                dimensions.len(),
+            ),
             (Some(p), _) if p.coarser() => collapsed(&sql, p.period_agg(), dimensions.len()),
             (_, Some((_, agg))) => collapsed(&sql, agg, dimensions.len()),
             _ => sql,

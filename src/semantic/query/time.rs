@@ -220,10 +220,13 @@ impl<'a, 'p> Compiler<'a, 'p> {
             }
             Offset::ToGrain(g) => format!("date_trunc('{g}', {POINT})"),
         };
-        let from = format!(
-            "(SELECT DISTINCT date_trunc('{grain}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"\n  INNER JOIN {} AS \"s\" ON {point_of_row} = {target}",
+        let points = format!(
+            "(SELECT DISTINCT date_trunc('{grain}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"",
             column_ref("ts", column),
             self.source_sql(spine)?,
+        );
+        let from = format!(
+            "{points}\n  INNER JOIN {} AS \"s\" ON {point_of_row} = {target}",
             self.source_sql(leaf.relation)?,
         );
         let grain = GRAIN_RANK
@@ -239,6 +242,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             // to collapse.
             collapses: false,
             period_agg: "first",
+            points,
             from,
         })
     }
@@ -296,10 +300,13 @@ impl<'a, 'p> Compiler<'a, 'p> {
             (None, Some(g)) => on.push(format!("{point_of_row} >= date_trunc('{g}', {POINT})")),
             (None, None) => {}
         }
-        let from = format!(
-            "(SELECT DISTINCT date_trunc('{base}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"\n  INNER JOIN {} AS \"s\" ON {}",
+        let points = format!(
+            "(SELECT DISTINCT date_trunc('{base}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"",
             column_ref("ts", column),
             self.source_sql(spine)?,
+        );
+        let from = format!(
+            "{points}\n  INNER JOIN {} AS \"s\" ON {}",
             self.source_sql(leaf.relation)?,
             on.join(" AND ")
         );
@@ -314,6 +321,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             custom: custom.is_some(),
             collapses: custom.is_some() || rank(grain) > rank(base),
             period_agg: c.period_agg,
+            points,
             from,
         }))
     }
@@ -337,6 +345,8 @@ pub(super) struct CumulativePlan<'p> {
     /// the points', or at a custom one, a cumulative leaf's periods collapse its points.
     pub(super) collapses: bool,
     pub(super) period_agg: &'p str,
+    /// The spine's points (`"ts"."p"`, and `"ts"."pc"` at a custom granularity).
+    pub(super) points: String,
     /// The FROM clause: the spine's points, and the source (`"s"`) joined in each window.
     pub(super) from: String,
 }
@@ -344,6 +354,27 @@ pub(super) struct CumulativePlan<'p> {
 impl CumulativePlan<'_> {
     pub(super) fn coarser(&self) -> bool {
         self.collapses
+    }
+
+    /// A cumulative leaf joined to the time spine, at a coarser grain: its point rows (`sql`,
+    /// with each point as `"t"`) on every point of the spine, a point without a row having a
+    /// NULL value, before each period collapses to its first, last or average point. So a
+    /// period whose first point has no data is that point's NULL (its fill), as MetricFlow
+    /// answers, not its first point with data.
+    pub(super) fn on_every_point(&self, sql: &str, dims: usize) -> String {
+        let select: Vec<String> = (0..dims)
+            .map(|j| match j == self.time {
+                true => format!("{} AS \"d{j}\"", self.point_at_grain()),
+                false => format!("\"m\".\"d{j}\" AS \"d{j}\""),
+            })
+            .chain([format!("{POINT} AS \"t\""), "\"m\".\"v\" AS \"v\"".into()])
+            .collect();
+        let indented = sql.replace('\n', "\n  ");
+        format!(
+            "  SELECT {}\n  FROM {}\n  LEFT JOIN (\n  {indented}\n  ) AS \"m\" ON \"m\".\"t\" = {POINT}",
+            select.join(", "),
+            self.points
+        )
     }
 
     pub(super) fn point_at_grain(&self) -> String {

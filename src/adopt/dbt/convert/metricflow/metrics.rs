@@ -436,11 +436,8 @@ impl Importer<'_> {
         if canonical.get("kind").and_then(|k| k.as_str()) != Some("single") {
             return Err("is cumulative over a measure that is not a plain sum, count, average, min or max (a percentile, a non-additive measure), which sqb does not add up".into());
         }
-        if canonical.contains_key("join_to_timespine") {
-            return Err(
-                "is cumulative and joins its measure to the time spine, which sqb does not combine"
-                    .into(),
-            );
+        if canonical.contains_key("join_to_timespine") && period_agg.as_deref() == Some("average") {
+            return Err("is cumulative over the time spine's points with `period_agg: average`, whose answer sqb has not been held to MetricFlow's for (a point without data: left out of the average, or its fill in it)".into());
         }
         canonical.insert("kind", "cumulative".into());
         if let Some(w) = window {
