@@ -96,6 +96,25 @@ fn preview_changes_nothing_and_shows_diffs() {
     insta::assert_snapshot!("golden_overwrite_json", transcript(&json, tmp.path()));
 }
 
+/// With `--color always` the preview is styled (added lines green), and the same text with the
+/// styles removed is the plain preview: leaving styles out where stdout takes no colour changes
+/// no byte.
+#[test]
+fn a_coloured_preview_is_the_plain_one_styled() {
+    let tmp = golden_project();
+    let plain = generate(tmp.path(), &[]);
+    let coloured = run(sqb()
+        .arg("--project-dir")
+        .arg(tmp.path())
+        .args(["--color", "always", "contract", "generate", "--from", "prod"]));
+    assert_eq!(coloured.status.code(), Some(0));
+    let styled = String::from_utf8(coloured.stdout).unwrap();
+    assert!(styled.contains("\u{1b}[32m+"), "{styled}");
+    let stripped = anstream::adapter::strip_str(&styled).to_string();
+    assert_eq!(stripped, String::from_utf8(plain.stdout).unwrap());
+    assert!(!stripped.is_empty());
+}
+
 #[test]
 fn additive_write_matches_the_golden_tree() {
     let tmp = golden_project();

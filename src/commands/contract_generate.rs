@@ -110,7 +110,8 @@ fn show(
     if args.write && global.quiet {
         return Ok(());
     }
-    stdout(|w| emit_preview(changes, w))?;
+    let styled = crate::report::stdout_takes_colour();
+    stdout(|w| emit_preview(changes, styled, w))?;
     for skipped in &plan.skipped {
         let level = match skipped {
             Skipped::BreakingRename { .. } => Level::Warning,

@@ -80,16 +80,17 @@ const REMOVED: Style = AnsiColor::Red.on_default();
 const HEADER: Style = Style::new().bold();
 
 /// Every change as a unified diff of its file (`/dev/null` for a new one).
-pub fn emit_preview(changes: &[FileChange], w: &mut dyn Write) -> io::Result<()> {
+pub fn emit_preview(changes: &[FileChange], styled: bool, w: &mut dyn Write) -> io::Result<()> {
     // Each file's diff is rendered on its own, on every core; then written in order.
-    for text in crate::parallel::map(changes, preview) {
+    for text in crate::parallel::map(changes, |c| preview(c, styled)) {
         w.write_all(text.as_bytes())?;
     }
     Ok(())
 }
 
-/// One file's unified diff, styled.
-fn preview(change: &FileChange) -> String {
+/// One file's unified diff, styled unless `styled` is false (a stdout that takes no colour: a
+/// preview of thousands of new files would be styled only to be stripped again).
+fn preview(change: &FileChange, styled: bool) -> String {
     use std::fmt::Write as _;
     let old = change.expected_prior.as_deref().unwrap_or("");
     let (from, to) = match change.expected_prior {
@@ -114,7 +115,15 @@ fn preview(change: &FileChange) -> String {
             Some(b'@') | Some(b'+') | Some(b'-') => HEADER,
             _ => Style::new(),
         };
-        let _ = writeln!(out, "{style}{line}{style:#}");
+        match styled {
+            true => {
+                let _ = writeln!(out, "{style}{line}{style:#}");
+            }
+            false => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
     }
     out
 }

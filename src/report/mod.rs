@@ -77,9 +77,9 @@ pub fn write(
     match output {
         Output::File(path) => Ok(write_file(path, &plain(&rendered))?),
         Output::Stdout => {
-            let colored =
-                anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never;
-            let bytes = match colored {
+            // Text a printer rendered without styles (`stdout_takes_colour`) has none to strip.
+            let styled = rendered.contains(&0x1b);
+            let bytes = match stdout_takes_colour() || !styled {
                 true => rendered,
                 false => plain(&rendered),
             };
@@ -150,6 +150,12 @@ fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
 }
 
 /// `bytes` without ANSI styles.
+/// Whether stdout keeps styles (`--color`, `NO_COLOR`, a terminal). A printer of much text may
+/// leave them out where it does not: [`write`] would only strip them again.
+pub fn stdout_takes_colour() -> bool {
+    anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never
+}
+
 fn plain(bytes: &[u8]) -> Vec<u8> {
     anstream::adapter::strip_bytes(bytes).into_vec()
 }
