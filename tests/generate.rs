@@ -103,10 +103,9 @@ fn preview_changes_nothing_and_shows_diffs() {
 fn a_coloured_preview_is_the_plain_one_styled() {
     let tmp = golden_project();
     let plain = generate(tmp.path(), &[]);
-    let coloured = run(sqb()
-        .arg("--project-dir")
-        .arg(tmp.path())
-        .args(["--color", "always", "contract", "generate", "--from", "prod"]));
+    let coloured = run(sqb().arg("--project-dir").arg(tmp.path()).args([
+        "--color", "always", "contract", "generate", "--from", "prod",
+    ]));
     assert_eq!(coloured.status.code(), Some(0));
     let styled = String::from_utf8(coloured.stdout).unwrap();
     assert!(styled.contains("\u{1b}[32m+"), "{styled}");
