@@ -178,6 +178,24 @@ fn answer(result: Result<ureq::Response, ureq::Error>) -> (u16, String) {
     }
 }
 
+/// A customer's `orders` by `status` over HTTP, each row as `status=count`.
+fn orders_by_status(server: &Server, customer: u64) -> Vec<String> {
+    let t = token(&claims(json!({ "customer_id": customer })), SECRET);
+    let (status, text) = server.query(
+        Some(&t),
+        json!({ "metrics": ["orders"], "dimensions": ["status"] }),
+    );
+    assert_eq!(status, 200, "{text}");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let cell = |v: &Value| v.as_str().map_or(v.to_string(), str::to_string);
+    doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{}={}", cell(&r["status"]), cell(&r["orders"])))
+        .collect()
+}
+
 fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -385,20 +403,11 @@ fn each_tenant_gets_exactly_its_own_answer() {
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        let t = token(&claims(json!({ "customer_id": customer })), SECRET);
-        let (status, text) = server.query(
-            Some(&t),
-            json!({ "metrics": ["orders"], "dimensions": ["status"] }),
+        assert_eq!(
+            orders_by_status(&server, customer),
+            expected,
+            "customer {customer}"
         );
-        assert_eq!(status, 200, "{text}");
-        let doc: Value = serde_json::from_str(&text).unwrap();
-        let served: Vec<String> = doc["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| format!("{}={}", r["status"].as_str().unwrap(), r["orders"]))
-            .collect();
-        assert_eq!(served, expected, "customer {customer}");
     }
     let first = token(&claims(json!({ "customer_id": 1 })), SECRET);
     let second = token(&claims(json!({ "customer_id": 2 })), SECRET);
@@ -678,10 +687,11 @@ fn each_request_has_an_id_and_the_log_shows_no_token_and_no_sql() {
     assert_eq!(made.len(), 36, "a UUID: {made}");
     let (status, _) = server.query(Some("not.a.token"), json!({ "metrics": ["revenue"] }));
     assert_eq!(status, 401);
-    let said = server.until_said(&made);
+    // The 401 is the last request: its line is the last to come.
+    let said = server.until_said("status=401");
+    assert!(said.contains(&format!("id={made}")), "{said}");
     assert!(said.contains("id=from-the-proxy-42"), "{said}");
     assert!(said.contains("status=200"), "{said}");
-    assert!(said.contains("status=401"), "{said}");
     for secret in [t.as_str(), "not.a.token", SECRET] {
         assert!(!said.contains(secret), "a token in the log: {said}");
     }
@@ -993,20 +1003,7 @@ fn on_postgres_each_tenant_gets_its_own_rows_from_a_bounded_read_only_pool() {
         );
         Value::from(rows)
     };
-    let served = |server: &Server, customer: u64| -> Value {
-        let t = token(&claims(json!({ "customer_id": customer })), SECRET);
-        let (status, text) = server.query(
-            Some(&t),
-            json!({ "metrics": ["orders"], "dimensions": ["status"] }),
-        );
-        assert_eq!(status, 200, "{text}");
-        let doc: Value = serde_json::from_str(&text).unwrap();
-        let rows = doc["rows"].as_array().unwrap().iter().map(|r| {
-            let cell = |v: &Value| v.as_str().map_or(v.to_string(), str::to_string);
-            format!("{}={}", cell(&r["status"]), cell(&r["orders"]))
-        });
-        Value::from(rows.collect::<Vec<_>>())
-    };
+    let served = |server: &Server, customer: u64| Value::from(orders_by_status(server, customer));
     // Over the LEFT JOIN to dim_customers, each scoped before it is joined: what plain SQL
     // gives with both relations filtered to the tenant first.
     let expected_joined = |customer: u64| -> Value {

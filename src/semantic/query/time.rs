@@ -132,6 +132,22 @@ impl<'a, 'p> Compiler<'a, 'p> {
         ))
     }
 
+    /// The time spine's distinct points at `grain` as `"ts"."p"` (with `period`, the custom
+    /// granularity's column as `"ts"."pc"`, when one is asked).
+    fn spine_points(
+        &self,
+        spine: &Relation,
+        grain: &str,
+        column: &str,
+        period: &str,
+    ) -> Result<String, Refusal> {
+        Ok(format!(
+            "(SELECT DISTINCT date_trunc('{grain}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"",
+            column_ref("ts", column),
+            self.source_sql(spine)?,
+        ))
+    }
+
     /// A row of the time spine (`"ts"`) at a grain: its time truncated, or its period's column
     /// for a custom granularity.
     pub(super) fn spine_point(&self, grain: &str, column: &str) -> String {
@@ -220,11 +236,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             }
             Offset::ToGrain(g) => format!("date_trunc('{g}', {POINT})"),
         };
-        let points = format!(
-            "(SELECT DISTINCT date_trunc('{grain}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"",
-            column_ref("ts", column),
-            self.source_sql(spine)?,
-        );
+        let points = self.spine_points(spine, grain, column, &period)?;
         let from = format!(
             "{points}\n  INNER JOIN {} AS \"s\" ON {point_of_row} = {target}",
             self.source_sql(leaf.relation)?,
@@ -300,11 +312,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             (None, Some(g)) => on.push(format!("{point_of_row} >= date_trunc('{g}', {POINT})")),
             (None, None) => {}
         }
-        let points = format!(
-            "(SELECT DISTINCT date_trunc('{base}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"",
-            column_ref("ts", column),
-            self.source_sql(spine)?,
-        );
+        let points = self.spine_points(spine, base, column, &period)?;
         let from = format!(
             "{points}\n  INNER JOIN {} AS \"s\" ON {}",
             self.source_sql(leaf.relation)?,
