@@ -49,8 +49,13 @@ struct Question {
 }
 
 /// Metrics the import does not carry, asked of MetricFlow anyway to record why
-/// ([`metricflow_applies_no_input_measure_s_filter_to_a_conversion_metric`]).
-const NOT_CARRIED: &[&str] = &["smb_refund_rate", "damaged_refund_rate"];
+/// ([`metricflow_applies_no_input_measure_s_filter_to_a_conversion_metric`],
+/// [`a_time_filter_on_an_offset_input_filters_metricflow_s_points_and_is_not_carried`]).
+const NOT_CARRIED: &[&str] = &[
+    "smb_refund_rate",
+    "damaged_refund_rate",
+    "spring_revenue_growth",
+];
 
 fn questions() -> Vec<Question> {
     let text = std::fs::read_to_string(fixture().join("mf-queries.txt")).unwrap();
@@ -472,15 +477,21 @@ fn every_metric_is_asked_or_reported() {
     assert_eq!(
         copies,
         [
+            "enterprise_net_revenue__refunds.toml",
+            "enterprise_net_revenue__revenue.toml",
+            "large_completed_share__denominator.toml",
+            "large_completed_share__numerator.toml",
             "large_order_revenue__revenue.toml",
             "large_order_share__numerator.toml",
+            "large_revenue_growth__revenue.toml",
+            "large_revenue_growth__revenue_prior_month.toml",
             "revenue_growth__revenue_prior_month.toml",
             "revenue_vs_month_start__first_day_revenue.toml",
         ]
     );
     assert_eq!(
         (files.len() - copies.len(), reported.len()),
-        (46, 3),
+        (51, 4),
         "bound and reported metrics: {report:#}"
     );
 }
@@ -588,15 +599,7 @@ fn a_broken_record_leaves_the_plain_refusal() {
 /// `sqb query` refuses them.
 #[test]
 fn metricflow_applies_no_input_measure_s_filter_to_a_conversion_metric() {
-    let answer = |metric: &str, group_by: &[&str]| {
-        let q = questions()
-            .into_iter()
-            .find(|q| q.metrics == [metric] && q.group_by == group_by && q.filter.is_none())
-            .unwrap_or_else(|| panic!("mf-queries.txt asks `{metric}` by {group_by:?}"));
-        let csv =
-            std::fs::read_to_string(fixture().join(format!("target/mf/{}.csv", q.line))).unwrap();
-        csv.lines().skip(1).map(str::to_string).collect::<Vec<_>>()
-    };
+    let answer = |metric: &str, group_by: &[&str]| mf_rows(&[metric], group_by);
     let plain = answer("refund_request_rate", &[]);
     assert_eq!(answer("smb_refund_rate", &[]), plain);
     assert_eq!(answer("damaged_refund_rate", &[]), plain);
@@ -634,4 +637,57 @@ fn metricflow_applies_no_input_measure_s_filter_to_a_conversion_metric() {
             transcript(&asked, tmp.path())
         );
     }
+}
+
+/// The MetricFlow answer (data rows) to the question of mf-queries.txt that asks `metrics` by
+/// `group_by` without a filter.
+fn mf_rows(metrics: &[&str], group_by: &[&str]) -> Vec<String> {
+    let q = questions()
+        .into_iter()
+        .find(|q| q.metrics == metrics && q.group_by == group_by && q.filter.is_none())
+        .unwrap_or_else(|| panic!("mf-queries.txt asks {metrics:?} by {group_by:?}"));
+    let csv = std::fs::read_to_string(fixture().join(format!("target/mf/{}.csv", q.line))).unwrap();
+    csv.lines().skip(1).map(str::to_string).collect()
+}
+
+/// A derived metric's filter on its time, with an input offset in time: MetricFlow filters the
+/// offset points, not the rows (`spring_revenue_growth` from March is `revenue_growth` from
+/// March, its February revenue unfiltered), which a population filter would not give. The
+/// import reports it, and `sqb query` refuses it with the import's reason.
+#[test]
+fn a_time_filter_on_an_offset_input_filters_metricflow_s_points_and_is_not_carried() {
+    let growth = mf_rows(&["revenue_growth"], &["metric_time__month"]);
+    let from_march: Vec<String> = growth
+        .into_iter()
+        .filter(|r| r.as_str() >= "2024-03")
+        .collect();
+    assert_eq!(
+        mf_rows(&["spring_revenue_growth"], &["metric_time__month"]),
+        from_march
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, report) = imported(tmp.path());
+    let entry = report["not_carried_over"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["node"] == "metric.semantic.spring_revenue_growth")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    let what = entry["what"].as_str().unwrap();
+    assert!(
+        what.contains("filters metric `revenue` on its time and offsets it")
+            && what.contains("MetricFlow then filters the offset points"),
+        "{entry}"
+    );
+    let asked = run(sqb().arg("--project-dir").arg(&out).args([
+        "query",
+        "--sql",
+        "--metric",
+        "spring_revenue_growth",
+        "--dimension",
+        "metric_time.month",
+    ]));
+    let text = transcript(&asked, tmp.path());
+    assert_eq!(asked.status.code(), Some(10), "{text}");
+    assert!(text.contains("on its time and offsets it"), "{text}");
 }

@@ -222,6 +222,19 @@ const CASES: &[Case] = &[
                    AND date_trunc('day', o.ordered_on) > c.d - INTERVAL '3 day' GROUP BY 1",
     },
     Case {
+        name: "cumulative_averaged_over_the_spine_by_month",
+        metric: "revenue_last_3_days_averaged",
+        dimensions: &["metric_time.month"],
+        // Each month is the average of all its calendar days, 0 on those without an order in
+        // their three days, not of the days with orders alone.
+        expected: "SELECT date_trunc('month', d), avg(v) \
+                   FROM (SELECT c.d, coalesce(sum(o.amount), 0) AS v \
+                         FROM (SELECT DISTINCT date_trunc('day', day) AS d FROM shop.calendar) c \
+                         LEFT JOIN shop.orders o ON date_trunc('day', o.ordered_on) <= c.d \
+                         AND date_trunc('day', o.ordered_on) > c.d - INTERVAL '3 day' GROUP BY 1) x \
+                   GROUP BY 1",
+    },
+    Case {
         name: "cumulative_over_all_time_without_its_time",
         metric: "revenue_to_date",
         dimensions: &["order_id"],

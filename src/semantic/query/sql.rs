@@ -124,7 +124,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         }
         Ok(match (&plan, leaf.collapse) {
             (Some(p), _) if p.coarser() && leaf.spine && leaf.cumulative.is_some() => collapsed(
-                &p.on_every_point(&sql, dimensions.len()),
+                &p.on_every_point(&sql, dimensions.len(), leaf.fill),
                 p.period_agg(),
                 dimensions.len(),
             ),

@@ -366,16 +366,21 @@ impl CumulativePlan<'_> {
 
     /// A cumulative leaf joined to the time spine, at a coarser grain: its point rows (`sql`,
     /// with each point as `"t"`) on every point of the spine, a point without a row having a
-    /// NULL value, before each period collapses to its first, last or average point. So a
-    /// period whose first point has no data is that point's NULL (its fill), as MetricFlow
-    /// answers, not its first point with data.
-    pub(super) fn on_every_point(&self, sql: &str, dims: usize) -> String {
+    /// NULL value (or `fill`), before each period collapses to its first, last or average
+    /// point. So a period whose first point has no data is that point's NULL (its fill), not
+    /// its first point with data, and an average is over every point of the period with a
+    /// fill, over those with data without one: MetricFlow's answers.
+    pub(super) fn on_every_point(&self, sql: &str, dims: usize, fill: Option<i64>) -> String {
+        let value = match fill {
+            Some(fill) => format!("COALESCE(\"m\".\"v\", {fill}) AS \"v\""),
+            None => "\"m\".\"v\" AS \"v\"".into(),
+        };
         let select: Vec<String> = (0..dims)
             .map(|j| match j == self.time {
                 true => format!("{} AS \"d{j}\"", self.point_at_grain()),
                 false => format!("\"m\".\"d{j}\" AS \"d{j}\""),
             })
-            .chain([format!("{POINT} AS \"t\""), "\"m\".\"v\" AS \"v\"".into()])
+            .chain([format!("{POINT} AS \"t\""), value])
             .collect();
         let indented = sql.replace('\n', "\n  ");
         format!(

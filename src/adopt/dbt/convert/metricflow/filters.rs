@@ -91,6 +91,34 @@ pub(super) fn over_a_join(filter: &Value, scope: &Scope<'_>) -> bool {
     joined
 }
 
+/// Whether a filter reads the time of the scope's measure: `metric_time`, or its agg time
+/// dimension through one of the semantic model's own entities, at any grain.
+pub(super) fn reads_agg_time(filter: &Value, scope: &Scope<'_>) -> bool {
+    let Ok(templates) = templates(filter) else {
+        return false;
+    };
+    let agg_time = agg_time(scope);
+    let mut reads = false;
+    for template in templates {
+        let _ = template::substitute(template, |call| {
+            let name = call.args.first().map(String::as_str).unwrap_or_default();
+            let dimension = name.rsplit_once("__").map_or(name, |(_, d)| d);
+            reads |= matches!(call.function.as_str(), "Dimension" | "TimeDimension")
+                && (name == "metric_time" || Some(dimension) == agg_time.as_deref());
+            Ok(String::new())
+        });
+    }
+    reads
+}
+
+/// The time dimension of the scope's measure: its own, else its semantic model's default.
+fn agg_time(scope: &Scope<'_>) -> Option<String> {
+    scope.measure.agg_time_dimension.clone().or_else(|| {
+        let defaults = scope.sm.defaults.as_ref()?;
+        Some(defaults.get("agg_time_dimension")?.as_str()?.to_string())
+    })
+}
+
 /// The where filters of a MetricFlow filter.
 fn templates(filter: &Value) -> Result<Vec<&str>, String> {
     match filter {
@@ -195,20 +223,12 @@ fn dimension(
 ) -> Result<String, String> {
     let sm = scope.sm;
     let dim_name = match name {
-        "metric_time" => scope
-            .measure
-            .agg_time_dimension
-            .clone()
-            .or_else(|| {
-                let defaults = sm.defaults.as_ref()?;
-                Some(defaults.get("agg_time_dimension")?.as_str()?.to_string())
-            })
-            .ok_or_else(|| {
-                format!(
-                    "`metric_time` needs the time dimension of measure `{}`, and it has none",
-                    scope.measure.name
-                )
-            })?,
+        "metric_time" => agg_time(scope).ok_or_else(|| {
+            format!(
+                "`metric_time` needs the time dimension of measure `{}`, and it has none",
+                scope.measure.name
+            )
+        })?,
         _ => {
             let (path, dim) = name
                 .rsplit_once("__")

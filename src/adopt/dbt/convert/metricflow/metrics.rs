@@ -297,8 +297,10 @@ impl Importer<'_> {
     }
 
     /// The metric an input of `owner` (its `role`: numerator, denominator, an alias) names, or
-    /// with a filter of its own a binding written for it: the simple metric it names with the
-    /// filter AND-ed to its population filter, named `<owner>__<role>`.
+    /// with a filter a binding written for it: the simple metric it names with the filter
+    /// added, named `<owner>__<role>`. The filter is the input's own and the owner's (MetricFlow
+    /// gives a ratio's or derived metric's filter to each of its inputs): over the source's own
+    /// columns it is AND-ed to the population filter, over a join to the metric's `filter`.
     fn input_metric(
         &mut self,
         pass: &mut Pass<'_>,
@@ -311,12 +313,13 @@ impl Importer<'_> {
             return Err(format!("reads metric `{m}`, which is not carried: {why}"));
         }
         let offset = offset_of(input)?;
-        let filter = input.filter();
-        if filter.is_none() && offset.is_none() {
+        let inherited = owner.filter.as_ref().filter(|f| !f.is_null());
+        let filters: Vec<&Value> = [input.filter(), inherited].into_iter().flatten().collect();
+        if filters.is_empty() && offset.is_none() {
             return Ok(m.clone());
         }
         let Some((measure_name, mut canonical)) = pass.simple.get(m).cloned() else {
-            return Err(format!("filters or offsets metric `{m}` in its definition, and `{m}` is not a simple metric the filter or offset could be added to"));
+            return Err(format!("filters or offsets metric `{m}`, and `{m}` is not a simple metric the filter or offset could be added to"));
         };
         if canonical.contains_key("join_to_timespine") {
             return Err(format!("filters or offsets metric `{m}`, which joins to the time spine: MetricFlow filters the spine's points too, which sqb does not"));
@@ -351,27 +354,43 @@ impl Importer<'_> {
             Fate::Dropped(why) => return Err(why.clone()),
         };
         let scope = Scope { sm, measure };
-        let mut predicates: Vec<String> = canonical
-            .get("population_filter")
-            .and_then(|f| f.as_str())
-            .map(String::from)
-            .into_iter()
-            .collect();
-        if let Some(filter) = filter {
-            let translated = filters::translate(filter, &scope, self.engine).map_err(|why| {
-                format!("filters metric `{m}` with a filter sqb cannot carry: {why}")
-            })?;
-            for column in &translated.columns {
-                self.ensure_column(model, column);
+        let text = |key: &str| {
+            canonical
+                .get(key)
+                .and_then(|f| f.as_str())
+                .map(String::from)
+        };
+        let mut predicates: Vec<String> = text("population_filter").into_iter().collect();
+        let mut over_dimensions: Vec<String> = text("filter").into_iter().collect();
+        let filtered = !filters.is_empty();
+        for filter in filters {
+            // Offset, MetricFlow filters the offset points on their time, not the rows.
+            if offset.is_some() && filters::reads_agg_time(filter, &scope) {
+                return Err(format!("filters metric `{m}` on its time and offsets it: MetricFlow then filters the offset points, not the rows, which sqb does not"));
             }
-            predicates.extend(translated.predicates);
+            let refused =
+                |why: String| format!("filters metric `{m}` with a filter sqb cannot carry: {why}");
+            match filters::translate(filter, &scope, self.engine) {
+                Ok(translated) => {
+                    for column in &translated.columns {
+                        self.ensure_column(model, column);
+                    }
+                    predicates.extend(translated.predicates);
+                }
+                Err(why) if filters::over_a_join(filter, &scope) => over_dimensions
+                    .push(filters::over_dimensions(filter).map_err(|_| refused(why.clone()))?),
+                Err(why) => return Err(refused(why)),
+            }
         }
         if let Some(filter) = filters::conjunction(&predicates) {
             canonical.insert("population_filter", filter.into());
         }
-        let does = match (filter, &offset) {
-            (Some(_), Some(_)) => "filters and offsets it",
-            (None, Some(_)) => "offsets it in time",
+        if let Some(filter) = filters::conjunction(&over_dimensions) {
+            canonical.insert("filter", filter.into());
+        }
+        let does = match (filtered, &offset) {
+            (true, Some(_)) => "filters and offsets it",
+            (false, Some(_)) => "offsets it in time",
             _ => "filters it",
         };
         let comment = format!(
@@ -435,9 +454,6 @@ impl Importer<'_> {
         pass.simple.remove(&metric.name);
         if canonical.get("kind").and_then(|k| k.as_str()) != Some("single") {
             return Err("is cumulative over a measure that is not a plain sum, count, average, min or max (a percentile, a non-additive measure), which sqb does not add up".into());
-        }
-        if canonical.contains_key("join_to_timespine") && period_agg.as_deref() == Some("average") {
-            return Err("is cumulative over the time spine's points with `period_agg: average`, whose answer sqb has not been held to MetricFlow's for (a point without data: left out of the average, or its fill in it)".into());
         }
         canonical.insert("kind", "cumulative".into());
         if let Some(w) = window {
@@ -603,9 +619,6 @@ impl Importer<'_> {
         let (Some(numerator), Some(denominator)) = (part("numerator"), part("denominator")) else {
             return Err("is a ratio without both parts".into());
         };
-        if metric.filter.as_ref().is_some_and(|f| !f.is_null()) {
-            return Err("is a ratio with a filter of its own; a sqb ratio divides two bound metrics, each with its own filter".into());
-        }
         let n = self.input_metric(pass, metric, "numerator", &numerator)?;
         let d = self.input_metric(pass, metric, "denominator", &denominator)?;
         if let Some(base) = pass.base.get(&n).copied() {
@@ -619,15 +632,13 @@ impl Importer<'_> {
     }
 
     /// A derived metric: its expression over the metrics it lists, an input's alias replaced
-    /// by the metric's name. An input offset in time or filtered has no sqb form.
+    /// by the metric's name, an input offset in time or filtered (by itself or by the derived
+    /// metric's own filter) by the name of the copy written for it.
     fn derived(&mut self, pass: &mut Pass<'_>, metric: &Metric) -> Result<Table, String> {
         let params = &metric.type_params;
         let Some(expr) = params.get("expr").and_then(Value::as_str) else {
             return Err("is derived without an `expr`".into());
         };
-        if metric.filter.as_ref().is_some_and(|f| !f.is_null()) {
-            return Err("is derived with a filter of its own; a sqb derived metric computes its metrics as they are, each with its own filter".into());
-        }
         let inputs: Vec<Input<'_>> = params
             .get("metrics")
             .and_then(Value::as_array)
