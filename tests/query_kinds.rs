@@ -730,3 +730,75 @@ fn a_metric_in_a_filter_is_read_for_each_rows_entity() {
         assert!(text.contains(says), "{filter}: {text}");
     }
 }
+
+/// A filter on the time of a metric offset in time filters the offset points, not the rows
+/// they read, as MetricFlow reads it: February's point reads January's revenue although the
+/// filter excludes January's orders. On its time and on something else: refused. The same on
+/// Postgres.
+#[test]
+fn a_time_filter_on_an_offset_metric_filters_the_offset_points() {
+    let ask = |dir: &Path, url: Option<&str>, filter: Option<&str>| {
+        let mut cmd = sqb();
+        cmd.current_dir(dir).args([
+            "query",
+            "--format",
+            "csv",
+            "-m",
+            "revenue_prior_month",
+            "-d",
+            "metric_time.month",
+        ]);
+        if let Some(url) = url {
+            cmd.env("SQB_DATABASE_URL", url);
+        }
+        if let Some(filter) = filter {
+            cmd.args(["--filter", filter]);
+        }
+        run(&mut cmd)
+    };
+    let from_february = "metric_time >= DATE '2026-02-01'";
+    let dir = tempfile::tempdir().unwrap();
+    kinds_in(dir.path(), "duckdb");
+    let warehouse = std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap();
+    duckdb_file(&dir.path().join("w.duckdb"), &warehouse);
+    let out = ask(dir.path(), None, Some(from_february));
+    let text = transcript(&out, dir.path());
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "metric_time.month,revenue_prior_month\n2026-02-01T00:00:00,45.50\n",
+        "{text}"
+    );
+    let out = ask(
+        dir.path(),
+        None,
+        Some("metric_time >= DATE '2026-02-01' OR order_id > 1"),
+    );
+    let text = transcript(&out, dir.path());
+    assert_eq!(out.status.code(), Some(15), "{text}");
+    assert!(
+        text.contains("is offset in time, and the filter") && text.contains("on something else"),
+        "{text}"
+    );
+    let Some(db) = TestDb::create("query_offset_points") else {
+        return;
+    };
+    let pg = tempfile::tempdir().unwrap();
+    kinds_in(pg.path(), "postgres");
+    pg_exec(&db.url, &warehouse);
+    let all = ask(pg.path(), Some(&db.url), None);
+    let filtered = ask(pg.path(), Some(&db.url), Some(from_february));
+    assert_eq!(
+        filtered.status.code(),
+        Some(0),
+        "{}",
+        transcript(&filtered, pg.path())
+    );
+    let all = String::from_utf8_lossy(&all.stdout).into_owned();
+    let kept: Vec<&str> = all.lines().filter(|l| !l.starts_with("2026-01")).collect();
+    assert_eq!(kept.len(), 2, "{all}");
+    assert_eq!(
+        String::from_utf8_lossy(&filtered.stdout),
+        format!("{}\n", kept.join("\n"))
+    );
+}

@@ -40,10 +40,19 @@ impl<'a, 'p> Compiler<'a, 'p> {
             return self.conversion_rows(leaf, conversion, dimensions, filters);
         }
         let mut joins: Vec<(Vec<&'p str>, String)> = Vec::new();
+        let mut on_rows = Vec::new();
         let plan = match (leaf.cumulative, leaf.offset) {
             (Some(c), _) => self.cumulative_plan(leaf, c, dimensions, filters, &mut joins)?,
-            (None, Some(o)) => Some(self.offset_plan(leaf, o, dimensions, filters, &mut joins)?),
+            (None, Some(o)) => {
+                let (on_points, rest) = self.offset_filters(leaf, filters)?;
+                on_rows = rest;
+                Some(self.offset_plan(leaf, o, dimensions, &on_points, &mut joins)?)
+            }
             (None, None) => None,
+        };
+        let filters = match leaf.offset.filter(|_| leaf.cumulative.is_none()) {
+            Some(_) => &on_rows[..],
+            None => filters,
         };
         let mut exprs = Vec::new();
         let mut queried_time = None;

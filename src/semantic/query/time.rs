@@ -14,54 +14,84 @@ impl<'a, 'p> Compiler<'a, 'p> {
         leaf: &Leaf<'a, 'p>,
         filters: &[Spanned<String>],
     ) -> Result<Vec<String>, Refusal> {
+        let mut out = Vec::new();
+        for filter in filters {
+            match self.on_own_time(leaf, filter)? {
+                OnTime::No => {
+                    self.spine_refuses_time_filters(leaf, std::slice::from_ref(filter))?;
+                }
+                OnTime::Only(on_points) => out.push(on_points),
+                OnTime::Mixed => return Err(mixed(leaf, "joins to the time spine", filter)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// An offset leaf's filters, as MetricFlow reads them: those on its own time alone filter
+    /// the time spine's points (the offset points, not the rows they read), the others its
+    /// rows; one on its time and on something else is refused.
+    pub(super) fn offset_filters(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        filters: &[Spanned<String>],
+    ) -> Result<(Vec<String>, Vec<Spanned<String>>), Refusal> {
+        let mut on_points = Vec::new();
+        let mut on_rows = Vec::new();
+        for filter in filters {
+            match self.on_own_time(leaf, filter)? {
+                OnTime::No => on_rows.push(filter.clone()),
+                OnTime::Only(points) => on_points.push(points),
+                OnTime::Mixed => return Err(mixed(leaf, "is offset in time", filter)),
+            }
+        }
+        Ok((on_points, on_rows))
+    }
+
+    /// How a query filter reads the leaf's own time: not at all, only (then the filter over
+    /// the time spine's rows, `"ts"`, each reference its point at the grain named), or with
+    /// something else.
+    fn on_own_time(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        filter: &Spanned<String>,
+    ) -> Result<OnTime, Refusal> {
         let measure = leaf.measure.map(|m| m.value.as_str());
         let own = resolve::agg_time(leaf.relation, measure);
         let column = super::super::relation::time_spine(self.relations)
             .and_then(|(_, t)| t.column.as_ref())
             .map_or("", |c| c.value.as_str());
-        let mut out = Vec::new();
-        for filter in filters {
-            let mut expr = self.in_query_filter_language(filter)?;
-            let mut times = 0;
-            let mut others = 0;
-            let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
-                let parts: Vec<String> = match e {
-                    Expr::Identifier(id) => vec![id.value.clone()],
-                    Expr::CompoundIdentifier(p) => p.iter().map(|i| i.value.clone()).collect(),
-                    _ => return std::ops::ControlFlow::<()>::Continue(()),
-                };
-                let reached = self.leaf_dimension(leaf, &self.spanned(&parts.join(".")));
-                match reached {
-                    Ok(r)
-                        if r.path.is_empty()
-                            && own.is_some_and(|t| t.value == r.dimension.name.value) =>
-                    {
-                        let declared = r.dimension.granularity.as_ref().map(|g| g.value.as_str());
-                        let grain = r.granularity.or(declared).unwrap_or("day");
-                        let point = self.spine_point(grain, column);
-                        if let Ok(parsed) = predicate::parse(self.project, &point) {
-                            *e = Expr::Nested(Box::new(parsed));
-                        }
-                        times += 1;
+        let mut expr = self.in_query_filter_language(filter)?;
+        let mut times = 0;
+        let mut others = 0;
+        let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
+            let parts: Vec<String> = match e {
+                Expr::Identifier(id) => vec![id.value.clone()],
+                Expr::CompoundIdentifier(p) => p.iter().map(|i| i.value.clone()).collect(),
+                _ => return std::ops::ControlFlow::<()>::Continue(()),
+            };
+            let reached = self.leaf_dimension(leaf, &self.spanned(&parts.join(".")));
+            match reached {
+                Ok(r)
+                    if r.path.is_empty()
+                        && own.is_some_and(|t| t.value == r.dimension.name.value) =>
+                {
+                    let declared = r.dimension.granularity.as_ref().map(|g| g.value.as_str());
+                    let grain = r.granularity.or(declared).unwrap_or("day");
+                    let point = self.spine_point(grain, column);
+                    if let Ok(parsed) = predicate::parse(self.project, &point) {
+                        *e = Expr::Nested(Box::new(parsed));
                     }
-                    _ => others += 1,
+                    times += 1;
                 }
-                std::ops::ControlFlow::Continue(())
-            });
-            match (times, others) {
-                (0, _) => self.spine_refuses_time_filters(leaf, std::slice::from_ref(filter))?,
-                (_, 0) => out.push(expr.to_string()),
-                _ => {
-                    let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
-                    return Err(Refusal {
-                        code: "unsupported_measure",
-                        message: format!("metric `{name}` joins to the time spine, and the filter `{}` is on its time and on something else", filter.value),
-                        hint: Some("filter its time in a filter of its own".into()),
-                    });
-                }
+                _ => others += 1,
             }
-        }
-        Ok(out)
+            std::ops::ControlFlow::Continue(())
+        });
+        Ok(match (times, others) {
+            (0, _) => OnTime::No,
+            (_, 0) => OnTime::Only(expr.to_string()),
+            _ => OnTime::Mixed,
+        })
     }
 
     /// The requested dimension that is the leaf's own time (its measure's agg time dimension,
@@ -140,9 +170,17 @@ impl<'a, 'p> Compiler<'a, 'p> {
         grain: &str,
         column: &str,
         period: &str,
+        on_points: &[String],
     ) -> Result<String, Refusal> {
+        let filtered = match on_points {
+            [] => String::new(),
+            some => {
+                let each: Vec<String> = some.iter().map(|p| format!("({p})")).collect();
+                format!(" WHERE {}", each.join(" AND "))
+            }
+        };
         Ok(format!(
-            "(SELECT DISTINCT date_trunc('{grain}', {}) AS \"p\"{period} FROM {} AS \"ts\") AS \"ts\"",
+            "(SELECT DISTINCT date_trunc('{grain}', {}) AS \"p\"{period} FROM {} AS \"ts\"{filtered}) AS \"ts\"",
             column_ref("ts", column),
             self.source_sql(spine)?,
         ))
@@ -187,16 +225,21 @@ impl<'a, 'p> Compiler<'a, 'p> {
         Ok(())
     }
 
-    /// How a leaf offset in time is read: the time spine's points at the grain asked, each
-    /// joined to the leaf's rows of the point the offset names (`point - window`, or the start
-    /// of the point's period), as MetricFlow joins them; a point whose offset has no rows is
-    /// no row. Without its time in the query it is refused, as MetricFlow refuses it.
+    /// How a leaf offset in time is read: the time spine's points at the grain asked (those
+    /// `on_points` keeps), each joined to the leaf's rows of the point the offset names
+    /// (`point - window`, or the start of the point's period), as MetricFlow joins them; a
+    /// point whose offset has no rows is no row. Asked at a grain coarser than the offset's
+    /// (or by week, offset to the start of a period), or at a custom one, the offset is taken
+    /// at the spine's own grain and each point's rows added up in its period, as MetricFlow
+    /// joins before it aggregates then (offset to the start of a period, at a standard grain,
+    /// only the first point of each period is read, as MetricFlow reads it). Without its time in the query it is refused, as
+    /// MetricFlow refuses it.
     pub(super) fn offset_plan(
         &self,
         leaf: &Leaf<'a, 'p>,
         offset: Offset<'p>,
         dimensions: &[Spanned<String>],
-        filters: &[Spanned<String>],
+        on_points: &[String],
         joins: &mut Vec<(Vec<&'p str>, String)>,
     ) -> Result<CumulativePlan<'p>, Refusal> {
         let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
@@ -209,49 +252,61 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 hint: Some("group by `metric_time` at some grain".into()),
             });
         };
-        self.spine_refuses_time_filters(leaf, filters)?;
         let Some((spine, table)) = super::super::relation::time_spine(self.relations) else {
             return Err(Refusal::new(
                 "unsupported_measure",
                 format!("metric `{name}` is offset in time, and the project has no time spine"),
             ));
         };
-        // At a custom granularity the offset is taken at the spine's own grain, each point's
-        // rows then added up in its period, as MetricFlow does.
+        let column = table.column.as_ref().map_or("", |c| c.value.as_str());
         let custom = resolve::custom_grain(self.relations, grain);
+        let mut on_points = on_points.to_vec();
         let (grain, period) = match custom {
             Some((_, c)) => (
                 table.granularity(),
-                format!(", {} AS \"pc\"", column_ref("ts", c)),
+                Some(format!(", {} AS \"pc\"", column_ref("ts", c))),
             ),
-            None => (grain, String::new()),
+            None if before_aggregation(grain, offset) => {
+                let spine_grain = table.granularity();
+                let point = format!("date_trunc('{spine_grain}', {})", column_ref("ts", column));
+                // Offset to the start of a period, MetricFlow reads each period's first point
+                // alone.
+                if let Offset::ToGrain(_) = offset {
+                    on_points.push(format!("date_trunc('{grain}', {point}) = {point}"));
+                }
+                (
+                    spine_grain,
+                    Some(format!(", date_trunc('{grain}', {point}) AS \"pc\"")),
+                )
+            }
+            None => (grain, None),
         };
         let mut at_point = reached;
         at_point.granularity = Some(grain);
         let point_of_row = self.dimension_sql(leaf.relation, &at_point, joins)?;
-        let column = table.column.as_ref().map_or("", |c| c.value.as_str());
+        // A point less the window, not truncated to the grain: by week, a month before a
+        // Monday is rarely one, and MetricFlow then finds no rows.
         let target = match offset {
-            Offset::Window(n, unit) => {
-                format!("date_trunc('{grain}', {POINT} - INTERVAL '{n} {unit}')")
-            }
+            Offset::Window(n, unit) => format!("{POINT} - INTERVAL '{n} {unit}'"),
             Offset::ToGrain(g) => format!("date_trunc('{g}', {POINT})"),
         };
-        let points = self.spine_points(spine, grain, column, &period)?;
+        let points = self.spine_points(
+            spine,
+            grain,
+            column,
+            period.as_deref().unwrap_or_default(),
+            &on_points,
+        )?;
         let from = format!(
             "{points}\n  INNER JOIN {} AS \"s\" ON {point_of_row} = {target}",
             self.source_sql(leaf.relation)?,
         );
-        let grain = GRAIN_RANK
-            .iter()
-            .copied()
-            .find(|g| *g == grain)
-            .unwrap_or("day");
         Ok(CumulativePlan {
             time: i,
-            grain,
-            custom: custom.is_some(),
-            // The points are at the grain asked, or added up in their custom periods: nothing
-            // to collapse.
+            grain: rank_of(grain),
+            custom: period.is_some(),
+            // The points are at the grain asked, or added up in their periods: nothing to
+            // collapse.
             collapses: false,
             period_agg: "first",
             points,
@@ -312,7 +367,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
             (None, Some(g)) => on.push(format!("{point_of_row} >= date_trunc('{g}', {POINT})")),
             (None, None) => {}
         }
-        let points = self.spine_points(spine, base, column, &period)?;
+        let points = self.spine_points(spine, base, column, &period, &[])?;
         let from = format!(
             "{points}\n  INNER JOIN {} AS \"s\" ON {}",
             self.source_sql(leaf.relation)?,
@@ -337,6 +392,50 @@ impl<'a, 'p> Compiler<'a, 'p> {
 
 /// A point of the time spine, in a cumulative leaf.
 pub(super) const POINT: &str = "\"ts\".\"p\"";
+/// How a query filter reads a leaf's own time ([`Compiler::on_own_time`]).
+enum OnTime {
+    No,
+    Only(String),
+    Mixed,
+}
+
+/// The refusal of a filter on a leaf's time and on something else.
+fn mixed(leaf: &Leaf<'_, '_>, does: &str, filter: &Spanned<String>) -> Refusal {
+    let name = leaf.binding.name().map_or("?", |n| n.value.as_str());
+    Refusal {
+        code: "unsupported_measure",
+        message: format!(
+            "metric `{name}` {does}, and the filter `{}` is on its time and on something else",
+            filter.value
+        ),
+        hint: Some("filter its time in a filter of its own".into()),
+    }
+}
+
+/// Whether MetricFlow joins an offset leaf asked at `grain` to the spine before it aggregates:
+/// asked coarser than the offset's grain (a month's rows offset by 7 days are each day's), or
+/// by week and offset to the start of a period, which weeks do not roll up into.
+fn before_aggregation(grain: &str, offset: Offset<'_>) -> bool {
+    let rank = |g: &str| GRAIN_RANK.iter().position(|r| *r == g);
+    let (of_offset, to_grain) = match offset {
+        Offset::Window(_, unit) => (unit, false),
+        Offset::ToGrain(g) => (g, true),
+    };
+    match (rank(grain), rank(of_offset)) {
+        (Some(asked), Some(offset)) => asked > offset || (grain == "week" && to_grain),
+        _ => false,
+    }
+}
+
+/// A standard grain's name with the lifetime of the rank's.
+fn rank_of(grain: &str) -> &'static str {
+    GRAIN_RANK
+        .iter()
+        .copied()
+        .find(|g| *g == grain)
+        .unwrap_or("day")
+}
+
 /// A point's period at a custom granularity: the spine's column for it.
 pub(super) const PERIOD: &str = "\"ts\".\"pc\"";
 pub(super) const GRAIN_RANK: &[&str] = &["hour", "day", "week", "month", "quarter", "year"];

@@ -91,20 +91,31 @@ pub(super) fn over_a_join(filter: &Value, scope: &Scope<'_>) -> bool {
     joined
 }
 
-/// Whether a filter reads the time of the scope's measure: `metric_time`, or its agg time
-/// dimension through one of the semantic model's own entities, at any grain.
-pub(super) fn reads_agg_time(filter: &Value, scope: &Scope<'_>) -> bool {
+/// What a filter's references read: the time of the scope's measure (`metric_time`, or its agg
+/// time dimension through one of the semantic model's own entities, at any grain), and
+/// anything else.
+pub(super) struct Reads {
+    pub time: bool,
+    pub other: bool,
+}
+
+pub(super) fn reads(filter: &Value, scope: &Scope<'_>) -> Reads {
+    let mut reads = Reads {
+        time: false,
+        other: false,
+    };
     let Ok(templates) = templates(filter) else {
-        return false;
+        return reads;
     };
     let agg_time = agg_time(scope);
-    let mut reads = false;
     for template in templates {
         let _ = template::substitute(template, |call| {
             let name = call.args.first().map(String::as_str).unwrap_or_default();
             let dimension = name.rsplit_once("__").map_or(name, |(_, d)| d);
-            reads |= matches!(call.function.as_str(), "Dimension" | "TimeDimension")
+            let time = matches!(call.function.as_str(), "Dimension" | "TimeDimension")
                 && (name == "metric_time" || Some(dimension) == agg_time.as_deref());
+            reads.time |= time;
+            reads.other |= !time;
             Ok(String::new())
         });
     }

@@ -363,13 +363,20 @@ impl Importer<'_> {
         let mut predicates: Vec<String> = text("population_filter").into_iter().collect();
         let mut over_dimensions: Vec<String> = text("filter").into_iter().collect();
         let filtered = !filters.is_empty();
+        let mut on_points = Vec::new();
         for filter in filters {
-            // Offset, MetricFlow filters the offset points on their time, not the rows.
-            if offset.is_some() && filters::reads_agg_time(filter, &scope) {
-                return Err(format!("filters metric `{m}` on its time and offsets it: MetricFlow then filters the offset points, not the rows, which sqb does not"));
-            }
             let refused =
                 |why: String| format!("filters metric `{m}` with a filter sqb cannot carry: {why}");
+            // Offset, MetricFlow reads a filter on its time alone on the offset points, not on
+            // the rows: as sqb reads a binding's `filter` on an offset metric's time.
+            let reads = filters::reads(filter, &scope);
+            if offset.is_some() && reads.time {
+                if reads.other {
+                    return Err(format!("filters metric `{m}` on its time and on something else in one filter, and offsets it: MetricFlow then filters the rows, not the offset points, which it calls a bug and sqb does not reproduce"));
+                }
+                on_points.push(filters::over_dimensions(filter).map_err(refused)?);
+                continue;
+            }
             match filters::translate(filter, &scope, self.engine) {
                 Ok(translated) => {
                     for column in &translated.columns {
@@ -385,6 +392,10 @@ impl Importer<'_> {
         if let Some(filter) = filters::conjunction(&predicates) {
             canonical.insert("population_filter", filter.into());
         }
+        if !on_points.is_empty() && !over_dimensions.is_empty() {
+            return Err(format!("filters metric `{m}` on its time and over a join, and offsets it: sqb reads one filter of an offset metric on its points or on its rows, not both"));
+        }
+        over_dimensions.extend(on_points);
         if let Some(filter) = filters::conjunction(&over_dimensions) {
             canonical.insert("filter", filter.into());
         }
