@@ -362,8 +362,22 @@ pub struct QueryArgs {
     #[arg(long, value_name = "CONTEXT")]
     pub context: Option<String>,
 
+    /// Order the rows by a metric or dimension asked, before the dimensions; `-` first for
+    /// descending (`--order-by -revenue`; repeatable; replaces a saved query's order).
+    #[arg(
+        long = "order-by",
+        visible_alias = "order",
+        value_name = "COLUMN",
+        allow_hyphen_values = true
+    )]
+    pub order_by: Vec<String>,
+
+    /// At most this many rows, after ordering (replaces a saved query's limit).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+
     /// Ask the saved query of this name (`contracts/queries/*.toml`): its metrics, dimensions,
-    /// filters and context.
+    /// filters, context, order and limit.
     #[arg(
         long,
         value_name = "NAME",

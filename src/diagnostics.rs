@@ -141,6 +141,7 @@ codes! {
     AuditSql => ("E091", "audit-sql"),
     AggTimeDimension => ("E092", "agg-time-dimension"),
     TimeSpine => ("E093", "time-spine"),
+    SavedQueryOrder => ("E094", "saved-query-order"),
     SemanticTypeUnknown => ("W060", "semantic-type-unknown"),
     ContractNotChecked => ("W061", "contract-not-checked"),
     AssertionWithoutTruth => ("W062", "assertion-without-source-of-truth"),

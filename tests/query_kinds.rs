@@ -802,3 +802,61 @@ fn a_time_filter_on_an_offset_metric_filters_the_offset_points() {
         format!("{}\n", kept.join("\n"))
     );
 }
+
+/// `--order-by` orders by a metric or dimension asked (`-` first for descending) before the
+/// dimensions, `--limit` keeps the first rows; an order naming no column is refused. The same
+/// on Postgres.
+#[test]
+fn the_rows_are_ordered_and_limited_as_asked() {
+    let ask = |dir: &Path, url: Option<&str>, order: &str| {
+        let mut cmd = sqb();
+        cmd.current_dir(dir).args([
+            "query",
+            "--format",
+            "csv",
+            "-m",
+            "revenue",
+            "-d",
+            "order_id",
+            "--order-by",
+            order,
+            "--limit",
+            "2",
+        ]);
+        if let Some(url) = url {
+            cmd.env("SQB_DATABASE_URL", url);
+        }
+        run(&mut cmd)
+    };
+    let top = "order_id,revenue\n2,30.00\n4,12.25\n";
+    let dir = tempfile::tempdir().unwrap();
+    kinds_in(dir.path(), "duckdb");
+    let warehouse = std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap();
+    duckdb_file(&dir.path().join("w.duckdb"), &warehouse);
+    let out = ask(dir.path(), None, "-revenue");
+    let text = transcript(&out, dir.path());
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), top, "{text}");
+    let out = ask(dir.path(), None, "order_id");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "order_id,revenue\n1,10.00\n2,30.00\n"
+    );
+    let out = ask(dir.path(), None, "-revenu");
+    let text = transcript(&out, dir.path());
+    assert_eq!(out.status.code(), Some(10), "{text}");
+    assert!(
+        text.contains("the order `-revenu` names no column of the query"),
+        "{text}"
+    );
+    let Some(db) = TestDb::create("query_order") else {
+        return;
+    };
+    let pg = tempfile::tempdir().unwrap();
+    kinds_in(pg.path(), "postgres");
+    pg_exec(&db.url, &warehouse);
+    let out = ask(pg.path(), Some(&db.url), "-revenue");
+    let text = transcript(&out, pg.path());
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), top, "{text}");
+}

@@ -87,6 +87,7 @@ fn request(case: &Case) -> QueryRequest {
         context: None,
         principal: Some(analyst()),
         tenant: None,
+        ..QueryRequest::default()
     }
 }
 
@@ -193,6 +194,7 @@ fn a_name_that_does_not_resolve_is_refused_with_its_code() {
             context: None,
             principal: Some(analyst()),
             tenant: None,
+            ..QueryRequest::default()
         };
         compile(&project, &namespace(), &request).unwrap_err()
     };
@@ -222,6 +224,7 @@ fn an_entity_over_several_joins_resolves_by_the_dimension() {
             context: None,
             principal: None,
             tenant: None,
+            ..QueryRequest::default()
         };
         compile(&project, &namespace(), &request)
     };
@@ -273,6 +276,7 @@ fn refusals(
         context: context.map(str::to_string),
         principal: None,
         tenant: None,
+        ..QueryRequest::default()
     };
     compile(&project, &namespace(), &request)
 }
@@ -364,6 +368,7 @@ fn shop_request(metrics: &[&str], dimensions: &[&str], principal: Option<&str>) 
         context: None,
         principal: principal.map(claims),
         tenant: None,
+        ..QueryRequest::default()
     }
 }
 

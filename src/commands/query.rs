@@ -22,6 +22,8 @@ pub fn run(global: &GlobalArgs, args: &QueryArgs) -> anyhow::Result<ExitStatus> 
             context: args.context.clone(),
             principal: principal(&args.principal)?,
             tenant: None,
+            order_by: args.order_by.clone(),
+            limit: args.limit,
         },
         saved: args.saved.clone(),
         sql_only: args.sql,

@@ -81,6 +81,11 @@ fn saved_request(
         context: q.context.as_ref().map(|c| c.value.clone()),
         principal: extra.principal.clone(),
         tenant: extra.tenant.clone(),
+        order_by: match extra.order_by.is_empty() {
+            true => values(&found.order_by),
+            false => extra.order_by.clone(),
+        },
+        limit: extra.limit.or(found.limit.as_ref().map(|l| l.value)),
     })
 }
 

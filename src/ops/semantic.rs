@@ -75,6 +75,6 @@ pub(super) fn assertion_request(
         filters: texts(&q.filters),
         context: q.context.as_ref().map(|c| c.value.clone()),
         principal: principal.cloned(),
-        tenant: None,
+        ..QueryRequest::default()
     }
 }

@@ -122,6 +122,10 @@ pub struct SavedQuery {
     pub name: Option<Spanned<String>>,
     pub description: Option<Spanned<String>>,
     pub query: SemanticQuery,
+    /// Output columns the rows are ordered by, `-` first for descending.
+    pub order_by: Vec<Spanned<String>>,
+    /// At most this many rows.
+    pub limit: Option<Spanned<u64>>,
 }
 
 /// A semantic query: metrics by name or alias, grouped by dimensions, filtered, in a context.
@@ -432,6 +436,8 @@ pub(super) fn read_saved_query(
             "dimensions",
             "filters",
             "context",
+            "order_by",
+            "limit",
         ],
         "a saved query",
     );
@@ -459,11 +465,26 @@ pub(super) fn read_saved_query(
         filters: list(r, "filters"),
         context: r.string(root, "context"),
     };
+    let order_by = list(r, "order_by");
+    let limit = r
+        .integer(root, "limit")
+        .and_then(|n| match u64::try_from(n.value) {
+            Ok(value) => Some(Spanned { value, loc: n.loc }),
+            Err(_) => {
+                r.push(
+                    Diagnostic::error(Code::InvalidValue, format!("invalid limit {}", n.value))
+                        .at(n.loc, "expected 0 or more"),
+                );
+                None
+            }
+        });
     SavedQuery {
         file,
         name: r.string(root, "name"),
         description: r.string(root, "description"),
         query,
+        order_by,
+        limit,
     }
 }
 

@@ -78,7 +78,36 @@ pub(super) fn check_saved(
             Some(name) => format!("saved query `{}`", name.value),
             None => "a saved query".to_string(),
         };
-        resolve_query(project, relations, metrics, &q.query, &what, diags);
+        let outputs = resolve_query(project, relations, metrics, &q.query, &what, diags);
+        if let Some(outputs) = outputs {
+            order(q, &outputs, &what, diags);
+        }
+    }
+}
+
+/// A saved query's `order_by` names its output columns (E094).
+fn order(
+    q: &crate::project::contracts::SavedQuery,
+    outputs: &[(String, Output<'_>)],
+    what: &str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let names: Vec<String> = outputs.iter().map(|(n, _)| n.clone()).collect();
+    for asked in &q.order_by {
+        let name = asked.value.trim();
+        let name = name.strip_prefix('-').unwrap_or(name).trim();
+        if crate::semantic::query::output_column(&names, name).is_some() {
+            continue;
+        }
+        let diag = Diagnostic::error(
+            Code::SavedQueryOrder,
+            format!("{what} is ordered by `{name}`, which is no column of it"),
+        )
+        .at(asked.loc.clone(), "not a metric or dimension it asks for");
+        diags.push(match did_you_mean(name, names.iter().map(String::as_str)) {
+            Some(close) => diag.hint(format!("did you mean `{close}`?")),
+            None => diag.hint(format!("order by one of: {}", names.join(", "))),
+        });
     }
 }
 

@@ -249,6 +249,10 @@ struct QueryBody {
     #[serde(default)]
     filters: Vec<String>,
     context: Option<String>,
+    /// As `sqb query --order-by`: a metric or dimension asked, `-` first for descending.
+    #[serde(default)]
+    order_by: Vec<String>,
+    limit: Option<u64>,
     #[serde(default)]
     format: Format,
 }
@@ -276,6 +280,8 @@ async fn query(
         context: body.context,
         principal: Some(claims),
         tenant: None,
+        order_by: body.order_by,
+        limit: body.limit,
     };
     let format = body.format;
     let tenant = loaded
@@ -506,7 +512,7 @@ async fn catalog(
             filters: Vec::new(),
             context: None,
             principal: Some(claims.clone()),
-            tenant: None,
+            ..QueryRequest::default()
         };
         if crate::semantic::query::compile(project, &namespace, &request).is_ok() {
             metrics.push(json!({

@@ -63,6 +63,11 @@ pub struct QueryRequest {
     /// Scope the query to this tenant whatever the principal's claims and roles say
     /// (`sqb assert --tenants`: the principal's view of one tenant).
     pub tenant: Option<String>,
+    /// Output columns to order the rows by, before the dimensions: a metric or dimension of
+    /// the request, descending with a leading `-` (MetricFlow's `--order-by -revenue`).
+    pub order_by: Vec<String>,
+    /// At most this many rows, after ordering.
+    pub limit: Option<u64>,
 }
 
 /// The compiled statement and the names of its output columns, in order: the dimensions as
@@ -330,13 +335,18 @@ impl<'a, 'p> Compiler<'a, 'p> {
             warnings.extend(self.mandatory_warnings(leaf));
         }
         warnings.dedup();
+        let mut marked = Vec::new();
+        for f in &formulas {
+            sql::presence_leaves(f, &leaves, &mut marked);
+        }
         let mut ctes = Vec::new();
         for (i, leaf) in leaves.iter().enumerate() {
-            ctes.push(format!(
-                "{} AS (\n{}\n)",
-                leaf_name(i),
-                self.leaf_sql(leaf, &dimensions, &filters)?
-            ));
+            let body = self.leaf_sql(leaf, &dimensions, &filters)?;
+            let body = match marked.contains(&i) {
+                true => format!("  SELECT *, 1 AS \"e\" FROM (\n{body}\n  ) AS \"x\""),
+                false => body,
+            };
+            ctes.push(format!("{} AS (\n{body}\n)", leaf_name(i)));
         }
         let mut columns: Vec<String> = request.dimensions.clone();
         columns.extend(request.metrics.iter().cloned());
@@ -344,7 +354,8 @@ impl<'a, 'p> Compiler<'a, 'p> {
             Some(leaf) => self.masks(leaf, &dimensions)?,
             None => Vec::new(),
         };
-        let sql = self.outer_sql(&ctes, &formulas, &columns, &masks, &leaves, &served);
+        let mut sql = self.outer_sql(&ctes, &formulas, &columns, &masks, &leaves, &served);
+        sql.push_str(&order_and_limit(request, &columns, masks.len())?);
         let mut said = self.warnings.borrow().clone();
         said.extend(warnings);
         said.dedup();
@@ -860,6 +871,66 @@ impl<'a, 'p> Compiler<'a, 'p> {
         };
         Ok((agg, operand))
     }
+}
+
+/// The statement's order and limit: the request's `order_by` columns (descending with a
+/// leading `-`), then the dimensions in order; then at most `limit` rows. An order that names
+/// no output column is refused.
+fn order_and_limit(
+    request: &QueryRequest,
+    columns: &[String],
+    dims: usize,
+) -> Result<String, Refusal> {
+    let mut order: Vec<String> = Vec::new();
+    let mut used = Vec::new();
+    for asked in &request.order_by {
+        let (name, descending) = match asked.trim().strip_prefix('-') {
+            Some(name) => (name.trim(), true),
+            None => (asked.trim(), false),
+        };
+        let Some(i) = output_column(columns, name) else {
+            return Err(Refusal {
+                code: "unresolved",
+                message: format!("the order `{asked}` names no column of the query"),
+                hint: Some(format!(
+                    "order by a metric or dimension the query asks for: {}",
+                    columns.join(", ")
+                )),
+            });
+        };
+        if !used.contains(&i) {
+            used.push(i);
+            order.push(format!(
+                "{}{}",
+                i + 1,
+                if descending { " DESC" } else { "" }
+            ));
+        }
+    }
+    order.extend(
+        (0..dims)
+            .filter(|i| !used.contains(i))
+            .map(|i| (i + 1).to_string()),
+    );
+    let mut out = String::new();
+    if !order.is_empty() {
+        out.push_str(&format!("\nORDER BY {}", order.join(", ")));
+    }
+    // An integer, parsed as one: no text of the request reaches the statement.
+    if let Some(limit) = request.limit {
+        out.push_str(&format!("\nLIMIT {limit}"));
+    }
+    Ok(out)
+}
+
+/// The index of the output column `name` names: as asked, in any case, or spelled with `__`
+/// for `.` (MetricFlow's `metric_time__month` for `metric_time.month`).
+pub fn output_column(columns: &[String], name: &str) -> Option<usize> {
+    let plain = |s: &str| s.replace("__", ".").to_ascii_lowercase();
+    columns
+        .iter()
+        .position(|c| c == name)
+        .or_else(|| columns.iter().position(|c| plain(c) == plain(name)))
 }
 
 /// A measure's aggregate of `operand`.

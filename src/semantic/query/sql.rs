@@ -17,6 +17,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         // The metric's own filter over dimensions is applied as a query's filter is.
         let mut all = filters.to_vec();
         all.extend(leaf.binding_filter().cloned());
+        let query_filters = filters;
         let filters = &all[..];
         let sql = self.leaf_rows(leaf, dimensions, filters)?;
         if !leaf.spine {
@@ -26,7 +27,15 @@ impl<'a, 'p> Compiler<'a, 'p> {
             return Ok(sql);
         };
         let on_points = self.spine_filters(leaf, filters)?;
-        self.spined(leaf, &sql, dimensions.len(), i, grain, &on_points)
+        let again = self.after_the_spine(leaf, query_filters, dimensions)?;
+        let spined = self.spined(leaf, &sql, dimensions.len(), i, grain, &on_points)?;
+        Ok(match again.is_empty() {
+            true => spined,
+            false => {
+                let each: Vec<String> = again.iter().map(|p| format!("({p})")).collect();
+                format!("{spined}\n  WHERE {}", each.join(" AND "))
+            }
+        })
     }
 
     /// A leaf's rows: its dimensions, its aggregate, its filters and the query's.
@@ -472,8 +481,6 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 .collect();
             let _ = write!(sql, "\nLEFT JOIN {} ON {}", leaf_name(i), on.join(" AND "));
         }
-        let order: Vec<String> = (1..=dims).map(|i| i.to_string()).collect();
-        let _ = write!(sql, "\nORDER BY {}", order.join(", "));
         sql
     }
 }
@@ -523,10 +530,58 @@ impl Compiler<'_, '_> {
                     let value = format!("({})", self.formula_sql(input, leaves));
                     sql = sql.replace(&format!("__sqb_input_{i}__"), &value);
                 }
-                sql
+                match present(f, leaves) {
+                    Some(present) => format!("CASE WHEN {present} THEN {sql} END"),
+                    None => sql,
+                }
             }
         }
     }
+}
+
+/// The leaves of a derived metric with a `fill_nulls_with` leaf: where none of them has a row,
+/// the metric has no value, as MetricFlow fills an input only in the groups its derived
+/// metric's inputs have (not in another metric's of the query). Each such leaf's CTE carries
+/// a presence column, `"e"`.
+pub(super) fn presence_leaves(f: &Formula, leaves: &[Leaf<'_, '_>], out: &mut Vec<usize>) {
+    if let Formula::Derived { inputs, .. } = f {
+        let mine: Vec<usize> = f
+            .parts()
+            .iter()
+            .flat_map(|p| match *p {
+                Part::Leaf(i) => vec![i],
+                Part::Coalesced { settled, live, .. } => vec![settled, live],
+            })
+            .collect();
+        if mine.iter().any(|&i| leaves[i].fill.is_some()) {
+            out.extend(mine.iter().filter(|i| !out.contains(i)).collect::<Vec<_>>());
+        }
+        for (_, input) in inputs {
+            presence_leaves(input, leaves, out);
+        }
+    }
+}
+
+/// Whether any leaf of a derived metric with a filled leaf has a row in the group.
+fn present(f: &Formula, leaves: &[Leaf<'_, '_>]) -> Option<String> {
+    let mut mine = Vec::new();
+    if let Formula::Derived { .. } = f {
+        for p in f.parts() {
+            match p {
+                Part::Leaf(i) => mine.push(i),
+                Part::Coalesced { settled, live, .. } => mine.extend([settled, live]),
+            }
+        }
+    }
+    if !mine.iter().any(|&i| leaves[i].fill.is_some()) {
+        return None;
+    }
+    mine.dedup();
+    let each: Vec<String> = mine
+        .iter()
+        .map(|&i| format!("{}.\"e\" IS NOT NULL", leaf_name(i)))
+        .collect();
+    Some(format!("({})", each.join(" OR ")))
 }
 
 /// How a semi-additive leaf under MetricFlow's rule picks its rows.

@@ -94,6 +94,72 @@ impl<'a, 'p> Compiler<'a, 'p> {
         })
     }
 
+    /// The query's filters not on the leaf's time whose every reference is a dimension the
+    /// query groups by, over the spined rows (`"m"."d{j}"`): MetricFlow applies them again
+    /// after the spine join, so a spine point's row without data (its groups NULL) is gone
+    /// where the query filters what it groups by. A metric's own filter it does not apply
+    /// again.
+    pub(super) fn after_the_spine(
+        &self,
+        leaf: &Leaf<'a, 'p>,
+        filters: &[Spanned<String>],
+        dimensions: &[Spanned<String>],
+    ) -> Result<Vec<String>, Refusal> {
+        let mut grouped = Vec::new();
+        for d in dimensions {
+            grouped.push(self.leaf_dimension(leaf, d).ok());
+        }
+        let same = |a: &Reached<'_, '_>, b: &Reached<'_, '_>| {
+            a.path == b.path
+                && a.dimension.name.value == b.dimension.name.value
+                && a.granularity == b.granularity
+        };
+        let mut out = Vec::new();
+        for filter in filters {
+            if !matches!(self.on_own_time(leaf, filter)?, OnTime::No) {
+                continue;
+            }
+            let mut expr = self.in_query_filter_language(filter)?;
+            let mut all = true;
+            let mut any = false;
+            let _ = sqlparser::ast::visit_expressions_mut(&mut expr, |e| {
+                let parts: Vec<String> = match e {
+                    Expr::Identifier(id) => vec![id.value.clone()],
+                    Expr::CompoundIdentifier(p) => p.iter().map(|i| i.value.clone()).collect(),
+                    Expr::Function(f) if crate::semantic::filter::metric_call(f).is_some() => {
+                        all = false;
+                        return std::ops::ControlFlow::<()>::Break(());
+                    }
+                    _ => return std::ops::ControlFlow::Continue(()),
+                };
+                let reached = self.leaf_dimension(leaf, &self.spanned(&parts.join(".")));
+                let j = reached.ok().and_then(|r| {
+                    grouped
+                        .iter()
+                        .position(|g| g.as_ref().is_some_and(|g| same(g, &r)))
+                });
+                match j {
+                    Some(j) => {
+                        *e = Expr::CompoundIdentifier(vec![
+                            sqlparser::ast::Ident::with_quote('"', "m"),
+                            sqlparser::ast::Ident::with_quote('"', format!("d{j}")),
+                        ]);
+                        any = true;
+                        std::ops::ControlFlow::Continue(())
+                    }
+                    None => {
+                        all = false;
+                        std::ops::ControlFlow::Break(())
+                    }
+                }
+            });
+            if all && any {
+                out.push(expr.to_string());
+            }
+        }
+        Ok(out)
+    }
+
     /// The requested dimension that is the leaf's own time (its measure's agg time dimension,
     /// asked by name or as `metric_time`): its index, the grain asked (its declared one when
     /// none is), and the dimension reached. The first, when asked twice.

@@ -321,9 +321,7 @@ impl Importer<'_> {
         let Some((measure_name, mut canonical)) = pass.simple.get(m).cloned() else {
             return Err(format!("filters or offsets metric `{m}`, and `{m}` is not a simple metric the filter or offset could be added to"));
         };
-        if canonical.contains_key("join_to_timespine") {
-            return Err(format!("filters or offsets metric `{m}`, which joins to the time spine: MetricFlow filters the spine's points too, which sqb does not"));
-        }
+        let spine = canonical.contains_key("join_to_timespine");
         if let Some((key, value)) = &offset {
             if canonical.get("kind").and_then(|k| k.as_str()) == Some("semi_additive") {
                 return Err(format!(
@@ -368,14 +366,24 @@ impl Importer<'_> {
             let refused =
                 |why: String| format!("filters metric `{m}` with a filter sqb cannot carry: {why}");
             // Offset, MetricFlow reads a filter on its time alone on the offset points, not on
-            // the rows: as sqb reads a binding's `filter` on an offset metric's time.
+            // the rows: as sqb reads a binding's `filter` on an offset metric's time. Joined to
+            // the spine, on the spine's points too, as sqb reads its `filter`.
             let reads = filters::reads(filter, &scope);
-            if offset.is_some() && reads.time {
-                if reads.other {
+            if (offset.is_some() || spine) && reads.time {
+                if reads.other && offset.is_some() {
                     return Err(format!("filters metric `{m}` on its time and on something else in one filter, and offsets it: MetricFlow then filters the rows, not the offset points, which it calls a bug and sqb does not reproduce"));
+                }
+                if reads.other {
+                    return Err(format!("filters metric `{m}`, which joins to the time spine, on its time and on something else in one filter, which sqb does not read on the spine's points"));
                 }
                 on_points.push(filters::over_dimensions(filter).map_err(refused)?);
                 continue;
+            }
+            // Joined to the spine, MetricFlow filters the rows, then again the spine's rows
+            // where the query groups by what the filter reads (a spine point's NULL group is
+            // gone): a filter sqb reads on the rows alone would answer otherwise.
+            if spine {
+                return Err(format!("filters metric `{m}`, which joins to the time spine, on other than its time: MetricFlow then filters the spine's rows too where a query groups by what the filter reads, which sqb does not for a metric's own filter"));
             }
             match filters::translate(filter, &scope, self.engine) {
                 Ok(translated) => {
@@ -393,7 +401,7 @@ impl Importer<'_> {
             canonical.insert("population_filter", filter.into());
         }
         if !on_points.is_empty() && !over_dimensions.is_empty() {
-            return Err(format!("filters metric `{m}` on its time and over a join, and offsets it: sqb reads one filter of an offset metric on its points or on its rows, not both"));
+            return Err(format!("filters metric `{m}` on its time, and on something else over a join or the time spine, and offsets it or joins it to the spine: sqb reads the one `filter` of such a metric on its time alone or on the rest, not both"));
         }
         over_dimensions.extend(on_points);
         if let Some(filter) = filters::conjunction(&over_dimensions) {

@@ -2,8 +2,9 @@
 //! --saved NAME`): the metrics, the group-by items as sqb dimensions (`Dimension('order_id__status')`
 //! is `status`; over a join, `customer.segment`; `TimeDimension('metric_time', 'month')` is
 //! `metric_time.month`, each metric in its own time), and the where filters over those dimensions. A
-//! saved query on a metric that was not carried is not carried either; a `limit` has no sqb
-//! form; exports are MetricFlow's to build.
+//! saved query on a metric that was not carried is not carried either; its `order_by` (a metric
+//! or a group-by item, `.descending(True)` as a leading `-`) and `limit` are the saved query's;
+//! exports are MetricFlow's to build.
 
 use serde_json::Value;
 use toml_edit::DocumentMut;
@@ -60,9 +61,13 @@ impl Importer<'_> {
             return Err(format!("is not carried: {why}"));
         }
         let params = &saved.query_params;
-        if params.get("limit").is_some_and(|l| !l.is_null()) {
-            return Err("has a `limit`, which sqb's saved queries do not express".into());
-        }
+        let limit = match params.get("limit").filter(|l| !l.is_null()) {
+            None => None,
+            Some(l) => Some(
+                l.as_u64()
+                    .ok_or_else(|| format!("has a `limit` of {l}, which is no row count"))?,
+            ),
+        };
         let metrics: Vec<String> = strings(params.get("metrics"));
         if metrics.is_empty() {
             return Err("asks for no metric".into());
@@ -99,6 +104,15 @@ impl Importer<'_> {
                 .unwrap_or_default();
             filters.push(where_filter(template, base, layer)?);
         }
+        let mut order_by = Vec::new();
+        for item in strings(params.get("order_by")) {
+            let ordered = order_item(&item, base, layer)?;
+            let name = ordered.strip_prefix('-').unwrap_or(&ordered);
+            if !metrics.iter().chain(&dimensions).any(|n| n == name) {
+                return Err(format!("orders by `{item}`, which it does not ask for"));
+            }
+            order_by.push(ordered);
+        }
         let mut doc = DocumentMut::new();
         doc.decor_mut().set_prefix(format!(
             "# MetricFlow's saved query `{}` ({}), imported by `sqb import dbt`.\n",
@@ -115,6 +129,12 @@ impl Importer<'_> {
         }
         if !filters.is_empty() {
             doc.insert("filters", array(&filters).into());
+        }
+        if !order_by.is_empty() {
+            doc.insert("order_by", array(&order_by).into());
+        }
+        if let Some(limit) = limit.and_then(|l| i64::try_from(l).ok()) {
+            doc.insert("limit", limit.into());
         }
         Ok(doc.to_string())
     }
@@ -167,6 +187,42 @@ fn group_by(
     };
     dimension_name(&name, grain.as_deref(), base, layer)
         .map_err(|why| format!("groups by `{item}`: {why}"))
+}
+
+/// An `order_by` item (`Metric('revenue').descending(True)`, `Dimension('order_id__status')`)
+/// as the output column it names, `-` first when descending.
+fn order_item(
+    item: &str,
+    base: Option<&crate::adopt::dbt::manifest::SemanticModel>,
+    layer: &Layer,
+) -> Result<String, String> {
+    let refused = || format!("orders by `{item}`, which sqb does not translate");
+    let mut text = item.trim();
+    let mut descending = false;
+    for (suffix, desc) in [
+        (".descending(True)", true),
+        (".descending(true)", true),
+        (".descending(False)", false),
+        (".descending(false)", false),
+    ] {
+        if let Some(rest) = text.strip_suffix(suffix) {
+            text = rest;
+            descending = desc;
+            break;
+        }
+    }
+    let call = Call::parse(text).ok_or_else(refused)?;
+    let name = match (call.function.as_str(), call.args.as_slice()) {
+        ("Metric", [metric]) if call.methods.is_empty() && call.group_by.is_empty() => {
+            metric.clone()
+        }
+        ("Metric", _) => return Err(refused()),
+        _ => group_by(text, base, layer).map_err(|why| format!("orders by `{item}`: {why}"))?,
+    };
+    Ok(match descending {
+        true => format!("-{name}"),
+        false => name,
+    })
 }
 
 /// The sqb dimension for MetricFlow's `entity__dimension` (or `metric_time`) read from the
