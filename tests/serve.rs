@@ -1144,3 +1144,38 @@ fn on_postgres_each_tenant_gets_its_own_rows_from_a_bounded_read_only_pool() {
         pg_exec(&admin, &format!("DROP ROLE IF EXISTS {role}"));
     }
 }
+
+/// A request's `order_by` and `limit` are `sqb query`'s: the first rows in that order, and an
+/// order naming no column of the query refused with the refusal's code.
+#[test]
+fn a_request_is_ordered_and_limited_as_it_asks() {
+    let root = shop();
+    let server = Server::start(root.path());
+    let t = token(&claims(json!({ "customer_id": 1 })), SECRET);
+    let all = orders_by_status(&server, 1);
+    assert!(all.len() >= 2, "{all:?}");
+    let count = |row: &String| -> i64 { row.rsplit('=').next().unwrap().parse().unwrap() };
+    let mut expected = all.clone();
+    expected.sort_by(|a, b| count(b).cmp(&count(a)).then(a.cmp(b)));
+    let (status, text) = server.query(
+        Some(&t),
+        json!({ "metrics": ["orders"], "dimensions": ["status"], "order_by": ["-orders"], "limit": 1 }),
+    );
+    assert_eq!(status, 200, "{text}");
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{text}");
+    let top = format!(
+        "{}={}",
+        rows[0]["status"].as_str().unwrap(),
+        rows[0]["orders"]
+    );
+    assert_eq!(top, expected[0], "{text}");
+    let (status, text) = server.query(
+        Some(&t),
+        json!({ "metrics": ["orders"], "dimensions": ["status"], "order_by": ["-revenue"] }),
+    );
+    assert_ne!(status, 200, "{text}");
+    assert!(text.contains("\"unresolved\""), "{text}");
+    assert_eq!(server.stop().code(), Some(0));
+}
