@@ -82,12 +82,14 @@ pub fn kind_options(kind: &str) -> &'static [&'static str] {
             "offset_window",
             "offset_to_grain",
             "filter",
+            "filter_given",
         ],
         "semi_additive" => &[
             "collapse_groupings",
             "join_to_timespine",
             "fill_nulls_with",
             "filter",
+            "filter_given",
         ],
         "single" | "distinct_count" => &[
             "join_to_timespine",
@@ -95,6 +97,7 @@ pub fn kind_options(kind: &str) -> &'static [&'static str] {
             "offset_window",
             "offset_to_grain",
             "filter",
+            "filter_given",
         ],
         "cumulative" => &[
             "window",
@@ -103,6 +106,7 @@ pub fn kind_options(kind: &str) -> &'static [&'static str] {
             "join_to_timespine",
             "fill_nulls_with",
             "filter",
+            "filter_given",
         ],
         "conversion" => &["window", "calculation", "filter"],
         "opaque" => &["filter"],
@@ -215,6 +219,11 @@ pub struct Canonical {
     /// (MetricFlow's metric `filter`).
     #[serde(default)]
     pub filter: Option<Spanned<String>>,
+    /// The `filter` is one a ratio or derived metric gives this metric (MetricFlow's input
+    /// filter), not its own: joined to the time spine, it is applied again to the spine's rows
+    /// where the query groups by what it reads, as a query's filter is.
+    #[serde(default)]
+    pub filter_given: Option<Spanned<bool>>,
     pub on_zero_denominator: Option<Spanned<String>>,
 }
 
@@ -357,6 +366,7 @@ fn read_canonical(r: &mut Reader<'_>, t: &dyn TableLike, loc: Loc) -> Canonical 
         metrics: r.strings(t, "metrics", false),
         population_filter: r.string(t, "population_filter"),
         filter: r.string(t, "filter"),
+        filter_given: r.boolean(t, "filter_given"),
         on_zero_denominator: r.choice(t, "on_zero_denominator", ON_ZERO),
         quantile,
         discrete: r.boolean(t, "discrete"),

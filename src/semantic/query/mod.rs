@@ -220,6 +220,17 @@ impl<'p> Leaf<'_, 'p> {
             .as_ref()
             .and_then(|c| c.filter.as_ref())
     }
+
+    /// Its `filter`, when a ratio or derived metric gives it (`filter_given = true`).
+    fn given_filter(&self) -> Option<&'p Spanned<String>> {
+        let given = self
+            .binding
+            .canonical
+            .as_ref()
+            .and_then(|c| c.filter_given.as_ref())
+            .is_some_and(|g| g.value);
+        self.binding_filter().filter(|_| given)
+    }
 }
 
 /// How a cumulative leaf adds up before each point of the time spine.

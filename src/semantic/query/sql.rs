@@ -27,7 +27,11 @@ impl<'a, 'p> Compiler<'a, 'p> {
             return Ok(sql);
         };
         let on_points = self.spine_filters(leaf, filters)?;
-        let again = self.after_the_spine(leaf, query_filters, dimensions)?;
+        // The query's filters, and a filter a ratio or derived metric gives the metric, are
+        // applied again after the spine join; the metric's own are not.
+        let mut given = query_filters.to_vec();
+        given.extend(leaf.given_filter().cloned());
+        let again = self.after_the_spine(leaf, &given, dimensions)?;
         let spined = self.spined(leaf, &sql, dimensions.len(), i, grain, &on_points)?;
         Ok(match again.is_empty() {
             true => spined,

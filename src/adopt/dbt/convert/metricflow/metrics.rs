@@ -359,7 +359,9 @@ impl Importer<'_> {
                 .map(String::from)
         };
         let mut predicates: Vec<String> = text("population_filter").into_iter().collect();
-        let mut over_dimensions: Vec<String> = text("filter").into_iter().collect();
+        let own_filter = text("filter");
+        let mut over_dimensions: Vec<String> = own_filter.iter().cloned().collect();
+        let mut given = Vec::new();
         let filtered = !filters.is_empty();
         let mut on_points = Vec::new();
         for filter in filters {
@@ -381,9 +383,13 @@ impl Importer<'_> {
             }
             // Joined to the spine, MetricFlow filters the rows, then again the spine's rows
             // where the query groups by what the filter reads (a spine point's NULL group is
-            // gone): a filter sqb reads on the rows alone would answer otherwise.
+            // gone): a given filter, as sqb reads `filter_given`.
             if spine {
-                return Err(format!("filters metric `{m}`, which joins to the time spine, on other than its time: MetricFlow then filters the spine's rows too where a query groups by what the filter reads, which sqb does not for a metric's own filter"));
+                if own_filter.is_some() {
+                    return Err(format!("filters metric `{m}`, which joins to the time spine and has a filter of its own, on other than its time: sqb applies again after the spine join the whole of a metric's `filter` or none of it"));
+                }
+                given.push(filters::over_dimensions(filter).map_err(refused)?);
+                continue;
             }
             match filters::translate(filter, &scope, self.engine) {
                 Ok(translated) => {
@@ -400,12 +406,17 @@ impl Importer<'_> {
         if let Some(filter) = filters::conjunction(&predicates) {
             canonical.insert("population_filter", filter.into());
         }
+        let is_given = !given.is_empty();
+        over_dimensions.extend(given);
         if !on_points.is_empty() && !over_dimensions.is_empty() {
             return Err(format!("filters metric `{m}` on its time, and on something else over a join or the time spine, and offsets it or joins it to the spine: sqb reads the one `filter` of such a metric on its time alone or on the rest, not both"));
         }
         over_dimensions.extend(on_points);
         if let Some(filter) = filters::conjunction(&over_dimensions) {
             canonical.insert("filter", filter.into());
+        }
+        if is_given {
+            canonical.insert("filter_given", true.into());
         }
         let does = match (filtered, &offset) {
             (true, Some(_)) => "filters and offsets it",
