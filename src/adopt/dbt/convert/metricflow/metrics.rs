@@ -342,6 +342,12 @@ impl Importer<'_> {
         if taken {
             return Err(format!("filters metric `{m}` in its definition, and `{name}`, the name its filtered copy would have, is taken"));
         }
+        if let Some(why) = self.excluded(&format!("contracts/metrics/{name}.toml"), "metric", &name)
+        {
+            return Err(format!(
+                "filters or offsets metric `{m}`, and its copy `{name}` is not carried: {why}"
+            ));
+        }
         let Some((sm, measure, fate)) = pass.layer.measure(&measure_name) else {
             return Err(format!(
                 "reads measure `{measure_name}`, which no semantic model declares"
