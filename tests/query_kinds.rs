@@ -391,6 +391,25 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// The kinds project on a DuckDB file of its warehouse, in a temp dir, and the warehouse's SQL.
+fn on_duckdb() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    kinds_in(dir.path(), "duckdb");
+    let warehouse = std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap();
+    duckdb_file(&dir.path().join("w.duckdb"), &warehouse);
+    (dir, warehouse)
+}
+
+/// The kinds project on a new Postgres database `name` holding the same warehouse (`None`
+/// where the tests have no Postgres, which `TestDb` fails under `CI=true`).
+fn on_postgres(name: &str, warehouse: &str) -> Option<(TestDb, tempfile::TempDir)> {
+    let db = TestDb::create(name)?;
+    let pg = tempfile::tempdir().unwrap();
+    kinds_in(pg.path(), "postgres");
+    pg_exec(&db.url, warehouse);
+    Some((db, pg))
+}
+
 fn kinds_in(root: &Path, engine: &str) -> Project {
     copy_tree(&repo().join("testdata/query/kinds"), root);
     let toml = std::fs::read_to_string(root.join("sqb.toml")).unwrap();
@@ -518,10 +537,7 @@ fn a_zero_denominator_is_refused_on_both_engines() {
         "--format",
         "json",
     ];
-    let dir = tempfile::tempdir().unwrap();
-    kinds_in(dir.path(), "duckdb");
-    let warehouse = std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap();
-    duckdb_file(&dir.path().join("w.duckdb"), &warehouse);
+    let (dir, warehouse) = on_duckdb();
     let out = run(sqb().current_dir(dir.path()).args(args));
     let duck = transcript(&out, dir.path());
     assert_eq!(out.status.code(), Some(21), "{duck}");
@@ -540,12 +556,9 @@ fn a_zero_denominator_is_refused_on_both_engines() {
         "{}",
         transcript(&out, dir.path())
     );
-    let Some(db) = TestDb::create("query_zero") else {
+    let Some((db, pg)) = on_postgres("query_zero", &warehouse) else {
         return;
     };
-    let pg = tempfile::tempdir().unwrap();
-    kinds_in(pg.path(), "postgres");
-    pg_exec(&db.url, &warehouse);
     let out = run(sqb()
         .current_dir(pg.path())
         .env("SQB_DATABASE_URL", &db.url)
@@ -564,10 +577,7 @@ fn a_zero_denominator_is_refused_on_both_engines() {
 /// refused too.
 #[test]
 fn a_time_filter_on_a_spine_metric_filters_its_points() {
-    let dir = tempfile::tempdir().unwrap();
-    kinds_in(dir.path(), "duckdb");
-    let warehouse = std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap();
-    duckdb_file(&dir.path().join("w.duckdb"), &warehouse);
+    let (dir, _) = on_duckdb();
     let ask = |filter: &str| {
         run(sqb().current_dir(dir.path()).args([
             "query",
@@ -757,10 +767,7 @@ fn a_time_filter_on_an_offset_metric_filters_the_offset_points() {
         run(&mut cmd)
     };
     let from_february = "metric_time >= DATE '2026-02-01'";
-    let dir = tempfile::tempdir().unwrap();
-    kinds_in(dir.path(), "duckdb");
-    let warehouse = std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap();
-    duckdb_file(&dir.path().join("w.duckdb"), &warehouse);
+    let (dir, warehouse) = on_duckdb();
     let out = ask(dir.path(), None, Some(from_february));
     let text = transcript(&out, dir.path());
     assert_eq!(out.status.code(), Some(0), "{text}");
@@ -780,12 +787,9 @@ fn a_time_filter_on_an_offset_metric_filters_the_offset_points() {
         text.contains("is offset in time, and the filter") && text.contains("on something else"),
         "{text}"
     );
-    let Some(db) = TestDb::create("query_offset_points") else {
+    let Some((db, pg)) = on_postgres("query_offset_points", &warehouse) else {
         return;
     };
-    let pg = tempfile::tempdir().unwrap();
-    kinds_in(pg.path(), "postgres");
-    pg_exec(&db.url, &warehouse);
     let all = ask(pg.path(), Some(&db.url), None);
     let filtered = ask(pg.path(), Some(&db.url), Some(from_february));
     assert_eq!(
@@ -829,10 +833,7 @@ fn the_rows_are_ordered_and_limited_as_asked() {
         run(&mut cmd)
     };
     let top = "order_id,revenue\n2,30.00\n4,12.25\n";
-    let dir = tempfile::tempdir().unwrap();
-    kinds_in(dir.path(), "duckdb");
-    let warehouse = std::fs::read_to_string(dir.path().join("warehouse.sql")).unwrap();
-    duckdb_file(&dir.path().join("w.duckdb"), &warehouse);
+    let (dir, warehouse) = on_duckdb();
     let out = ask(dir.path(), None, "-revenue");
     let text = transcript(&out, dir.path());
     assert_eq!(out.status.code(), Some(0), "{text}");
@@ -842,6 +843,23 @@ fn the_rows_are_ordered_and_limited_as_asked() {
         String::from_utf8_lossy(&out.stdout),
         "order_id,revenue\n1,10.00\n2,30.00\n"
     );
+    // More rows than a BIGINT counts is no limit at all.
+    let out = run(sqb().current_dir(dir.path()).args([
+        "query",
+        "--format",
+        "csv",
+        "-m",
+        "revenue",
+        "--limit",
+        &u64::MAX.to_string(),
+    ]));
+    let text = transcript(&out, dir.path());
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "revenue\n58.50\n",
+        "{text}"
+    );
     let out = ask(dir.path(), None, "-revenu");
     let text = transcript(&out, dir.path());
     assert_eq!(out.status.code(), Some(10), "{text}");
@@ -849,12 +867,9 @@ fn the_rows_are_ordered_and_limited_as_asked() {
         text.contains("the order `-revenu` names no column of the query"),
         "{text}"
     );
-    let Some(db) = TestDb::create("query_order") else {
+    let Some((db, pg)) = on_postgres("query_order", &warehouse) else {
         return;
     };
-    let pg = tempfile::tempdir().unwrap();
-    kinds_in(pg.path(), "postgres");
-    pg_exec(&db.url, &warehouse);
     let out = ask(pg.path(), Some(&db.url), "-revenue");
     let text = transcript(&out, pg.path());
     assert_eq!(out.status.code(), Some(0), "{text}");

@@ -927,8 +927,9 @@ fn order_and_limit(
     if !order.is_empty() {
         out.push_str(&format!("\nORDER BY {}", order.join(", ")));
     }
-    // An integer, parsed as one: no text of the request reaches the statement.
-    if let Some(limit) = request.limit {
+    // An integer, parsed as one: no text of the request reaches the statement. Both engines
+    // take a BIGINT; more rows than that is no limit at all.
+    if let Some(limit) = request.limit.map(|l| l.min(i64::MAX as u64)) {
         out.push_str(&format!("\nLIMIT {limit}"));
     }
     Ok(out)

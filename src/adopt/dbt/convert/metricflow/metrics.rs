@@ -32,6 +32,13 @@ pub(super) struct Pass<'l> {
     stack: Vec<String>,
 }
 
+/// How a MetricFlow filter of a metric is carried: predicates on its source's rows, or a filter
+/// over dimensions.
+enum Read {
+    Rows(Vec<String>),
+    Dimensions(String),
+}
+
 /// A metric's input: the measure or metric it names, and what MetricFlow says about it.
 struct Input<'v> {
     name: String,
@@ -255,20 +262,12 @@ impl Importer<'_> {
                 );
                 continue;
             }
-            match filters::translate(filter, &scope, self.engine) {
-                Ok(translated) => {
-                    for column in &translated.columns {
-                        self.ensure_column(model, column);
-                    }
-                    predicates.extend(translated.predicates);
-                }
-                // Over a join (`customer__segment` from the orders): a filter over
-                // dimensions, applied as a query's filter is, which is MetricFlow's reading.
-                Err(why) if filters::over_a_join(filter, &scope) => over_dimensions.push(
-                    filters::over_dimensions(filter)
-                        .map_err(|_| format!("has a filter sqb cannot carry: {why}"))?,
-                ),
-                Err(why) => return Err(format!("has a filter sqb cannot carry: {why}")),
+            match self
+                .read_filter(filter, &scope, model)
+                .map_err(|why| format!("has a filter sqb cannot carry: {why}"))?
+            {
+                Read::Rows(p) => predicates.extend(p),
+                Read::Dimensions(d) => over_dimensions.push(d),
             }
         }
         if let Some(filter) = filters::conjunction(&predicates) {
@@ -294,6 +293,30 @@ impl Importer<'_> {
         pass.simple
             .insert(metric.name.clone(), (m.clone(), canonical.clone()));
         Ok(canonical)
+    }
+
+    /// A MetricFlow filter of a metric of `model`: over its source's own columns, predicates
+    /// on its rows (the columns they read declared on the model); over a join (`customer__segment`
+    /// from the orders), a filter over dimensions, applied as a query's filter is, which is
+    /// MetricFlow's reading; else why sqb cannot carry it.
+    fn read_filter(
+        &mut self,
+        filter: &Value,
+        scope: &Scope<'_>,
+        model: usize,
+    ) -> Result<Read, String> {
+        match filters::translate(filter, scope, self.engine) {
+            Ok(translated) => {
+                for column in &translated.columns {
+                    self.ensure_column(model, column);
+                }
+                Ok(Read::Rows(translated.predicates))
+            }
+            Err(why) if filters::over_a_join(filter, scope) => filters::over_dimensions(filter)
+                .map(Read::Dimensions)
+                .map_err(|_| why),
+            Err(why) => Err(why),
+        }
     }
 
     /// The metric an input of `owner` (its `role`: numerator, denominator, an alias) names, or
@@ -397,16 +420,9 @@ impl Importer<'_> {
                 given.push(filters::over_dimensions(filter).map_err(refused)?);
                 continue;
             }
-            match filters::translate(filter, &scope, self.engine) {
-                Ok(translated) => {
-                    for column in &translated.columns {
-                        self.ensure_column(model, column);
-                    }
-                    predicates.extend(translated.predicates);
-                }
-                Err(why) if filters::over_a_join(filter, &scope) => over_dimensions
-                    .push(filters::over_dimensions(filter).map_err(|_| refused(why.clone()))?),
-                Err(why) => return Err(refused(why)),
+            match self.read_filter(filter, &scope, model).map_err(refused)? {
+                Read::Rows(p) => predicates.extend(p),
+                Read::Dimensions(d) => over_dimensions.push(d),
             }
         }
         if let Some(filter) = filters::conjunction(&predicates) {
