@@ -825,11 +825,24 @@ pub struct PromoteArgs {
     #[arg(long, default_value_t = 10, value_name = "DURATION", value_parser = seconds)]
     pub lock_timeout: u64,
 
+    /// How each table is published: `auto` swaps the staged copy into place where only views
+    /// read the destination (Postgres) and copies the rows in place elsewhere; `copy` always
+    /// copies; `swap` refuses a table that cannot be swapped (docs/promote.md).
+    #[arg(long, value_enum, default_value_t = PromoteStrategy::Auto)]
+    pub strategy: PromoteStrategy,
+
     #[command(flatten)]
     pub parallel: ParallelArgs,
 
     #[command(flatten)]
     pub connect: ConnectArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PromoteStrategy {
+    Auto,
+    Copy,
+    Swap,
 }
 
 #[derive(Debug, Args)]

@@ -89,6 +89,8 @@ pub struct Facts {
     /// For a destination that does not exist yet: the columns its contract declares
     /// `nullable = false`, made NOT NULL when it is created.
     pub not_null: Vec<String>,
+    /// Whether it can be swapped, and what a swap carries.
+    pub swap: Swap,
 }
 
 /// A statement of the plan, about one relation, its parameters bound as text.
@@ -97,4 +99,92 @@ pub struct Step {
     pub sql: String,
     pub params: Vec<String>,
     pub relation: Name,
+}
+
+/// Whether a destination can be published by a swap (its staged copy renamed into its place),
+/// and what the swap must then carry over; or why only a copy in place keeps what is bound to
+/// it. Read on Postgres only; DuckDB always copies.
+#[derive(Debug, Clone)]
+pub enum Swap {
+    /// Why not: `a foreign key of public.payment references it`.
+    No(String),
+    Yes(Box<Carried>),
+}
+
+impl Default for Swap {
+    fn default() -> Self {
+        Swap::No("only Postgres swaps".to_string())
+    }
+}
+
+/// Everything of a destination table that belongs to its identity and not to its rows, as the
+/// catalog deparses it (every name schema-qualified): the swap makes it again on the staged
+/// copy once that is renamed into place.
+#[derive(Debug, Clone, Default)]
+pub struct Carried {
+    /// A free name in the destination's schema for the old table, until it is dropped.
+    pub old_name: String,
+    pub owner: String,
+    pub staged_owner: String,
+    /// Columns NOT NULL in the destination, and those NOT NULL only in the staged copy.
+    pub not_null: Vec<String>,
+    pub staged_not_null: Vec<String>,
+    /// Column defaults: the column and the expression.
+    pub defaults: Vec<(String, String)>,
+    /// Constraints, name and definition (`PRIMARY KEY (id)`), keys before checks and foreign
+    /// keys.
+    pub constraints: Vec<(String, String)>,
+    /// `CREATE INDEX` statements of the indexes no constraint makes.
+    pub indexes: Vec<String>,
+    /// The index the table is clustered on.
+    pub clustered: Option<String>,
+    /// `CREATE TRIGGER` statements, with each trigger's name and `tgenabled`.
+    pub triggers: Vec<(String, String, char)>,
+    /// The table's privileges and each column's, as `aclexplode` lists them.
+    pub grants: Vec<Grant>,
+    /// Roles holding a privilege on the staged copy (or a column of it), `PUBLIC` included:
+    /// revoked before the destination's are granted.
+    pub staged_grantees: Vec<String>,
+    pub comments: Vec<Comment>,
+    /// Comments of the staged copy the destination does not have: removed.
+    pub staged_comments: Vec<Commented>,
+    /// Views that read the table directly: made again from their own definition, which binds
+    /// them to the new table and keeps their identity (grants, owner, comments, the views
+    /// over them).
+    pub views: Vec<View>,
+}
+
+/// A privilege of a role on the table, or on one column of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub privilege: String,
+    pub column: Option<String>,
+    /// A role name, or `PUBLIC`.
+    pub grantee: String,
+    pub grantable: bool,
+}
+
+/// What a comment is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Commented {
+    Table,
+    Column(String),
+    Constraint(String),
+    Index(Name),
+    Trigger(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Comment {
+    pub on: Commented,
+    pub text: String,
+}
+
+/// A view over the destination, as `pg_get_viewdef` deparses it, with its options
+/// (`check_option=local`, `security_barrier=true`).
+#[derive(Debug, Clone)]
+pub struct View {
+    pub name: Name,
+    pub definition: String,
+    pub options: Vec<String>,
 }

@@ -37,8 +37,9 @@ fn dump(url: &str) -> String {
     pg_dump(url, &[])
 }
 
-fn schema_dump(url: &str) -> String {
-    pg_dump(url, &["--schema-only"])
+/// The schema of everything but the staging namespace, whose tables a swap moves into place.
+fn published_schema(url: &str) -> String {
+    pg_dump(url, &["--schema-only", "--exclude-schema=staging"])
 }
 
 fn pg_dump(url: &str, args: &[&str]) -> String {
@@ -90,16 +91,28 @@ fn expect(out: &Output, code: i32, root: &Path) -> String {
 }
 
 #[test]
-fn a_promote_publishes_in_place_and_everything_bound_stays_bound() {
+fn a_promote_publishes_and_everything_bound_stays_bound() {
     let Some(db) = warehouse("promote_good") else {
         return;
     };
     let url = db.url.as_str();
     let root = project("postgres");
-    let schema = schema_dump(url);
+    let schema = published_schema(url);
     let out = promote(root.path(), Some(url), &["--to", "prod"]);
     let text = expect(&out, 0, root.path());
-    assert!(text.contains("published 2 relations"), "{text}");
+    assert!(text.contains("published 3 relations"), "{text}");
+    assert!(
+        text.contains("publish prod.customer: copy in place (foreign key film_curator_id_fkey of prod.film references it)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("publish prod.payment: copy in place (it is partitioned)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("publish prod.film: swap (only views read it)"),
+        "{text}"
+    );
     assert!(
         text.contains("`prod.customer_emails` was never populated"),
         "{text}"
@@ -165,9 +178,70 @@ fn a_promote_publishes_in_place_and_everything_bound_stays_bound() {
         "INSERT INTO prod.payment VALUES (9, 99, 1, '2026-01-09')"
     )
     .is_err());
+    // The swapped table: every view over it (with its options, its check option, a view over
+    // it and a materialized view over that) reads the new rows.
+    assert_eq!(
+        pg_strings(
+            url,
+            "SELECT title || ':' || rating FROM prod.film_list ORDER BY film_id"
+        ),
+        ["Alien:R", "Casablanca:PG", "Dune:PG"]
+    );
+    assert_eq!(
+        pg_strings(url, "SELECT title FROM prod.cheap_films ORDER BY 1"),
+        ["Alien", "Dune"]
+    );
+    assert_eq!(
+        pg_strings(
+            url,
+            "SELECT string_agg(title, ',' ORDER BY title) FROM prod.film_titles"
+        ),
+        ["Alien,Casablanca,Dune"]
+    );
+    assert_eq!(
+        pg_strings(url, "SELECT films::text FROM prod.film_count"),
+        ["3"]
+    );
+    assert_eq!(
+        pg_strings(
+            url,
+            "SELECT coalesce(to_regclass('staging.film')::text, 'moved')"
+        ),
+        ["moved"]
+    );
+    // Its sequence is past the published keys; the enabled trigger fires, the disabled one
+    // does not; its foreign key out, its UNIQUE and its CHECK still guard it.
+    assert_eq!(
+        pg_strings(
+            url,
+            "INSERT INTO prod.film (title, last_update) VALUES ('Fargo', '2020-01-01') RETURNING film_id || ':' || rental_rate || ':' || last_update::date"
+        ),
+        ["5:4.99:2020-01-01"]
+    );
+    assert_eq!(
+        pg_strings(
+            url,
+            "UPDATE prod.film SET rating = 'R' WHERE title = 'Fargo' RETURNING (last_update > '2026-06-01')::text"
+        ),
+        ["true"]
+    );
+    pg_exec(url, "DELETE FROM prod.film WHERE title = 'Fargo'");
+    for bad in [
+        "INSERT INTO prod.film (title, curator_id) VALUES ('Gilda', 99)",
+        "INSERT INTO prod.film (title) VALUES ('Alien')",
+        "INSERT INTO prod.film (title, rating) VALUES ('Heat', 'X')",
+        "INSERT INTO prod.cheap_films (title, rental_rate) VALUES ('Eraserhead', 9)",
+    ] {
+        assert!(pg_try_exec(url, bad).is_err(), "{bad}");
+    }
     // Indexes, constraints, defaults, generated columns, triggers, grants (column grants too),
-    // comments and owners: all as they were.
-    same(&schema_dump(url), &schema, "the schema after a promote");
+    // comments and owners, of the tables copied in place and of the one swapped, and every
+    // view: all as they were.
+    same(
+        &published_schema(url),
+        &schema,
+        "the schema after a promote",
+    );
 }
 
 #[test]
@@ -215,6 +289,22 @@ fn a_failed_check_publishes_nothing() {
         same(&dump(url), &broken, break_it);
         pg_exec(url, mend);
     }
+    // A staged copy that breaks a constraint the swap makes again on it (no audit checks the
+    // title): by then the swap has renamed the destination, moved the copy into place, made
+    // the views again and dropped the old table. The statement fails, and all of it rolls back.
+    pg_exec(
+        url,
+        "INSERT INTO staging.film VALUES (5, 'Dune', 'G', 1.00, NULL, now())",
+    );
+    let broken = dump(url);
+    let out = promote(root.path(), Some(url), &["--to", "prod"]);
+    let text = expect(&out, 2, root.path());
+    assert!(
+        text.contains("could not create unique index \"film_title_key\""),
+        "{text}"
+    );
+    same(&dump(url), &broken, "a swap failing half way");
+    pg_exec(url, "DELETE FROM staging.film WHERE film_id = 5");
     same(&dump(url), &before, "at the end");
 }
 
@@ -241,10 +331,48 @@ fn only_a_writable_target_is_written_and_a_dry_run_writes_nothing() {
         "{text}"
     );
     assert!(
+        text.contains("LOCK TABLE \"prod\".\"film_list\" IN ACCESS EXCLUSIVE MODE;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ALTER TABLE \"staging\".\"film\" SET SCHEMA \"prod\";"),
+        "{text}"
+    );
+    assert!(
         text.contains("REFRESH MATERIALIZED VIEW \"prod\".\"customer_count\";"),
         "{text}"
     );
     assert!(text.contains("nothing was changed"), "{text}");
+
+    // The strategy, chosen: a copy of every table, or a swap of every one, which refuses
+    // those bound by more than views.
+    let out = promote(
+        root.path(),
+        Some(url),
+        &["--to", "prod", "--dry-run", "--strategy", "copy"],
+    );
+    let text = expect(&out, 0, root.path());
+    assert!(
+        text.contains("publish prod.film: copy in place (--strategy copy)"),
+        "{text}"
+    );
+    assert!(!text.contains("SET SCHEMA"), "{text}");
+    let out = promote(
+        root.path(),
+        Some(url),
+        &["--to", "prod", "--strategy", "swap"],
+    );
+    let text = expect(&out, 1, root.path());
+    assert!(
+        text.contains("refused prod.customer: --strategy swap: it cannot be swapped: foreign key film_curator_id_fkey of prod.film references it"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "refused prod.payment: --strategy swap: it cannot be swapped: it is partitioned"
+        ),
+        "{text}"
+    );
     same(&dump(url), &before, "at the end");
 }
 
@@ -329,13 +457,16 @@ fn publisher_gone(url: &str) {
 }
 
 /// What each step of the publish waits on: the staged relation, the destination, a row being
-/// updated, a referencing table while it is checked, and a materialized view being refreshed.
+/// updated, a referencing table while it is checked, and a materialized view being refreshed;
+/// for the swap, a reader of a view it makes again and of the staged table it renames.
 const BLOCKERS: &[&[&str]] = &[
     &["LOCK TABLE staging.customer IN EXCLUSIVE MODE"],
     &["LOCK TABLE prod.customer IN EXCLUSIVE MODE"],
     &["SELECT 1 FROM prod.customer WHERE customer_id = 1 FOR UPDATE"],
     &["LOCK TABLE prod.rental IN ACCESS EXCLUSIVE MODE"],
     &["SELECT count(*) FROM prod.customer_count"],
+    &["SELECT count(*) FROM prod.film_list"],
+    &["SELECT count(*) FROM staging.film"],
 ];
 
 #[test]
@@ -422,7 +553,9 @@ fn a_publish_killed_or_cut_off_at_any_step_leaves_prod_as_it_was() {
 }
 
 /// Readers of the dependent views during a publish (held open at its last step) see the old
-/// rows or the new ones, never an error and never an empty result.
+/// rows or the new ones, never an error and never an empty result: those of a view over a
+/// table copied in place, and those of a view over the table swapped, which wait for the swap
+/// to commit and then read the new table.
 #[test]
 fn readers_never_see_an_error_or_an_empty_result() {
     let Some(db) = warehouse("promote_readers") else {
@@ -441,29 +574,52 @@ fn readers_never_see_an_error_or_an_empty_result() {
     let child = cmd.spawn().unwrap();
     waiting_publisher(&url);
     let (stop_tx, stop_rx) = mpsc::channel::<()>();
-    let reader_url = url.clone();
-    let reader = std::thread::spawn(move || {
-        let mut seen = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while stop_rx.try_recv().is_err() && Instant::now() < deadline {
-            let rows = pg_strings(
-                &reader_url,
-                "SELECT count(*)::text FROM prod.customer_list WHERE full_name IS NOT NULL",
-            );
-            seen.push(rows[0].clone());
-        }
-        seen
-    });
+    let readers: Vec<_> = [
+        "SELECT count(*)::text FROM prod.customer_list WHERE full_name IS NOT NULL",
+        "SELECT coalesce(string_agg(title, ',' ORDER BY title), 'none') FROM prod.film_list",
+        "SELECT coalesce(string_agg(title, ',' ORDER BY title), 'none') FROM prod.film_titles",
+    ]
+    .into_iter()
+    .map(|sql| {
+        let reader_url = url.clone();
+        let (seen_tx, seen_rx) = mpsc::channel::<String>();
+        let thread = std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                let rows = pg_strings(&reader_url, sql);
+                if seen_tx.send(rows[0].clone()).is_err() || Instant::now() > deadline {
+                    break;
+                }
+            }
+        });
+        (seen_rx, thread)
+    })
+    .collect();
     std::thread::sleep(Duration::from_millis(500));
     drop(holder);
     let out = child.wait_with_output().unwrap();
     expect(&out, 0, root.path());
-    std::thread::sleep(Duration::from_millis(200));
-    stop_tx.send(()).unwrap();
-    let seen = reader.join().unwrap();
-    assert!(!seen.is_empty());
-    assert!(seen.iter().all(|n| n == "3" || n == "4"), "{seen:?}");
-    assert_eq!(seen.last().map(String::as_str), Some("4"));
+    std::thread::sleep(Duration::from_millis(300));
+    drop(stop_rx);
+    drop(stop_tx);
+    let mut seen: Vec<Vec<String>> = Vec::new();
+    for (rx, thread) in readers {
+        // The last answers: the reader stops once nobody listens.
+        let got: Vec<String> = rx.try_iter().collect();
+        drop(rx);
+        thread.join().expect("a reader saw no error");
+        seen.push(got);
+    }
+    let allowed: [&[&str]; 3] = [
+        &["3", "4"],
+        &["Alien,Bambi,Casablanca", "Alien,Casablanca,Dune"],
+        &["Alien,Bambi,Casablanca", "Alien,Casablanca,Dune"],
+    ];
+    for (got, allowed) in seen.iter().zip(allowed) {
+        assert!(!got.is_empty());
+        assert!(got.iter().all(|n| allowed.contains(&n.as_str())), "{got:?}");
+        assert_eq!(got.last().map(String::as_str), Some(allowed[1]), "{got:?}");
+    }
     assert_eq!(
         pg_strings(&url, "SELECT customers::text FROM prod.customer_count"),
         ["4"]
@@ -497,6 +653,14 @@ fn duckdb_publishes_in_place_in_one_transaction() {
     let dry = promote(root.path(), None, &["--to", "prod", "--dry-run"]);
     expect(&dry, 0, root.path());
     insta::assert_snapshot!("duckdb_dry_run", String::from_utf8_lossy(&dry.stdout));
+    let swap = promote(root.path(), None, &["--to", "prod", "--strategy", "swap"]);
+    let text = expect(&swap, 1, root.path());
+    assert!(
+        text.contains(
+            "refused prod.film: --strategy swap: it cannot be swapped: only Postgres swaps"
+        ),
+        "{text}"
+    );
 
     // A staged copy missing a key that a payment references: refused, nothing written.
     duckdb_file(&file, "DELETE FROM staging.customer WHERE customer_id = 2");

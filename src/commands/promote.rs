@@ -1,12 +1,13 @@
 //! `sqb promote`: the report on stdout (with `--dry-run`, the exact statements), the verdict on
 //! stderr.
 
-use crate::cli::{GlobalArgs, PromoteArgs};
+use crate::cli::{GlobalArgs, PromoteArgs, PromoteStrategy};
 use crate::commands::{note, project_root, say, timeouts};
 use crate::exit::ExitStatus;
 use crate::message::Level;
 use crate::ops::inspect::SelectOptions;
 use crate::ops::promote::{promote, PromoteOptions, PromoteReport, Verdict};
+use crate::promote::Strategy;
 use crate::report::{self, count, Output};
 
 pub fn run(global: &GlobalArgs, args: &PromoteArgs) -> anyhow::Result<ExitStatus> {
@@ -24,6 +25,11 @@ pub fn run(global: &GlobalArgs, args: &PromoteArgs) -> anyhow::Result<ExitStatus
         workers: usize::from(args.parallel.connections),
         dry_run: args.dry_run,
         lock_timeout: std::time::Duration::from_secs(args.lock_timeout),
+        strategy: match args.strategy {
+            PromoteStrategy::Auto => Strategy::Auto,
+            PromoteStrategy::Copy => Strategy::Copy,
+            PromoteStrategy::Swap => Strategy::Swap,
+        },
     };
     let report = promote(&root, &options)?;
     report::write(Output::of(None), |w| w.write_all(text(&report).as_bytes()))?;
@@ -83,6 +89,9 @@ fn text(report: &PromoteReport) -> String {
         out.push_str(&format!("refused {}: {}\n", r.relation, r.why));
     }
     if report.verdict != Verdict::Refused {
+        for s in &report.strategies {
+            out.push_str(&format!("publish {s}\n"));
+        }
         out.push_str(match report.verdict {
             Verdict::Planned => "\n-- the publish, in one transaction (not run: --dry-run)\n",
             _ => "\n-- the publish, in one transaction\n",

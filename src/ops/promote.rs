@@ -22,7 +22,7 @@ use crate::diagnostics::Severity;
 use crate::engine::Engine;
 use crate::error::UserError;
 use crate::project::{Project, Resource};
-use crate::promote::{self, Name, Plan, Refusal};
+use crate::promote::{self, Name, Plan, Refusal, Strategy};
 use crate::report::audit::Status as AuditStatus;
 use crate::report::diff::Status as DiffStatus;
 use crate::warehouse::publish::{PublishError, Wanted, Writer};
@@ -40,6 +40,8 @@ pub struct PromoteOptions {
     pub workers: usize,
     pub dry_run: bool,
     pub lock_timeout: Duration,
+    /// How the destinations are published: a swap where the catalog allows it, or a copy.
+    pub strategy: Strategy,
 }
 
 /// How the promote ended.
@@ -64,6 +66,8 @@ pub struct PromoteReport {
     pub refusals: Vec<Refusal>,
     /// The publish's statements in order (run, or for `--dry-run` to run).
     pub statements: Vec<String>,
+    /// How each destination is published, and why: `prod.film: swap (only views read it)`.
+    pub strategies: Vec<String>,
     pub notes: Vec<String>,
     pub verdict: Verdict,
 }
@@ -97,6 +101,7 @@ pub fn promote(root: &Path, options: &PromoteOptions) -> anyhow::Result<PromoteR
         audits: 0,
         refusals: Vec::new(),
         statements: Vec::new(),
+        strategies: Vec::new(),
         notes: Vec::new(),
         verdict: Verdict::Refused,
     };
@@ -134,7 +139,7 @@ pub fn promote(root: &Path, options: &PromoteOptions) -> anyhow::Result<PromoteR
         Some(w) => w,
         None => open()?,
     };
-    let plan = match planned(&mut writer, engine, &wanted, options.dry_run)? {
+    let plan = match planned(&mut writer, engine, &wanted, options)? {
         Ok(plan) => plan,
         Err(refusals) => {
             report.refusals = refusals;
@@ -148,6 +153,11 @@ pub fn promote(root: &Path, options: &PromoteOptions) -> anyhow::Result<PromoteR
         }
     }
     report.notes = plan.notes.clone();
+    report.strategies = plan
+        .strategies
+        .iter()
+        .map(|(name, how)| format!("{}: {how}", name.shown()))
+        .collect();
     report.statements = plan
         .locks
         .iter()
@@ -244,29 +254,48 @@ fn lock_staged(writer: &mut Writer, engine: Engine, staged: &[Name]) -> anyhow::
 }
 
 /// The plan from the catalog; with the destinations locked (not for `--dry-run`), the plan
-/// again from what the catalog says under the locks.
+/// again from what the catalog says under the locks. A lock the new plan needs that was not
+/// taken (a view created over a destination meanwhile) is taken, and the catalog read again.
 fn planned(
     writer: &mut Writer,
     engine: Engine,
     wanted: &[Wanted],
-    dry_run: bool,
+    options: &PromoteOptions,
 ) -> anyhow::Result<Result<Plan, Vec<Refusal>>> {
     let facts = writer.facts(wanted).map_err(publish)?;
-    let plan = match promote::plan(engine, &facts) {
+    let mut plan = match promote::plan(engine, &facts, options.strategy) {
         Ok(plan) => plan,
         Err(refusals) => return Ok(Err(refusals)),
     };
-    if dry_run || plan.locks.is_empty() {
+    if options.dry_run {
         return Ok(Ok(plan));
     }
-    for lock in &plan.locks {
-        writer.run(lock).map_err(publish)?;
+    let mut taken: Vec<String> = Vec::new();
+    for _ in 0..3 {
+        let missing: Vec<_> = plan
+            .locks
+            .iter()
+            .filter(|l| !taken.contains(&l.sql))
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            return Ok(Ok(plan));
+        }
+        for lock in &missing {
+            writer.run(lock).map_err(publish)?;
+            taken.push(lock.sql.clone());
+        }
+        let facts = writer.facts(wanted).map_err(publish)?;
+        plan = match promote::plan(engine, &facts, options.strategy) {
+            Ok(again) => again,
+            Err(refusals) => return Ok(Err(refusals)),
+        };
     }
-    let facts = writer.facts(wanted).map_err(publish)?;
-    Ok(promote::plan(engine, &facts).map(|mut again| {
-        again.locks = plan.locks;
-        again
-    }))
+    Err(
+        UserError::new("the relations to publish kept changing while their locks were taken")
+            .with_hint("nothing was published; retry once the schema stops changing")
+            .into(),
+    )
 }
 
 /// The staged relations checked against their contracts and audits, as `contract diff` and

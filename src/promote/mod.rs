@@ -1,8 +1,11 @@
 //! `sqb promote`'s publish plan, pure: from what the catalog says about each destination table
 //! and its staged copy, the read-only checks that must count no row, then the statements that
-//! copy the staged rows into the destination **in place**. The destination keeps its identity,
-//! so every view, typed function, foreign key, trigger, index, constraint, default, grant,
-//! comment and owner bound to it stays bound to it (docs/promote.md says why there is no swap).
+//! publish it, chosen per relation (docs/promote.md):
+//! - a **copy in place**: the staged rows go into the destination, which keeps its identity,
+//!   so every view, typed function, foreign key, trigger, index, constraint, default, grant,
+//!   comment and owner bound to it stays bound to it;
+//! - a **swap** ([`swap`]) where only views read the destination: the staged copy is renamed
+//!   into its place, and the destination's identity is made again on it.
 //!
 //! No I/O: the warehouse room reads the [`Facts`] and runs the [`Plan`] in one transaction.
 
@@ -11,7 +14,24 @@ use std::collections::BTreeMap;
 use crate::engine::Engine;
 use crate::engine_rules::{self, EngineRules, SequenceCatchUp};
 use crate::ident::quoted;
-pub use crate::table_facts::{Column, Dependent, Facts, Name, Reference, Step, Trigger};
+pub use crate::table_facts::{
+    Carried, Column, Comment, Commented, Dependent, Facts, Grant, Name, Reference, Step, Swap,
+    Trigger, View,
+};
+
+mod swap;
+
+/// How the destinations are published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// A swap where the catalog allows one, a copy in place elsewhere.
+    #[default]
+    Auto,
+    /// A copy in place, always.
+    Copy,
+    /// A swap, always: a relation that cannot be swapped is refused.
+    Swap,
+}
 
 /// A read-only count that must be 0 for the publish to go on, and what it means when it is not.
 #[derive(Debug, Clone)]
@@ -36,6 +56,8 @@ pub struct Plan {
     /// What the publish leaves as it is, said in the report (a materialized view never
     /// populated).
     pub notes: Vec<String>,
+    /// How each destination is published, and why: `prod.film: swap`.
+    pub strategies: Vec<(Name, String)>,
 }
 
 /// A sequence to restart once the published keys are known.
@@ -70,48 +92,110 @@ pub fn staged_locks(engine: Engine, staged: &[Name]) -> Vec<Step> {
         .collect()
 }
 
+/// What a swap of `f` carries, when `strategy` and the catalog make it one.
+fn swapped(f: &Facts, strategy: Strategy) -> Option<&Carried> {
+    match (&f.swap, strategy, &f.kind) {
+        (Swap::Yes(carried), Strategy::Auto | Strategy::Swap, Some(_)) => Some(carried),
+        _ => None,
+    }
+}
+
 /// The plan for `facts`, or every reason it cannot be made.
-pub fn plan(engine: Engine, facts: &[Facts]) -> Result<Plan, Vec<Refusal>> {
-    let refusals: Vec<Refusal> = facts.iter().flat_map(refusals).collect();
+pub fn plan(engine: Engine, facts: &[Facts], strategy: Strategy) -> Result<Plan, Vec<Refusal>> {
+    let refusals: Vec<Refusal> = facts.iter().flat_map(|f| refusals(f, strategy)).collect();
     if !refusals.is_empty() {
         return Err(refusals);
     }
     let selected: BTreeMap<&Name, &Facts> = facts.iter().map(|f| (&f.dest, f)).collect();
     let order = parents_first(facts);
     let rules = engine_rules::of(engine);
-    let mut plan = Plan::default();
-    let dests: Vec<Name> = facts
-        .iter()
-        .filter(|f| f.kind.is_some())
-        .map(|f| f.dest.clone())
-        .collect();
-    plan.locks = sorted(&dests)
-        .into_iter()
-        .filter_map(|n| Some(step(rules.publish_lock(&n.sql(), true)?, &n)))
-        .collect();
+    let mut plan = Plan {
+        locks: locks(rules, facts, strategy),
+        ..Plan::default()
+    };
     for f in &order {
         plan.checks.extend(checks(f, &selected));
+        plan.strategies.push((f.dest.clone(), chosen(f, strategy)));
     }
-    for f in order.iter().filter(|f| f.kind.is_none()) {
+    let copied: Vec<&Facts> = order
+        .iter()
+        .copied()
+        .filter(|f| swapped(f, strategy).is_none())
+        .collect();
+    for f in copied.iter().filter(|f| f.kind.is_none()) {
         plan.writes.extend(create(f));
     }
-    for f in &order {
+    for f in &copied {
         plan.writes.extend(triggers(f, false));
     }
-    for f in &order {
+    for f in &copied {
         plan.writes.extend(copy(rules, f));
     }
-    for f in order.iter().rev() {
+    // After the inserts of the tables they may reference, before the deletes.
+    for f in &order {
+        if let Some(carried) = swapped(f, strategy) {
+            plan.writes.extend(swap::writes(f, carried));
+        }
+    }
+    for f in copied.iter().rev() {
         if let Some(delete) = delete(f) {
             plan.writes.push(delete);
         }
     }
     for f in &order {
         sequences(rules, f, &mut plan);
+    }
+    for f in &copied {
         plan.writes.extend(triggers(f, true));
     }
     refreshes(facts, &mut plan);
     Ok(plan)
+}
+
+/// The views that a swap makes again first, then every destination, then the staged copies
+/// that a swap renames: each set in name order.
+fn locks(rules: &dyn EngineRules, facts: &[Facts], strategy: Strategy) -> Vec<Step> {
+    let mut views = Vec::new();
+    let mut dests = Vec::new();
+    let mut staged = Vec::new();
+    for f in facts.iter().filter(|f| f.kind.is_some()) {
+        match swapped(f, strategy) {
+            Some(carried) => {
+                views.extend(swap::view_locks(carried));
+                dests.push((f.dest.clone(), true));
+                staged.push(f.staged.clone());
+            }
+            None => dests.push((f.dest.clone(), false)),
+        }
+    }
+    dests.sort();
+    dests.dedup();
+    let mut out: Vec<Step> = sorted(&views).iter().map(swap::access_exclusive).collect();
+    for (dest, swap) in dests {
+        match swap {
+            true => out.push(swap::access_exclusive(&dest)),
+            false => out.extend(
+                rules
+                    .publish_lock(&dest.sql(), true)
+                    .map(|l| step(l, &dest)),
+            ),
+        }
+    }
+    out.extend(sorted(&staged).iter().map(swap::access_exclusive));
+    out
+}
+
+/// How `f` is published, as the report says it.
+fn chosen(f: &Facts, strategy: Strategy) -> String {
+    match (&f.kind, swapped(f, strategy), &f.swap) {
+        (None, _, _) => "created, then copied".to_string(),
+        (Some(_), Some(_), _) => "swap (only views read it)".to_string(),
+        (Some(_), None, _) if strategy == Strategy::Copy => {
+            "copy in place (--strategy copy)".to_string()
+        }
+        (Some(_), None, Swap::No(why)) => format!("copy in place ({why})"),
+        (Some(_), None, Swap::Yes(_)) => "copy in place".to_string(),
+    }
 }
 
 fn step(sql: String, relation: &Name) -> Step {
@@ -130,7 +214,7 @@ fn sorted(names: &[Name]) -> Vec<Name> {
 }
 
 /// Why `f` cannot be published, before anything is written.
-fn refusals(f: &Facts) -> Vec<Refusal> {
+fn refusals(f: &Facts, strategy: Strategy) -> Vec<Refusal> {
     let refuse = |why: String| Refusal {
         relation: f.dest.shown(),
         why,
@@ -151,6 +235,11 @@ fn refusals(f: &Facts) -> Vec<Refusal> {
     }
     if f.kind.is_none() {
         return Vec::new();
+    }
+    if let (Strategy::Swap, Swap::No(why)) = (strategy, &f.swap) {
+        return vec![refuse(format!(
+            "--strategy swap: it cannot be swapped: {why}"
+        ))];
     }
     let mut out = Vec::new();
     let staged: Vec<&str> = f.staged_columns.iter().map(|c| c.name.as_str()).collect();

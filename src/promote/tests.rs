@@ -27,12 +27,13 @@ fn facts(name: &str) -> Facts {
         sequences: Vec::new(),
         dependents: Vec::new(),
         not_null: Vec::new(),
+        swap: Default::default(),
     }
 }
 
 #[test]
 fn copies_in_place_by_key_and_deletes_what_vanished_last() {
-    let plan = plan(Engine::Postgres, &[facts("customer")]).unwrap();
+    let plan = plan(Engine::Postgres, &[facts("customer")], Strategy::Auto).unwrap();
     let sql: Vec<&str> = plan.writes.iter().map(|s| s.sql.as_str()).collect();
     assert_eq!(
         plan.locks[0].sql,
@@ -55,7 +56,7 @@ fn generated_columns_are_left_out_and_identity_overridden() {
         ..col("fulltext")
     });
     f.columns[0].identity_always = true;
-    let plan = plan(Engine::Postgres, &[f]).unwrap();
+    let plan = plan(Engine::Postgres, &[f], Strategy::Auto).unwrap();
     let insert = &plan.writes[0].sql;
     assert!(!insert.contains("fulltext"), "{insert}");
     assert!(insert.contains("OVERRIDING SYSTEM VALUE"), "{insert}");
@@ -74,7 +75,7 @@ fn triggers_are_disabled_around_the_copy_and_enabled_as_they_were() {
             enabled: 'A',
         },
     ];
-    let sql: Vec<String> = plan(Engine::Postgres, &[f])
+    let sql: Vec<String> = plan(Engine::Postgres, &[f], Strategy::Auto)
         .unwrap()
         .writes
         .into_iter()
@@ -96,7 +97,7 @@ fn parents_are_copied_first_and_deleted_from_last() {
         to_columns: vec!["id".into()],
     });
     let child = facts("payment");
-    let plan = plan(Engine::Postgres, &[child, parent]).unwrap();
+    let plan = plan(Engine::Postgres, &[child, parent], Strategy::Auto).unwrap();
     let order: Vec<(&str, bool)> = plan
         .writes
         .iter()
@@ -139,7 +140,12 @@ fn what_cannot_be_published_is_refused_before_anything_is_planned() {
     });
     let mut drifted = facts("actor");
     drifted.staged_columns.push(col("extra"));
-    let refused = plan(Engine::Postgres, &[view, missing, keyless, drifted]).unwrap_err();
+    let refused = plan(
+        Engine::Postgres,
+        &[view, missing, keyless, drifted],
+        Strategy::Auto,
+    )
+    .unwrap_err();
     let whys: Vec<String> = refused
         .iter()
         .map(|r| format!("{}: {}", r.relation, r.why))
@@ -157,7 +163,7 @@ fn a_new_destination_is_created_with_its_contract_not_nulls() {
     f.kind = None;
     f.columns.clear();
     f.not_null = vec!["id".into()];
-    let plan = plan(Engine::DuckDb, &[f]).unwrap();
+    let plan = plan(Engine::DuckDb, &[f], Strategy::Auto).unwrap();
     let sql: Vec<&str> = plan.writes.iter().map(|s| s.sql.as_str()).collect();
     assert_eq!(
         sql,
@@ -168,4 +174,107 @@ fn a_new_destination_is_created_with_its_contract_not_nulls() {
         ]
     );
     assert!(plan.locks.is_empty());
+}
+
+fn swappable(name: &str) -> Facts {
+    let mut f = facts(name);
+    f.sequences = vec![("id".into(), Name::new("prod", "film_id_seq"))];
+    f.swap = Swap::Yes(Box::new(Carried {
+        old_name: "film__sqb_old".into(),
+        owner: "owner".into(),
+        staged_owner: "builder".into(),
+        not_null: vec!["id".into()],
+        staged_not_null: vec!["name".into()],
+        defaults: vec![("id".into(), "nextval('prod.film_id_seq'::regclass)".into())],
+        constraints: vec![("film_pkey".into(), "PRIMARY KEY (id)".into())],
+        indexes: vec!["CREATE INDEX film_name ON prod.film USING btree (name)".into()],
+        clustered: Some("film_name".into()),
+        triggers: vec![(
+            "touch".into(),
+            "CREATE TRIGGER touch BEFORE UPDATE ON prod.film FOR EACH ROW EXECUTE FUNCTION prod.touch()".into(),
+            'D',
+        )],
+        grants: vec![
+            Grant {
+                privilege: "SELECT".into(),
+                column: None,
+                grantee: "owner".into(),
+                grantable: false,
+            },
+            Grant {
+                privilege: "UPDATE".into(),
+                column: Some("name".into()),
+                grantee: "PUBLIC".into(),
+                grantable: true,
+            },
+        ],
+        staged_grantees: vec!["PUBLIC".into(), "owner".into()],
+        comments: vec![Comment {
+            on: Commented::Table,
+            text: "it's a \\ film".into(),
+        }],
+        staged_comments: vec![Commented::Column("name".into())],
+        views: vec![View {
+            name: Name::new("prod", "film_list"),
+            definition: " SELECT film.id\n   FROM prod.film;".into(),
+            options: vec!["check_option=local".into()],
+        }],
+    }));
+    f
+}
+
+#[test]
+fn a_table_only_views_read_is_swapped_and_its_identity_made_again() {
+    let plan = plan(Engine::Postgres, &[swappable("film")], Strategy::Auto).unwrap();
+    let locks: Vec<&str> = plan.locks.iter().map(|s| s.sql.as_str()).collect();
+    assert_eq!(
+        locks,
+        [
+            r#"LOCK TABLE "prod"."film_list" IN ACCESS EXCLUSIVE MODE"#,
+            r#"LOCK TABLE "prod"."film" IN ACCESS EXCLUSIVE MODE"#,
+            r#"LOCK TABLE "staging"."film" IN ACCESS EXCLUSIVE MODE"#,
+        ]
+    );
+    let sql: Vec<&str> = plan.writes.iter().map(|s| s.sql.as_str()).collect();
+    assert_eq!(
+        sql,
+        [
+            r#"ALTER TABLE "prod"."film" RENAME TO "film__sqb_old""#,
+            r#"ALTER TABLE "staging"."film" SET SCHEMA "prod""#,
+            r#"ALTER TABLE "prod"."film" OWNER TO "owner""#,
+            r#"ALTER SEQUENCE "prod"."film_id_seq" OWNED BY "prod"."film"."id""#,
+            "CREATE OR REPLACE VIEW \"prod\".\"film_list\" WITH (\"check_option\" = E'local') AS SELECT film.id\n   FROM prod.film",
+            r#"DROP TABLE "prod"."film__sqb_old" RESTRICT"#,
+            r#"ALTER TABLE "prod"."film" ALTER COLUMN "name" DROP NOT NULL"#,
+            r#"ALTER TABLE "prod"."film" ALTER COLUMN "id" SET NOT NULL"#,
+            r#"ALTER TABLE "prod"."film" ALTER COLUMN "id" SET DEFAULT nextval('prod.film_id_seq'::regclass)"#,
+            r#"ALTER TABLE "prod"."film" ADD CONSTRAINT "film_pkey" PRIMARY KEY (id)"#,
+            "CREATE INDEX film_name ON prod.film USING btree (name)",
+            r#"ALTER TABLE "prod"."film" CLUSTER ON "film_name""#,
+            "CREATE TRIGGER touch BEFORE UPDATE ON prod.film FOR EACH ROW EXECUTE FUNCTION prod.touch()",
+            r#"ALTER TABLE "prod"."film" DISABLE TRIGGER "touch""#,
+            r#"REVOKE ALL ON TABLE "prod"."film" FROM PUBLIC, "owner""#,
+            r#"GRANT SELECT ON TABLE "prod"."film" TO "owner""#,
+            r#"GRANT UPDATE ("name") ON TABLE "prod"."film" TO PUBLIC WITH GRANT OPTION"#,
+            r#"COMMENT ON COLUMN "prod"."film"."name" IS NULL"#,
+            r#"COMMENT ON TABLE "prod"."film" IS E'it''s a \\ film'"#,
+        ]
+    );
+    assert_eq!(plan.strategies[0].1, "swap (only views read it)");
+    // The sequence is restarted past the staged keys, as for a copy.
+    assert_eq!(plan.restarts.len(), 1);
+}
+
+#[test]
+fn the_strategy_can_be_chosen() {
+    let copied = plan(Engine::Postgres, &[swappable("film")], Strategy::Copy).unwrap();
+    assert!(copied.writes[0].sql.starts_with("INSERT INTO"));
+    assert_eq!(copied.strategies[0].1, "copy in place (--strategy copy)");
+    let mut bound = facts("customer");
+    bound.swap = Swap::No("foreign key x of prod.y references it".into());
+    let refused = plan(Engine::Postgres, &[bound], Strategy::Swap).unwrap_err();
+    assert_eq!(
+        refused[0].why,
+        "--strategy swap: it cannot be swapped: foreign key x of prod.y references it"
+    );
 }

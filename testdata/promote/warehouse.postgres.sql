@@ -1,7 +1,12 @@
 -- Production has what real schemas have: a serial key, a generated column, a full-text index,
 -- a BEFORE trigger, a CHECK, comments, a column grant and another owner; a partitioned table
 -- and a plain one referencing it (RESTRICT and CASCADE); a view, a materialized view over the
--- view, one never populated, and a SQL function returning its row type.
+-- view, one never populated, and a SQL function returning its row type. Those are published
+-- by a copy in place. `prod.film` is read only by views, so it is swapped: it has everything a
+-- swap must carry (a serial key, a UNIQUE and a CHECK, a foreign key out, defaults, a
+-- clustered index with a storage parameter, a full-text index, an enabled and a disabled
+-- trigger, table and column grants, comments on all of these, another owner) and views with
+-- options, grants, a check option, a view over a view and a materialized view over that.
 DO $$ BEGIN
   BEGIN CREATE ROLE sqb_promote_owner NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
   BEGIN CREATE ROLE sqb_promote_reader NOLOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END;
@@ -57,8 +62,41 @@ INSERT INTO prod.payment VALUES (1, 1, 9.99, '2026-01-05'), (2, 2, 4.50, '2026-0
 INSERT INTO prod.rental (customer_id) VALUES (1), (2);
 REFRESH MATERIALIZED VIEW prod.customer_count;
 
+CREATE TABLE prod.film (
+    film_id serial PRIMARY KEY,
+    title text NOT NULL CONSTRAINT film_title_key UNIQUE,
+    rating text CHECK (rating IN ('G', 'PG', 'R')),
+    rental_rate numeric(4,2) NOT NULL DEFAULT 4.99,
+    curator_id integer REFERENCES prod.customer (customer_id),
+    last_update timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX film_title_fts ON prod.film USING gin (to_tsvector('simple', title));
+CREATE INDEX film_rating_idx ON prod.film (rating) WITH (fillfactor = 70);
+ALTER TABLE prod.film CLUSTER ON film_rating_idx;
+CREATE TRIGGER film_touch BEFORE UPDATE ON prod.film FOR EACH ROW EXECUTE FUNCTION prod.touch();
+CREATE TRIGGER film_touch_insert BEFORE INSERT ON prod.film FOR EACH ROW EXECUTE FUNCTION prod.touch();
+ALTER TABLE prod.film DISABLE TRIGGER film_touch_insert;
+COMMENT ON TABLE prod.film IS 'one row per film; it''s \ quoted';
+COMMENT ON COLUMN prod.film.rating IS 'the MPAA rating';
+COMMENT ON CONSTRAINT film_title_key ON prod.film IS 'one film per title';
+COMMENT ON INDEX prod.film_title_fts IS 'what search reads';
+COMMENT ON TRIGGER film_touch ON prod.film IS 'keeps last_update';
+GRANT SELECT ON prod.film TO sqb_promote_reader;
+GRANT UPDATE (title) ON prod.film TO sqb_promote_reader WITH GRANT OPTION;
+ALTER TABLE prod.film OWNER TO sqb_promote_owner;
+CREATE VIEW prod.film_list WITH (security_barrier = true) AS SELECT film_id, title, rating FROM prod.film;
+COMMENT ON VIEW prod.film_list IS 'films as the shop lists them';
+GRANT SELECT ON prod.film_list TO sqb_promote_reader;
+CREATE VIEW prod.cheap_films AS SELECT * FROM prod.film WHERE rental_rate < 3 WITH LOCAL CHECK OPTION;
+CREATE VIEW prod.film_titles AS SELECT title FROM prod.film_list;
+CREATE MATERIALIZED VIEW prod.film_count AS SELECT count(*) AS films FROM prod.film_titles;
+INSERT INTO prod.film (title, rating, rental_rate, curator_id)
+VALUES ('Alien', 'R', 2.99, 1), ('Bambi', 'G', 0.99, NULL), ('Casablanca', 'PG', 4.99, 2);
+REFRESH MATERIALIZED VIEW prod.film_count;
+
 CREATE TABLE raw.customer_raw AS SELECT * FROM prod.customer WITH NO DATA;
 CREATE TABLE raw.payment_raw AS SELECT * FROM prod.payment WITH NO DATA;
+CREATE TABLE raw.film_raw AS SELECT * FROM prod.film WITH NO DATA;
 
 -- Staging, as a build with enforced contracts makes it: columns with NOT NULL, then rows.
 -- Customer 1 changed, 3 is gone (nothing references it), 4 and 5 are new.
@@ -77,3 +115,10 @@ INSERT INTO staging.customer VALUES
     (5, 'Ed', 'Ruiz', 'ed@x.org', 'Ed Ruiz', '2026-03-01 10:00:00+00');
 CREATE TABLE staging.payment AS SELECT * FROM prod.payment;
 INSERT INTO staging.payment VALUES (3, 4, 12.00, '2026-02-09');
+-- A table build (`CREATE TABLE AS`): bare columns, the rows. Alien is cheaper now, Bambi is
+-- gone, Dune is new (curated by a customer the copy publishes).
+CREATE TABLE staging.film AS SELECT * FROM prod.film WITH NO DATA;
+INSERT INTO staging.film VALUES
+    (1, 'Alien', 'R', 1.99, 1, '2026-03-01 10:00:00+00'),
+    (3, 'Casablanca', 'PG', 4.99, 2, '2026-03-01 10:00:00+00'),
+    (4, 'Dune', 'PG', 2.49, 4, '2026-03-01 10:00:00+00');

@@ -96,6 +96,7 @@ impl DuckTransaction {
             sequences: Vec::new(),
             dependents: Vec::new(),
             not_null: w.not_null.clone(),
+            swap: Default::default(),
         };
         let column = |r: &Vec<String>| Column {
             name: r[0].clone(),

@@ -9,6 +9,7 @@
 #[cfg(feature = "duckdb")]
 pub(in crate::warehouse) mod duckdb;
 pub(in crate::warehouse) mod postgres;
+mod swap_catalog;
 
 use std::time::Duration;
 

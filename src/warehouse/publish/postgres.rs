@@ -157,8 +157,10 @@ impl PgTransaction {
         tx.execute(begin, &[], &none)?;
         let lock = format!("{}ms", lock_timeout.as_millis().max(1));
         let statement = format!("{}ms", timeouts.statement.as_millis().max(1));
+        // An empty search_path: every name the catalog deparses comes schema-qualified, and no
+        // name in the publish's statements resolves to an object another role planted.
         tx.execute(
-            "SELECT pg_catalog.set_config('lock_timeout', $1, true), pg_catalog.set_config('statement_timeout', $2, true)",
+            "SELECT pg_catalog.set_config('lock_timeout', $1, true), pg_catalog.set_config('statement_timeout', $2, true), pg_catalog.set_config('search_path', '', true)",
             &[lock, statement],
             &none,
         )?;
@@ -174,7 +176,7 @@ impl PgTransaction {
         self.fetch(sql, params, relation).map(|_| ())
     }
 
-    fn fetch(
+    pub(super) fn fetch(
         &mut self,
         sql: &str,
         params: &[String],
@@ -194,14 +196,22 @@ impl PgTransaction {
         result.map_err(|e| self.failed(e, sql, relation))
     }
 
-    fn rows(&mut self, sql: &str, oid: i64) -> Result<Vec<PgRow>, PublishError> {
+    pub(super) fn rows(&mut self, sql: &str, oid: i64) -> Result<Vec<PgRow>, PublishError> {
+        self.rows_of(sql, &[oid])
+    }
+
+    /// The rows of a catalog query whose parameters are oids.
+    pub(super) fn rows_of(&mut self, sql: &str, oids: &[i64]) -> Result<Vec<PgRow>, PublishError> {
+        let mut query = sqlx::query(sql);
+        for oid in oids {
+            query = query.bind(*oid);
+        }
         let result = {
             let conn = self
                 .conn
                 .as_mut()
                 .expect("the connection lives until commit");
-            self.runtime
-                .block_on(sqlx::query(sql).bind(oid).fetch_all(conn))
+            self.runtime.block_on(query.fetch_all(conn))
         };
         result.map_err(|e| self.failed(e, "the catalog query", &Name::new("", "")))
     }
@@ -284,6 +294,7 @@ impl PgTransaction {
             sequences: Vec::new(),
             dependents: Vec::new(),
             not_null: w.not_null.clone(),
+            swap: Default::default(),
         };
         if let Some(oid) = staged_oid {
             facts.staged_columns = self.columns(oid)?.into_iter().map(|(c, _)| c).collect();
@@ -316,6 +327,11 @@ impl PgTransaction {
                 to_columns: r.get(4),
             })
             .collect();
+        if let (Some(staged), Some("table" | "partitioned table")) =
+            (staged_oid, facts.kind.as_deref())
+        {
+            facts.swap = super::swap_catalog::read(self, &facts, oid, staged)?;
+        }
         facts.dependents = self
             .rows(DEPENDENTS, oid)?
             .iter()

@@ -1,0 +1,1 @@
+SELECT * FROM raw.film_raw
