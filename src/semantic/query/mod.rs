@@ -350,15 +350,16 @@ impl<'a, 'p> Compiler<'a, 'p> {
         for f in &formulas {
             sql::presence_leaves(f, &leaves, &mut marked);
         }
-        let mut ctes = Vec::new();
+        let mut bodies = Vec::new();
         for (i, leaf) in leaves.iter().enumerate() {
-            let body = self.leaf_sql(leaf, &dimensions, &filters)?;
-            let body = match marked.contains(&i) {
-                true => format!("  SELECT *, 1 AS \"e\" FROM (\n{body}\n  ) AS \"x\""),
-                false => body,
-            };
-            ctes.push(format!("{} AS (\n{body}\n)", leaf_name(i)));
+            let mut body = self.leaf_sql(leaf, &dimensions, &filters)?;
+            if marked.contains(&i) {
+                body.sql = format!("  SELECT *, 1 AS \"e\" FROM (\n{}\n  ) AS \"x\"", body.sql);
+            }
+            bodies.push(body);
         }
+        // A leaf with a presence column keeps a query of its own.
+        let ctes = sql::ctes(bodies, &marked);
         let mut columns: Vec<String> = request.dimensions.clone();
         columns.extend(request.metrics.iter().cloned());
         let masks = match leaves.first() {

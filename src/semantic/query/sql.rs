@@ -5,6 +5,131 @@
 #[allow(clippy::wildcard_imports)]
 use super::*;
 
+/// A leaf's query, and when it is a plain aggregate over its rows, its parts: leaves whose
+/// rows, joins, filters and grouping are the same text share one query, each aggregate a
+/// column of it, so that the engine reads those rows once.
+pub(super) struct LeafSql {
+    pub sql: String,
+    pub shared: Option<Shared>,
+}
+
+pub(super) struct Shared {
+    /// The select list before the value: the dimensions (`… AS "d0"`), maybe empty.
+    grouped_by: String,
+    /// The aggregate.
+    value: String,
+    /// `FROM` to the end.
+    rest: String,
+}
+
+impl LeafSql {
+    fn alone(sql: String) -> Self {
+        Self { sql, shared: None }
+    }
+}
+
+/// Where each leaf's value is read: the CTE that computes it and its column there.
+#[derive(Default)]
+pub(super) struct Slots {
+    /// Per leaf: the CTE's number (that of the first leaf it computes) and the value column's.
+    at: Vec<(usize, usize)>,
+}
+
+impl Slots {
+    fn table(&self, leaf: usize) -> String {
+        leaf_name(self.at[leaf].0)
+    }
+
+    fn value(&self, leaf: usize) -> String {
+        match self.at[leaf].1 {
+            0 => format!("{}.\"v\"", self.table(leaf)),
+            j => format!("{}.\"v{j}\"", self.table(leaf)),
+        }
+    }
+
+    /// The CTEs, each once, in order.
+    fn tables(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = self.at.iter().map(|(t, _)| *t).collect();
+        out.dedup();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// The leaves' CTEs, and where each leaf's value is in them.
+pub(super) struct Ctes {
+    list: Vec<String>,
+    slots: Slots,
+}
+
+/// The CTEs of `bodies` (one per leaf; `alone`: leaves that must keep a query of their own),
+/// leaves sharing a query where they can.
+pub(super) fn ctes(bodies: Vec<LeafSql>, alone: &[usize]) -> Ctes {
+    // Per CTE: its number, the shared parts' key, and its values.
+    let mut groups: Vec<(usize, Option<Shared>, Vec<String>)> = Vec::new();
+    let mut slots = Slots::default();
+    let mut texts: Vec<Option<String>> = Vec::new();
+    for (i, body) in bodies.into_iter().enumerate() {
+        let shared = body.shared.filter(|_| !alone.contains(&i));
+        let Some(shared) = shared else {
+            slots.at.push((i, 0));
+            groups.push((i, None, Vec::new()));
+            texts.push(Some(body.sql));
+            continue;
+        };
+        let same = groups.iter_mut().find(|(_, g, _)| {
+            g.as_ref()
+                .is_some_and(|g| g.grouped_by == shared.grouped_by && g.rest == shared.rest)
+        });
+        match same {
+            Some((n, _, values)) => {
+                let j = match values.iter().position(|v| *v == shared.value) {
+                    Some(j) => j,
+                    None => {
+                        values.push(shared.value.clone());
+                        values.len() - 1
+                    }
+                };
+                slots.at.push((*n, j));
+            }
+            None => {
+                slots.at.push((i, 0));
+                let value = shared.value.clone();
+                groups.push((i, Some(shared), vec![value]));
+                texts.push(None);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for ((n, shared, values), text) in groups.into_iter().zip(texts) {
+        let body = match (shared, text) {
+            (_, Some(text)) => text,
+            (Some(shared), None) => shared.sql(&values),
+            (None, None) => continue,
+        };
+        out.push(format!("{} AS (\n{body}\n)", leaf_name(n)));
+    }
+    Ctes { list: out, slots }
+}
+
+impl Shared {
+    /// The query with every value of the leaves that share it: `"v"`, `"v1"`, ….
+    fn sql(&self, values: &[String]) -> String {
+        let mut select: Vec<String> = Vec::new();
+        if !self.grouped_by.is_empty() {
+            select.push(self.grouped_by.clone());
+        }
+        for (j, v) in values.iter().enumerate() {
+            select.push(match j {
+                0 => format!("{v} AS \"v\""),
+                j => format!("{v} AS \"v{j}\""),
+            });
+        }
+        format!("  SELECT {}{}", select.join(", "), self.rest)
+    }
+}
+
 impl<'a, 'p> Compiler<'a, 'p> {
     /// A leaf's query: its dimensions, its aggregate, its filters and the query's; joined to
     /// the time spine when it says so and is grouped by its time.
@@ -13,18 +138,19 @@ impl<'a, 'p> Compiler<'a, 'p> {
         leaf: &Leaf<'a, 'p>,
         dimensions: &[Spanned<String>],
         filters: &[Spanned<String>],
-    ) -> Result<String, Refusal> {
+    ) -> Result<LeafSql, Refusal> {
         // The metric's own filter over dimensions is applied as a query's filter is.
         let mut all = filters.to_vec();
         all.extend(leaf.binding_filter().cloned());
         let query_filters = filters;
         let filters = &all[..];
-        let sql = self.leaf_rows(leaf, dimensions, filters)?;
+        let rows = self.leaf_rows(leaf, dimensions, filters)?;
         if !leaf.spine {
-            return Ok(sql);
+            return Ok(rows);
         }
+        let sql = rows.sql;
         let Some((i, grain, _)) = self.asked_time(leaf, dimensions)? else {
-            return Ok(sql);
+            return Ok(LeafSql::alone(sql));
         };
         let on_points = self.spine_filters(leaf, filters)?;
         // The query's filters, and a filter a ratio or derived metric gives the metric, are
@@ -33,13 +159,13 @@ impl<'a, 'p> Compiler<'a, 'p> {
         given.extend(leaf.given_filter().cloned());
         let again = self.after_the_spine(leaf, &given, dimensions)?;
         let spined = self.spined(leaf, &sql, dimensions.len(), i, grain, &on_points)?;
-        Ok(match again.is_empty() {
+        Ok(LeafSql::alone(match again.is_empty() {
             true => spined,
             false => {
                 let each: Vec<String> = again.iter().map(|p| format!("({p})")).collect();
                 format!("{spined}\n  WHERE {}", each.join(" AND "))
             }
-        })
+        }))
     }
 
     /// A leaf's rows: its dimensions, its aggregate, its filters and the query's.
@@ -48,9 +174,11 @@ impl<'a, 'p> Compiler<'a, 'p> {
         leaf: &Leaf<'a, 'p>,
         dimensions: &[Spanned<String>],
         filters: &[Spanned<String>],
-    ) -> Result<String, Refusal> {
+    ) -> Result<LeafSql, Refusal> {
         if let Some(conversion) = leaf.conversion {
-            return self.conversion_rows(leaf, conversion, dimensions, filters);
+            return self
+                .conversion_rows(leaf, conversion, dimensions, filters)
+                .map(LeafSql::alone);
         }
         let mut joins: Vec<(Vec<&'p str>, String)> = Vec::new();
         let mut on_rows = Vec::new();
@@ -107,7 +235,9 @@ impl<'a, 'p> Compiler<'a, 'p> {
                 groupings,
                 agg,
             };
-            return self.windowed_leaf_sql(leaf, &window, &joins, &predicates);
+            return self
+                .windowed_leaf_sql(leaf, &window, &joins, &predicates)
+                .map(LeafSql::alone);
         }
         let collapse = match &plan {
             Some(p) if p.coarser() => Some(POINT.to_string()),
@@ -116,6 +246,7 @@ impl<'a, 'p> Compiler<'a, 'p> {
         if let Some(t) = &collapse {
             select.push(format!("{t} AS \"t\""));
         }
+        let grouped_by = select.join(", ");
         select.push(format!("{} AS \"v\"", leaf.aggregate));
         if leaf.after.is_some() {
             select.push("count(*) AS \"n\"".to_string());
@@ -124,13 +255,13 @@ impl<'a, 'p> Compiler<'a, 'p> {
             Some(p) => p.from.clone(),
             None => format!("{} AS \"s\"", self.source_sql(leaf.relation)?),
         };
-        let mut sql = format!("  SELECT {}\n  FROM {from}", select.join(", "));
+        let mut rest = format!("\n  FROM {from}");
         for (_, join) in &joins {
-            let _ = write!(sql, "\n  {join}");
+            let _ = write!(rest, "\n  {join}");
         }
         if !predicates.is_empty() {
             let _ = write!(
-                sql,
+                rest,
                 "\n  WHERE {}",
                 predicates
                     .iter()
@@ -142,17 +273,30 @@ impl<'a, 'p> Compiler<'a, 'p> {
         let grouped = dimensions.len() + usize::from(collapse.is_some());
         if grouped > 0 {
             let groups: Vec<String> = (1..=grouped).map(|i| i.to_string()).collect();
-            let _ = write!(sql, "\n  GROUP BY {}", groups.join(", "));
+            let _ = write!(rest, "\n  GROUP BY {}", groups.join(", "));
         }
+        let sql = format!("  SELECT {}{rest}", select.join(", "));
         Ok(match (&plan, leaf.collapse) {
-            (Some(p), _) if p.coarser() && leaf.spine && leaf.cumulative.is_some() => collapsed(
-                &p.on_every_point(&sql, dimensions.len(), leaf.fill),
-                p.period_agg(),
-                dimensions.len(),
-            ),
-            (Some(p), _) if p.coarser() => collapsed(&sql, p.period_agg(), dimensions.len()),
-            (_, Some((_, agg))) => collapsed(&sql, agg, dimensions.len()),
-            _ => sql,
+            (Some(p), _) if p.coarser() && leaf.spine && leaf.cumulative.is_some() => {
+                LeafSql::alone(collapsed(
+                    &p.on_every_point(&sql, dimensions.len(), leaf.fill),
+                    p.period_agg(),
+                    dimensions.len(),
+                ))
+            }
+            (Some(p), _) if p.coarser() => {
+                LeafSql::alone(collapsed(&sql, p.period_agg(), dimensions.len()))
+            }
+            (_, Some((_, agg))) => LeafSql::alone(collapsed(&sql, agg, dimensions.len())),
+            (None, None) if leaf.after.is_none() => LeafSql {
+                sql,
+                shared: Some(Shared {
+                    grouped_by,
+                    value: leaf.aggregate.clone(),
+                    rest,
+                }),
+            },
+            _ => LeafSql::alone(sql),
         })
     }
 
@@ -430,16 +574,17 @@ impl<'a, 'p> Compiler<'a, 'p> {
     /// The statement: the leaves as CTEs, their dimension rows joined, each metric's formula.
     pub(super) fn outer_sql(
         &self,
-        ctes: &[String],
+        ctes: &Ctes,
         formulas: &[Formula],
         columns: &[String],
         masks: &[Option<String>],
         all: &[Leaf<'a, 'p>],
         served: &[ServedMetric],
     ) -> String {
-        let leaves = all.len();
+        let slots = &ctes.slots;
+        let tables = slots.tables();
         let dims = masks.len();
-        let mut sql = format!("WITH {}", ctes.join(",\n"));
+        let mut sql = format!("WITH {}", ctes.list.join(",\n"));
         let mut select: Vec<String> = (0..dims)
             .map(|i| {
                 let value = format!("\"k\".\"d{i}\"");
@@ -451,15 +596,19 @@ impl<'a, 'p> Compiler<'a, 'p> {
             })
             .collect();
         for (f, name) in formulas.iter().zip(&columns[dims..]) {
-            select.push(format!("{} AS {}", self.formula_sql(f, all), quote(name)));
+            select.push(format!(
+                "{} AS {}",
+                self.formula_sql(f, all, slots),
+                quote(name)
+            ));
         }
         for (f, m) in formulas.iter().zip(served) {
             if let Some(flag) = &m.final_flag {
-                select.push(format!("{} AS {}", final_sql(f, all), quote(flag)));
+                select.push(format!("{} AS {}", final_sql(f, all, slots), quote(flag)));
             }
         }
         if dims == 0 {
-            let from: Vec<String> = (0..leaves).map(leaf_name).collect();
+            let from: Vec<String> = tables.iter().map(|&t| leaf_name(t)).collect();
             let _ = write!(
                 sql,
                 "\nSELECT {}\nFROM {}",
@@ -469,8 +618,9 @@ impl<'a, 'p> Compiler<'a, 'p> {
             return sql;
         }
         let keys: Vec<String> = (0..dims).map(|i| format!("\"d{i}\"")).collect();
-        let unions: Vec<String> = (0..leaves)
-            .map(|i| format!("SELECT {} FROM {}", keys.join(", "), leaf_name(i)))
+        let unions: Vec<String> = tables
+            .iter()
+            .map(|&t| format!("SELECT {} FROM {}", keys.join(", "), leaf_name(t)))
             .collect();
         let _ = write!(
             sql,
@@ -478,12 +628,12 @@ impl<'a, 'p> Compiler<'a, 'p> {
             unions.join("\n  UNION\n  "),
             select.join(", ")
         );
-        for i in 0..leaves {
+        for &t in &tables {
             let on: Vec<String> = keys
                 .iter()
-                .map(|k| format!("\"k\".{k} IS NOT DISTINCT FROM {}.{k}", leaf_name(i)))
+                .map(|k| format!("\"k\".{k} IS NOT DISTINCT FROM {}.{k}", leaf_name(t)))
                 .collect();
-            let _ = write!(sql, "\nLEFT JOIN {} ON {}", leaf_name(i), on.join(" AND "));
+            let _ = write!(sql, "\nLEFT JOIN {} ON {}", leaf_name(t), on.join(" AND "));
         }
         sql
     }
@@ -491,16 +641,19 @@ impl<'a, 'p> Compiler<'a, 'p> {
 
 impl Compiler<'_, '_> {
     /// A metric's value in a group, from its leaves' values.
-    fn formula_sql(&self, f: &Formula, leaves: &[Leaf<'_, '_>]) -> String {
+    fn formula_sql(&self, f: &Formula, leaves: &[Leaf<'_, '_>], slots: &Slots) -> String {
         match f {
-            Formula::Value(part) => part_sql(*part, leaves),
+            Formula::Value(part) => part_sql(*part, leaves, slots),
             Formula::Divide {
                 numerator,
                 denominator,
                 on_zero,
                 metric,
             } => {
-                let (n, d) = (part_sql(*numerator, leaves), part_sql(*denominator, leaves));
+                let (n, d) = (
+                    part_sql(*numerator, leaves, slots),
+                    part_sql(*denominator, leaves, slots),
+                );
                 let rules = engine_rules::of(self.engine);
                 let cast = rules.quotient_type();
                 match on_zero.as_str() {
@@ -531,10 +684,10 @@ impl Compiler<'_, '_> {
                 });
                 let mut sql = expr.to_string();
                 for (i, (_, input)) in inputs.iter().enumerate() {
-                    let value = format!("({})", self.formula_sql(input, leaves));
+                    let value = format!("({})", self.formula_sql(input, leaves, slots));
                     sql = sql.replace(&format!("__sqb_input_{i}__"), &value);
                 }
-                match present(f, leaves) {
+                match present(f, leaves, slots) {
                     Some(present) => format!("CASE WHEN {present} THEN {sql} END"),
                     None => sql,
                 }
@@ -567,7 +720,7 @@ pub(super) fn presence_leaves(f: &Formula, leaves: &[Leaf<'_, '_>], out: &mut Ve
 }
 
 /// Whether any leaf of a derived metric with a filled leaf has a row in the group.
-fn present(f: &Formula, leaves: &[Leaf<'_, '_>]) -> Option<String> {
+fn present(f: &Formula, leaves: &[Leaf<'_, '_>], slots: &Slots) -> Option<String> {
     let mut mine = Vec::new();
     if let Formula::Derived { .. } = f {
         for p in f.parts() {
@@ -583,7 +736,7 @@ fn present(f: &Formula, leaves: &[Leaf<'_, '_>]) -> Option<String> {
     mine.dedup();
     let each: Vec<String> = mine
         .iter()
-        .map(|&i| format!("{}.\"e\" IS NOT NULL", leaf_name(i)))
+        .map(|&i| format!("{}.\"e\" IS NOT NULL", slots.table(i)))
         .collect();
     Some(format!("({})", each.join(" OR ")))
 }
@@ -601,18 +754,16 @@ pub(super) struct Window<'w> {
 }
 
 /// A part's value in a group.
-fn part_sql(part: Part, leaves: &[Leaf<'_, '_>]) -> String {
+fn part_sql(part: Part, leaves: &[Leaf<'_, '_>], slots: &Slots) -> String {
     match part {
         // `fill_nulls_with`: the value of a group where the metric has none.
         Part::Leaf(i) => match leaves[i].fill {
-            Some(fill) => format!("COALESCE({}.\"v\", {fill})", leaf_name(i)),
-            None => format!("{}.\"v\"", leaf_name(i)),
+            Some(fill) => format!("COALESCE({}, {fill})", slots.value(i)),
+            None => slots.value(i),
         },
-        Part::Coalesced { settled, live, how } => finality::combined(
-            how,
-            &format!("{}.\"v\"", leaf_name(settled)),
-            &format!("{}.\"v\"", leaf_name(live)),
-        ),
+        Part::Coalesced { settled, live, how } => {
+            finality::combined(how, &slots.value(settled), &slots.value(live))
+        }
     }
 }
 
@@ -666,7 +817,7 @@ pub(super) fn collapsed(sql: &str, agg: &str, dims: usize) -> String {
 
 /// Whether a group's value of a metric holds only final rows: no provisional leaf of it read
 /// a row there (a leaf reading only a provisional realization never is).
-pub(super) fn final_sql(formula: &Formula, leaves: &[Leaf<'_, '_>]) -> String {
+pub(super) fn final_sql(formula: &Formula, leaves: &[Leaf<'_, '_>], slots: &Slots) -> String {
     let parts = formula.parts();
     let mut checks = Vec::new();
     for part in parts {
@@ -676,7 +827,7 @@ pub(super) fn final_sql(formula: &Formula, leaves: &[Leaf<'_, '_>]) -> String {
         };
         for i in used {
             match (&leaves[i].after, leaves[i].provisional) {
-                (Some(_), _) => checks.push(format!("COALESCE({}.\"n\", 0) = 0", leaf_name(i))),
+                (Some(_), _) => checks.push(format!("COALESCE({}.\"n\", 0) = 0", slots.table(i))),
                 (None, true) => checks.push("false".to_string()),
                 (None, false) => {}
             }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgRow};
 use sqlx::{Connection, Row};
 
+use super::swap_catalog::{self, Catalog};
 use super::{seconds, PublishError, Transaction, Wanted};
 use crate::redact::redact;
 use crate::table_facts::{Column, Dependent, Facts, Name, Reference, Step, Trigger};
@@ -176,7 +177,7 @@ impl PgTransaction {
         self.fetch(sql, params, relation).map(|_| ())
     }
 
-    pub(super) fn fetch(
+    fn fetch(
         &mut self,
         sql: &str,
         params: &[String],
@@ -196,12 +197,12 @@ impl PgTransaction {
         result.map_err(|e| self.failed(e, sql, relation))
     }
 
-    pub(super) fn rows(&mut self, sql: &str, oid: i64) -> Result<Vec<PgRow>, PublishError> {
-        self.rows_of(sql, &[oid])
+    fn rows(&mut self, sql: &str, oid: i64) -> Result<Vec<PgRow>, PublishError> {
+        self.oid_rows(sql, &[oid])
     }
 
     /// The rows of a catalog query whose parameters are oids.
-    pub(super) fn rows_of(&mut self, sql: &str, oids: &[i64]) -> Result<Vec<PgRow>, PublishError> {
+    fn oid_rows(&mut self, sql: &str, oids: &[i64]) -> Result<Vec<PgRow>, PublishError> {
         let mut query = sqlx::query(sql);
         for oid in oids {
             query = query.bind(*oid);
@@ -330,7 +331,7 @@ impl PgTransaction {
         if let (Some(staged), Some("table" | "partitioned table")) =
             (staged_oid, facts.kind.as_deref())
         {
-            facts.swap = super::swap_catalog::read(self, &facts, oid, staged)?;
+            facts.swap = swap_catalog::read(self, &facts, oid, staged)?;
         }
         facts.dependents = self
             .rows(DEPENDENTS, oid)?
@@ -370,6 +371,21 @@ impl PgTransaction {
                 )
             })
             .collect())
+    }
+}
+
+impl Catalog for PgTransaction {
+    fn rows_of(&mut self, sql: &str, oids: &[i64]) -> Result<Vec<PgRow>, PublishError> {
+        self.oid_rows(sql, oids)
+    }
+
+    fn fetch(
+        &mut self,
+        sql: &str,
+        params: &[String],
+        relation: &Name,
+    ) -> Result<Vec<PgRow>, PublishError> {
+        PgTransaction::fetch(self, sql, params, relation)
     }
 }
 

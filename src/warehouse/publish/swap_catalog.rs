@@ -224,16 +224,33 @@ SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.o
  WHERE n.nspname = $1 AND c.relname = $2
 "#;
 
+use sqlx::postgres::PgRow;
 use sqlx::Row;
 
-use super::postgres::PgTransaction;
 use super::PublishError;
 use crate::table_facts::{Carried, Comment, Commented, Facts, Grant, Name, Swap, View};
+
+/// The writer's transaction, as the swap's catalog queries run in it.
+pub(super) trait Catalog {
+    /// The rows of a query whose parameters are oids.
+    fn rows_of(&mut self, sql: &str, oids: &[i64]) -> Result<Vec<PgRow>, PublishError>;
+    /// The rows of a query whose parameters are text, about `relation`.
+    fn fetch(
+        &mut self,
+        sql: &str,
+        params: &[String],
+        relation: &Name,
+    ) -> Result<Vec<PgRow>, PublishError>;
+
+    fn rows(&mut self, sql: &str, oid: i64) -> Result<Vec<PgRow>, PublishError> {
+        self.rows_of(sql, &[oid])
+    }
+}
 
 /// Whether `facts.dest` (oid `dest`) can be swapped with its staged copy (oid `staged`), and
 /// what the swap then carries.
 pub(super) fn read(
-    tx: &mut PgTransaction,
+    tx: &mut impl Catalog,
     facts: &Facts,
     dest: i64,
     staged: i64,
@@ -309,11 +326,11 @@ fn names<'a>(columns: impl Iterator<Item = &'a crate::table_facts::Column>) -> V
     columns.map(|c| c.name.clone()).collect()
 }
 
-fn pairs(rows: Vec<sqlx::postgres::PgRow>) -> Vec<(String, String)> {
+fn pairs(rows: Vec<PgRow>) -> Vec<(String, String)> {
     rows.iter().map(|r| (r.get(0), r.get(1))).collect()
 }
 
-fn comments(tx: &mut PgTransaction, oid: i64) -> Result<Vec<Comment>, PublishError> {
+fn comments(tx: &mut impl Catalog, oid: i64) -> Result<Vec<Comment>, PublishError> {
     Ok(tx
         .rows(COMMENTS, oid)?
         .iter()
@@ -335,7 +352,7 @@ fn comments(tx: &mut PgTransaction, oid: i64) -> Result<Vec<Comment>, PublishErr
 
 /// A name beside the destination's that nothing in its schema has: where the old table waits
 /// for its drop. Postgres cuts names at 63 bytes.
-fn free_name(tx: &mut PgTransaction, dest: &Name) -> Result<String, PublishError> {
+fn free_name(tx: &mut impl Catalog, dest: &Name) -> Result<String, PublishError> {
     for i in 0..1000 {
         let suffix = match i {
             0 => "__sqb_old".to_string(),
