@@ -6,7 +6,8 @@ use clap::Parser;
 use sqb::cli::Cli;
 
 // Compiling a project allocates many small strings (SQL tokens, TOML keys) from two threads;
-// mimalloc is markedly faster at that than the system allocator (docs/performance.md).
+// mimalloc is markedly faster at that than the system allocator (docs/performance.md). With
+// libmimalloc-sys's `override` feature the embedded DuckDB allocates from it too.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
