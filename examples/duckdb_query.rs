@@ -13,6 +13,12 @@
 
 use anyhow::{bail, Context};
 
+// The same allocator as sqb's, which the embedded DuckDB allocates from too (libmimalloc-sys's
+// `override`, linked with it): the floor is DuckDB as sqb runs it, not slower for its
+// allocator. DuckDB's own release builds allocate from jemalloc on Linux.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
