@@ -51,6 +51,17 @@ pub struct Reference {
     pub to_columns: Vec<String>,
 }
 
+/// A foreign key of the destination into `to` (another table, or itself).
+#[derive(Debug, Clone)]
+pub struct Parent {
+    pub constraint: String,
+    pub to: Name,
+    /// The destination's columns, in key order.
+    pub columns: Vec<String>,
+    /// The columns of `to` they reference, in the same order.
+    pub to_columns: Vec<String>,
+}
+
 /// A trigger of the destination that fires on the copy unless disabled for it.
 #[derive(Debug, Clone)]
 pub struct Trigger {
@@ -83,6 +94,8 @@ pub struct Facts {
     pub key: Vec<String>,
     pub triggers: Vec<Trigger>,
     pub references: Vec<Reference>,
+    /// Foreign keys of the destination into other tables (or itself).
+    pub parents: Vec<Parent>,
     /// Each column a sequence feeds, with the sequence.
     pub sequences: Vec<(String, Name)>,
     pub dependents: Vec<Dependent>,

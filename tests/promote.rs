@@ -289,6 +289,15 @@ fn a_failed_check_publishes_nothing() {
         same(&dump(url), &broken, break_it);
         pg_exec(url, mend);
     }
+    // Published alone, the staged films reference a customer (4) that only the staged
+    // customers have: refused by a count, before anything is written.
+    let out = promote(root.path(), Some(url), &["--to", "prod", "-s", "film"]);
+    let text = expect(&out, 1, root.path());
+    assert!(
+        text.contains("refused prod.film: rows of the staged copy reference keys `prod.customer` does not have (foreign key `film_curator_id_fkey`): 1"),
+        "{text}"
+    );
+    same(&dump(url), &before, "a parent's key missing");
     // A staged copy that breaks a constraint the swap makes again on it (no audit checks the
     // title): by then the swap has renamed the destination, moved the copy into place, made
     // the views again and dropped the old table. The statement fails, and all of it rolls back.
@@ -659,6 +668,12 @@ fn duckdb_publishes_in_place_in_one_transaction() {
         text.contains(
             "refused prod.film: --strategy swap: it cannot be swapped: only Postgres swaps"
         ),
+        "{text}"
+    );
+    let alone = promote(root.path(), None, &["--to", "prod", "-s", "film"]);
+    let text = expect(&alone, 1, root.path());
+    assert!(
+        text.contains("rows of the staged copy reference keys `prod.customer` does not have"),
         "{text}"
     );
 

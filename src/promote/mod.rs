@@ -15,8 +15,8 @@ use crate::engine::Engine;
 use crate::engine_rules::{self, EngineRules, SequenceCatchUp};
 use crate::ident::quoted;
 pub use crate::table_facts::{
-    Carried, Column, Comment, Commented, Dependent, Facts, Grant, Name, Reference, Step, Swap,
-    Trigger, View,
+    Carried, Column, Comment, Commented, Dependent, Facts, Grant, Name, Parent, Reference, Step,
+    Swap, Trigger, View,
 };
 
 mod swap;
@@ -353,6 +353,42 @@ fn checks(f: &Facts, selected: &BTreeMap<&Name, &Facts>) -> Vec<Check> {
             what: format!(
                 "rows of the staged copy are NULL where the destination is NOT NULL ({})",
                 not_null.join(", ")
+            ),
+        });
+    }
+    for p in &f.parents {
+        // A referenced table published in the same run (or the table itself) is checked as it
+        // will be: staged.
+        let (to, whose) = match selected.get(&p.to) {
+            Some(other) => (
+                other.staged.sql(),
+                format!("the staged copy of `{}`", p.to.shown()),
+            ),
+            None => (p.to.sql(), format!("`{}`", p.to.shown())),
+        };
+        let present = p
+            .columns
+            .iter()
+            .map(|c| format!("r.{} IS NOT NULL", quoted(c)))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        let matched = p
+            .columns
+            .iter()
+            .zip(&p.to_columns)
+            .map(|(c, t)| format!("s.{} = r.{}", quoted(t), quoted(c)))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        out.push(Check {
+            step: step(
+                format!(
+                    "SELECT count(*) FROM {staged} AS r WHERE {present} AND NOT EXISTS (SELECT 1 FROM {to} AS s WHERE {matched})"
+                ),
+                &f.dest,
+            ),
+            what: format!(
+                "rows of the staged copy reference keys {whose} does not have (foreign key `{}`)",
+                p.constraint
             ),
         });
     }

@@ -24,6 +24,7 @@ fn facts(name: &str) -> Facts {
         key: vec!["id".into()],
         triggers: Vec::new(),
         references: Vec::new(),
+        parents: Vec::new(),
         sequences: Vec::new(),
         dependents: Vec::new(),
         not_null: Vec::new(),

@@ -8,7 +8,7 @@ use std::path::Path;
 use duckdb::{params_from_iter, AccessMode, Connection};
 
 use super::{PublishError, Transaction, Wanted};
-use crate::table_facts::{Column, Facts, Name, Reference, Step};
+use crate::table_facts::{Column, Facts, Name, Parent, Reference, Step};
 use crate::warehouse::duckdb::{first_line, open_file};
 use crate::warehouse::Timeouts;
 
@@ -26,6 +26,12 @@ const KEY: &str = "SELECT unnest(constraint_column_names) FROM duckdb_constraint
 const REFERENCES: &str = "SELECT coalesce(constraint_name, table_name || '_fkey'), table_name, \
     unnest(constraint_column_names), unnest(referenced_column_names) FROM duckdb_constraints() \
     WHERE database_name = current_database() AND schema_name = ? AND referenced_table = ? \
+    AND constraint_type = 'FOREIGN KEY'";
+
+/// Foreign keys of the table into others: name, referenced table, column, referenced column.
+const PARENTS: &str = "SELECT coalesce(constraint_name, table_name || '_fkey'), referenced_table, \
+    unnest(constraint_column_names), unnest(referenced_column_names) FROM duckdb_constraints() \
+    WHERE database_name = current_database() AND schema_name = ? AND table_name = ? \
     AND constraint_type = 'FOREIGN KEY'";
 
 pub(in crate::warehouse) struct DuckTransaction {
@@ -93,6 +99,7 @@ impl DuckTransaction {
             key: Vec::new(),
             triggers: Vec::new(),
             references: Vec::new(),
+            parents: Vec::new(),
             sequences: Vec::new(),
             dependents: Vec::new(),
             not_null: w.not_null.clone(),
@@ -136,6 +143,25 @@ impl DuckTransaction {
                 None => facts.references.push(Reference {
                     constraint: r[0].clone(),
                     from,
+                    columns: vec![r[2].clone()],
+                    to_columns: vec![r[3].clone()],
+                }),
+            }
+        }
+        for r in self.strings(PARENTS, &w.dest, 4)? {
+            let to = Name::new(&w.dest.schema, &r[1]);
+            match facts
+                .parents
+                .iter_mut()
+                .find(|x| x.constraint == r[0] && x.to == to)
+            {
+                Some(x) => {
+                    x.columns.push(r[2].clone());
+                    x.to_columns.push(r[3].clone());
+                }
+                None => facts.parents.push(Parent {
+                    constraint: r[0].clone(),
+                    to,
                     columns: vec![r[2].clone()],
                     to_columns: vec![r[3].clone()],
                 }),

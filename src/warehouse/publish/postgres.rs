@@ -11,7 +11,7 @@ use sqlx::{Connection, Row};
 use super::swap_catalog::{self, Catalog};
 use super::{seconds, PublishError, Transaction, Wanted};
 use crate::redact::redact;
-use crate::table_facts::{Column, Dependent, Facts, Name, Reference, Step, Trigger};
+use crate::table_facts::{Column, Dependent, Facts, Name, Parent, Reference, Step, Trigger};
 use crate::warehouse::postgres::{connect_as, message, register_secrets, sqlstate};
 use crate::warehouse::{Timeouts, WarehouseError};
 
@@ -73,6 +73,22 @@ SELECT con.conname::text, fn.nspname::text, fc.relname::text,
   JOIN pg_catalog.pg_namespace fn ON fn.oid = fc.relnamespace
  WHERE con.contype = 'f' AND con.confrelid = $1::bigint::oid AND con.conparentid = 0
  ORDER BY 2, 3, 1
+"#;
+
+/// Foreign keys of the relation into other tables (or itself). `$1` the oid.
+const PARENTS: &str = r#"
+SELECT con.conname::text, tn.nspname::text, tc.relname::text,
+       (SELECT array_agg(a.attname::text ORDER BY k.i)
+          FROM unnest(con.conkey) WITH ORDINALITY AS k(attnum, i)
+          JOIN pg_catalog.pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum),
+       (SELECT array_agg(a.attname::text ORDER BY k.i)
+          FROM unnest(con.confkey) WITH ORDINALITY AS k(attnum, i)
+          JOIN pg_catalog.pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.attnum)
+  FROM pg_catalog.pg_constraint con
+  JOIN pg_catalog.pg_class tc ON tc.oid = con.confrelid
+  JOIN pg_catalog.pg_namespace tn ON tn.oid = tc.relnamespace
+ WHERE con.contype = 'f' AND con.conrelid = $1::bigint::oid AND con.conparentid = 0
+ ORDER BY 1
 "#;
 
 /// Materialized views over the relation, directly or through views, the nearest first.
@@ -292,6 +308,7 @@ impl PgTransaction {
             key: Vec::new(),
             triggers: Vec::new(),
             references: Vec::new(),
+            parents: Vec::new(),
             sequences: Vec::new(),
             dependents: Vec::new(),
             not_null: w.not_null.clone(),
@@ -324,6 +341,16 @@ impl PgTransaction {
             .map(|r| Reference {
                 constraint: r.get(0),
                 from: Name::new(&r.get::<String, _>(1), &r.get::<String, _>(2)),
+                columns: r.get(3),
+                to_columns: r.get(4),
+            })
+            .collect();
+        facts.parents = self
+            .rows(PARENTS, oid)?
+            .iter()
+            .map(|r| Parent {
+                constraint: r.get(0),
+                to: Name::new(&r.get::<String, _>(1), &r.get::<String, _>(2)),
                 columns: r.get(3),
                 to_columns: r.get(4),
             })
