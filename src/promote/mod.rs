@@ -366,26 +366,8 @@ fn checks(f: &Facts, selected: &BTreeMap<&Name, &Facts>) -> Vec<Check> {
             ),
             None => (p.to.sql(), format!("`{}`", p.to.shown())),
         };
-        let present = p
-            .columns
-            .iter()
-            .map(|c| format!("r.{} IS NOT NULL", quoted(c)))
-            .collect::<Vec<_>>()
-            .join(" AND ");
-        let matched = p
-            .columns
-            .iter()
-            .zip(&p.to_columns)
-            .map(|(c, t)| format!("s.{} = r.{}", quoted(t), quoted(c)))
-            .collect::<Vec<_>>()
-            .join(" AND ");
         out.push(Check {
-            step: step(
-                format!(
-                    "SELECT count(*) FROM {staged} AS r WHERE {present} AND NOT EXISTS (SELECT 1 FROM {to} AS s WHERE {matched})"
-                ),
-                &f.dest,
-            ),
+            step: step(orphans(&staged, &to, &p.columns, &p.to_columns), &f.dest),
             what: format!(
                 "rows of the staged copy reference keys {whose} does not have (foreign key `{}`)",
                 p.constraint
@@ -398,26 +380,8 @@ fn checks(f: &Facts, selected: &BTreeMap<&Name, &Facts>) -> Vec<Check> {
             Some(other) => other.staged.sql(),
             None => r.from.sql(),
         };
-        let present = r
-            .columns
-            .iter()
-            .map(|c| format!("r.{} IS NOT NULL", quoted(c)))
-            .collect::<Vec<_>>()
-            .join(" AND ");
-        let matched = r
-            .columns
-            .iter()
-            .zip(&r.to_columns)
-            .map(|(c, t)| format!("s.{} = r.{}", quoted(t), quoted(c)))
-            .collect::<Vec<_>>()
-            .join(" AND ");
         out.push(Check {
-            step: step(
-                format!(
-                    "SELECT count(*) FROM {from} AS r WHERE {present} AND NOT EXISTS (SELECT 1 FROM {staged} AS s WHERE {matched})"
-                ),
-                &f.dest,
-            ),
+            step: step(orphans(&from, &staged, &r.columns, &r.to_columns), &f.dest),
             what: format!(
                 "rows of `{}` reference keys the staged copy does not have (foreign key `{}`)",
                 r.from.shown(),
@@ -426,6 +390,25 @@ fn checks(f: &Facts, selected: &BTreeMap<&Name, &Facts>) -> Vec<Check> {
         });
     }
     out
+}
+
+/// The count of rows of `child` whose key (`columns`, every one set) `parent` does not have
+/// in `to_columns`: a foreign key's orphans.
+fn orphans(child: &str, parent: &str, columns: &[String], to_columns: &[String]) -> String {
+    let present = columns
+        .iter()
+        .map(|c| format!("r.{} IS NOT NULL", quoted(c)))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let matched = columns
+        .iter()
+        .zip(to_columns)
+        .map(|(c, t)| format!("s.{} = r.{}", quoted(t), quoted(c)))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    format!(
+        "SELECT count(*) FROM {child} AS r WHERE {present} AND NOT EXISTS (SELECT 1 FROM {parent} AS s WHERE {matched})"
+    )
 }
 
 /// A destination that does not exist yet: created empty from the staged copy's columns, NOT

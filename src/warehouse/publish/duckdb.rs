@@ -129,46 +129,47 @@ impl DuckTransaction {
             .into_iter()
             .map(|mut r| r.remove(0))
             .collect();
-        for r in self.strings(REFERENCES, &w.dest, 4)? {
-            let from = Name::new(&w.dest.schema, &r[1]);
-            match facts
-                .references
-                .iter_mut()
-                .find(|x| x.constraint == r[0] && x.from == from)
-            {
-                Some(x) => {
-                    x.columns.push(r[2].clone());
-                    x.to_columns.push(r[3].clone());
-                }
-                None => facts.references.push(Reference {
-                    constraint: r[0].clone(),
-                    from,
-                    columns: vec![r[2].clone()],
-                    to_columns: vec![r[3].clone()],
-                }),
-            }
-        }
-        for r in self.strings(PARENTS, &w.dest, 4)? {
-            let to = Name::new(&w.dest.schema, &r[1]);
-            match facts
-                .parents
-                .iter_mut()
-                .find(|x| x.constraint == r[0] && x.to == to)
-            {
-                Some(x) => {
-                    x.columns.push(r[2].clone());
-                    x.to_columns.push(r[3].clone());
-                }
-                None => facts.parents.push(Parent {
-                    constraint: r[0].clone(),
-                    to,
-                    columns: vec![r[2].clone()],
-                    to_columns: vec![r[3].clone()],
-                }),
-            }
-        }
+        let schema = &w.dest.schema;
+        facts.references = foreign_keys(self.strings(REFERENCES, &w.dest, 4)?, schema)
+            .into_iter()
+            .map(|(constraint, from, columns, to_columns)| Reference {
+                constraint,
+                from,
+                columns,
+                to_columns,
+            })
+            .collect();
+        facts.parents = foreign_keys(self.strings(PARENTS, &w.dest, 4)?, schema)
+            .into_iter()
+            .map(|(constraint, to, columns, to_columns)| Parent {
+                constraint,
+                to,
+                columns,
+                to_columns,
+            })
+            .collect();
         Ok(facts)
     }
+}
+
+/// Rows of (constraint, other table, column, its referenced column), one per column, gathered
+/// into one key per constraint and table, in the order the rows come.
+fn foreign_keys(
+    rows: Vec<Vec<String>>,
+    schema: &str,
+) -> Vec<(String, Name, Vec<String>, Vec<String>)> {
+    let mut out: Vec<(String, Name, Vec<String>, Vec<String>)> = Vec::new();
+    for r in rows {
+        let other = Name::new(schema, &r[1]);
+        match out.iter_mut().find(|k| k.0 == r[0] && k.1 == other) {
+            Some(k) => {
+                k.2.push(r[2].clone());
+                k.3.push(r[3].clone());
+            }
+            None => out.push((r[0].clone(), other, vec![r[2].clone()], vec![r[3].clone()])),
+        }
+    }
+    out
 }
 
 /// The sequence a column default `nextval('name')` draws from; a bare name is in `schema`.
