@@ -832,3 +832,55 @@ fn a_saved_query_answers_as_the_query_it_saves() {
         transcript(&both, tmp.path())
     );
 }
+
+/// The warehouse file opens while the project loads. A question refused before it runs does
+/// not wait for the file another process holds locked, and says nothing about it. A question
+/// that runs waits for that process, says so once, and answers.
+#[test]
+fn the_file_opened_early_is_waited_for_only_by_a_question_that_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    shop_on_duckdb(tmp.path());
+    let path = tmp.path().join("warehouse.duckdb");
+    let writer = duckdb::Connection::open(&path).unwrap();
+    writer.execute_batch("CHECKPOINT").unwrap();
+    let ask = |metric: &str| {
+        sqb_in(
+            tmp.path(),
+            None,
+            &[
+                "query",
+                "--from",
+                "prod",
+                "-m",
+                metric,
+                "--claims",
+                ANALYST,
+                "--connect-timeout",
+                "60",
+                "--format",
+                "csv",
+            ],
+        )
+    };
+    let started = std::time::Instant::now();
+    let refused = ask("revenu");
+    let shown = transcript(&refused, tmp.path());
+    assert_eq!(refused.status.code(), Some(10), "{shown}");
+    assert!(!shown.contains("waiting"), "{shown}");
+    // Far less than the connect timeout: the refusal did not wait it out.
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        drop(writer);
+    });
+    let answered = ask("revenue");
+    release.join().unwrap();
+    let shown = transcript(&answered, tmp.path());
+    assert_eq!(answered.status.code(), Some(0), "{shown}");
+    assert_eq!(
+        shown.matches("which another process holds locked").count(),
+        1,
+        "{shown}"
+    );
+    assert!(shown.contains("revenue"), "{shown}");
+}

@@ -144,7 +144,7 @@ pub(super) fn run_all(
         .collect();
     let mut results = match statements.is_empty() {
         true => Vec::new(),
-        false => execute_all(project, target, statements, timeouts, pool)?,
+        false => execute_all(project, target, statements, timeouts, pool, None)?,
     }
     .into_iter();
     let mut outcomes = Vec::new();
@@ -247,7 +247,8 @@ fn tenant_checks(
         }
         plans.push(Some((total, tenants)));
     }
-    let mut results = execute_all(project, target, statements, options.timeouts, pool)?.into_iter();
+    let mut results =
+        execute_all(project, target, statements, options.timeouts, pool, None)?.into_iter();
     for ((a, o), plan) in assertions.iter().zip(outcomes.iter_mut()).zip(plans) {
         let Some((total, tenants)) = plan else {
             continue;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::compile::{compile_cached, Options};
 use crate::diagnostics::Diagnostic;
-use crate::project::Project;
+use crate::project::{Project, ProjectFile};
 
 pub struct CompileOptions {
     /// Infer each model's output from its SQL and check it against the declaration.
@@ -26,7 +26,16 @@ impl CompiledProject {
 }
 
 pub fn compile(root: &Path, options: &CompileOptions) -> anyhow::Result<CompiledProject> {
-    let project = Project::load_cached(root, options.use_cache)?;
+    compile_begun(Project::begin(root, options.use_cache), options)
+}
+
+/// [`compile`] of a project whose project file is already read, for a caller that started
+/// work on it (opening the warehouse) first.
+pub fn compile_begun(
+    file: ProjectFile,
+    options: &CompileOptions,
+) -> anyhow::Result<CompiledProject> {
+    let project = file.finish()?;
     let (diagnostics, _) = compile_cached(
         &project,
         Options {

@@ -7,12 +7,13 @@ use std::path::Path;
 
 use super::assert::{self as assertions, AssertionOutcome, Records};
 use super::semantic::{execute_all, namespace, target};
-use crate::project::{Project, Target};
+use crate::project::{Config, Project, Target};
 pub use crate::report::query::{MetricOutcome, QueryOutcome};
 use crate::rows::{Cell, Rows, Statement};
 use crate::semantic::query::{self, QueryRequest, Refusal, ServedMetric};
 use crate::semantic::trust::{self, Tier, Trust};
 use crate::warehouse::pool::Pool;
+use crate::warehouse::session::Opening;
 use crate::warehouse::Timeouts;
 
 #[derive(Debug, Clone)]
@@ -91,8 +92,15 @@ fn saved_request(
 
 /// Compiles the query, and unless `sql_only`, runs it.
 pub fn query(root: &Path, options: &QueryOptions) -> anyhow::Result<QueryOutcome> {
-    let project = super::compile::compile(
-        root,
+    let file = Project::begin(root, options.use_cache);
+    // An embedded database takes as long to open as the rest of a question: it opens while
+    // the project loads and the query compiles.
+    let opening = match options.sql_only {
+        true => None,
+        false => open_early(root, file.config(), options.timeouts),
+    };
+    let project = super::compile::compile_begun(
+        file,
         &super::compile::CompileOptions {
             sql_analysis: true,
             use_cache: options.use_cache,
@@ -100,7 +108,7 @@ pub fn query(root: &Path, options: &QueryOptions) -> anyhow::Result<QueryOutcome
     )?;
     super::ensure_compiles(&project.project, &project.diagnostics)?;
     let project = project.project;
-    let outcome = run(&project, options, None);
+    let outcome = run(&project, options, None, opening);
     crate::memory::leave_to_exit(project);
     outcome
 }
@@ -112,7 +120,14 @@ pub fn answer(
     options: &QueryOptions,
     pool: &Pool,
 ) -> anyhow::Result<QueryOutcome> {
-    run(project, options, Some(pool))
+    run(project, options, Some(pool), None)
+}
+
+/// Starts opening the warehouse the project file names, when it is an embedded one; `None`
+/// when the file does not yet say how to connect (loading the project then says why).
+fn open_early(root: &Path, config: Option<&Config>, timeouts: Timeouts) -> Option<Opening> {
+    let connect = super::connection(config?, root, timeouts).ok()?;
+    Opening::start(&connect)
 }
 
 /// The namespace a target's queries read: for `sqb serve`'s catalog, compiled offline.
@@ -125,6 +140,7 @@ fn run(
     project: &Project,
     options: &QueryOptions,
     pool: Option<&Pool>,
+    opening: Option<Opening>,
 ) -> anyhow::Result<QueryOutcome> {
     let saved;
     let options = match &options.saved {
@@ -194,7 +210,7 @@ fn run(
         sql: compiled.sql.clone(),
         params: compiled.params.clone(),
     };
-    let mut rows = execute(project, target, statement, options.timeouts, pool)?;
+    let mut rows = execute(project, target, statement, options.timeouts, pool, opening)?;
     read_flags(&mut rows, &mut metrics);
     let mut late = Vec::new();
     enforce_trust(&metrics, &mut late)?;
@@ -216,8 +232,9 @@ fn execute(
     statement: Statement,
     timeouts: Timeouts,
     pool: Option<&Pool>,
+    opening: Option<Opening>,
 ) -> anyhow::Result<Rows> {
-    let mut results = execute_all(project, target, vec![statement], timeouts, pool)?;
+    let mut results = execute_all(project, target, vec![statement], timeouts, pool, opening)?;
     match results.pop() {
         Some(Ok(rows)) => Ok(rows),
         Some(Err(err)) => Err(zero_denominator(err)),

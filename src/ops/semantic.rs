@@ -47,20 +47,22 @@ pub(super) fn namespace(project: &Project, target: &Target) -> Namespace {
 }
 
 /// Runs statements on the target, read-only, each its own result: on the server's `pool`
-/// when there is one, else on a session of their own.
+/// when there is one, else on a session of their own (on `opening`'s database, when the
+/// caller started opening it early).
 pub(super) fn execute_all(
     project: &Project,
     target: &Target,
     statements: Vec<Statement>,
     timeouts: Timeouts,
     pool: Option<&Pool>,
+    opening: Option<session::Opening>,
 ) -> anyhow::Result<Vec<Result<Rows, WarehouseError>>> {
     let database = target.database.as_ref().map(|d| d.value.clone());
     if let Some(pool) = pool {
         return Ok(pool.run(database.as_deref(), &statements)?);
     }
     let connect = super::connection(&project.config, &project.root, timeouts)?;
-    Ok(session::run(connect, database, statements, 1)?.answers)
+    Ok(session::run_opened(connect, opening, database, statements, 1)?.answers)
 }
 
 /// What `sqb query --harness` and `sqb assert` share: an assertion's query as a request.

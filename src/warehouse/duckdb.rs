@@ -9,6 +9,7 @@ use std::time::Duration;
 use duckdb::core::LogicalTypeId;
 use duckdb::{AccessMode, Config, Connection};
 
+use super::waiting::Waiting;
 use super::{listings, Backend, Reply, SchemaListing, Timeouts, WarehouseError};
 use crate::catalog::{
     Described, Namespace, PhysicalColumn, PhysicalRelation, Rejected, RelationKind, RowBuffer,
@@ -57,9 +58,9 @@ pub struct DuckDbIntrospector {
 
 impl DuckDbIntrospector {
     /// Opens the database file read-only (blocking). A file another process holds locked (a
-    /// writer) is waited for, up to `wait`, with one line on stderr saying so.
-    pub fn open(path: &Path, wait: Duration) -> Result<Self, WarehouseError> {
-        let conn = open_file(path, wait, AccessMode::ReadOnly)?;
+    /// writer) is waited for, up to `wait`, as `waiting` says.
+    pub fn open(path: &Path, wait: Duration, waiting: Waiting) -> Result<Self, WarehouseError> {
+        let conn = open_file_waiting(path, wait, AccessMode::ReadOnly, waiting)?;
         let catalog: String = conn
             .query_row("SELECT current_database()", [], |row| row.get(0))
             .map_err(|e| WarehouseError::Query(first_line(&e.to_string())))?;
@@ -74,6 +75,16 @@ pub(super) fn open_file(
     wait: Duration,
     mode: AccessMode,
 ) -> Result<Connection, WarehouseError> {
+    open_file_waiting(path, wait, mode, Waiting::default())
+}
+
+/// [`open_file`], waiting for a lock as `waiting` says.
+fn open_file_waiting(
+    path: &Path,
+    wait: Duration,
+    mode: AccessMode,
+    waiting: Waiting,
+) -> Result<Connection, WarehouseError> {
     let shown = std::fs::canonicalize(path)
         .unwrap_or_else(|_| path.to_path_buf())
         .display()
@@ -85,15 +96,14 @@ pub(super) fn open_file(
     let mut said = false;
     loop {
         match open_once(path, &shown, &mode) {
-            Err(WarehouseError::DuckDbLocked { .. }) if std::time::Instant::now() < deadline => {
+            Err(WarehouseError::DuckDbLocked { .. })
+                if std::time::Instant::now() < deadline && !waiting.stopped() =>
+            {
                 if !said {
-                    crate::message::eprint(
-                        crate::message::Level::Note,
-                        &format!(
-                            "waiting up to {}s for {shown}, which another process holds locked",
-                            wait.as_secs().max(1)
-                        ),
-                    );
+                    waiting.say(format!(
+                        "waiting up to {}s for {shown}, which another process holds locked",
+                        wait.as_secs().max(1)
+                    ));
                     said = true;
                 }
                 std::thread::sleep(Duration::from_millis(100));

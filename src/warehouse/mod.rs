@@ -12,6 +12,7 @@ pub mod pool;
 pub mod postgres;
 pub mod publish;
 pub mod session;
+pub mod waiting;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -7,12 +7,14 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 
 #[cfg(feature = "duckdb")]
 use super::duckdb::DuckDbIntrospector;
 use super::postgres::PgIntrospector;
 use super::publish::{PublishError, Transaction, Writer};
+use super::waiting::{Held, Waiting};
 use super::{Backend, SchemaListing, Timeouts, WarehouseError};
 use crate::catalog::{Answer, Described, Namespace, PhysicalRelation, Request};
 use crate::engine::Engine;
@@ -318,10 +320,99 @@ pub(super) async fn open(connect: &Connect) -> Result<Warehouse, WarehouseError>
         Engine::DuckDb => Box::new(DuckDbIntrospector::open(
             &connect.path,
             connect.timeouts.connect,
+            Waiting::default(),
         )?),
         #[cfg(not(feature = "duckdb"))]
         Engine::DuckDb => return Err(WarehouseError::Unsupported("DuckDB")),
     })
+}
+
+/// An in-process engine's database being opened on a thread of its own while the caller loads
+/// the project, which can take as long as the rest of a short command (DuckDB builds its
+/// catalog of functions and its parser's grammar). [`run_opened`] takes it in place of opening
+/// the same database again. Dropped untaken, it stops waiting for a lock and closes what it
+/// opened: the process never exits while DuckDB's code runs on another thread.
+pub struct Opening {
+    connect: Connect,
+    stop: Arc<AtomicBool>,
+    held: Arc<Held>,
+    thread: Option<std::thread::JoinHandle<Result<Warehouse, WarehouseError>>>,
+}
+
+impl Opening {
+    /// Starts opening `connect`'s database; `None` for an engine with a server, whose
+    /// session connects when asked, or when no thread can be started.
+    pub fn start(connect: &Connect) -> Option<Opening> {
+        if !connect.engine.in_process() {
+            return None;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let held = Arc::new(Held::default());
+        let thread = std::thread::Builder::new()
+            .name("sqb-open".into())
+            .spawn({
+                let (connect, stop, held) = (connect.clone(), stop.clone(), held.clone());
+                move || {
+                    let waiting = Waiting {
+                        stop: Some(&stop),
+                        held: Some(&held),
+                    };
+                    open_in_process(&connect, waiting)
+                }
+            })
+            .ok()?;
+        Some(Opening {
+            connect: connect.clone(),
+            stop,
+            held,
+            thread: Some(thread),
+        })
+    }
+
+    /// Whether it opens what `connect` describes.
+    fn opens(&self, connect: &Connect) -> bool {
+        self.connect.engine == connect.engine && self.connect.path == connect.path
+    }
+
+    /// Waits for the database: what opening it here would have given.
+    fn finish(mut self) -> Result<Warehouse, WarehouseError> {
+        self.held.release();
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(opened)) => opened,
+            _ => Err(WarehouseError::Runtime(
+                "the thread opening the database stopped".into(),
+            )),
+        }
+    }
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(Ok(Ok(warehouse))) = self.thread.take().map(std::thread::JoinHandle::join) {
+            warehouse.close();
+        }
+    }
+}
+
+/// Opens an in-process engine's database, waiting for a lock as `waiting` says.
+fn open_in_process(connect: &Connect, waiting: Waiting) -> Result<Warehouse, WarehouseError> {
+    match connect.engine {
+        #[cfg(feature = "duckdb")]
+        Engine::DuckDb => Ok(Box::new(DuckDbIntrospector::open(
+            &connect.path,
+            connect.timeouts.connect,
+            waiting,
+        )?)),
+        #[cfg(not(feature = "duckdb"))]
+        Engine::DuckDb => {
+            let _ = waiting;
+            Err(WarehouseError::Unsupported("DuckDB"))
+        }
+        Engine::Postgres => Err(WarehouseError::Runtime(
+            "Postgres is not opened in process".into(),
+        )),
+    }
 }
 
 /// `sqb promote`'s writer: a transaction begun on the warehouse `connect` describes (read-only
@@ -481,7 +572,28 @@ pub fn run(
     statements: Vec<Statement>,
     workers: usize,
 ) -> Result<Ran, WarehouseError> {
+    run_opened(connect, None, database, statements, workers)
+}
+
+/// [`run`], whose first connection is `opening`'s database when it opened the same one.
+pub fn run_opened(
+    connect: Connect,
+    opening: Option<Opening>,
+    database: Option<String>,
+    statements: Vec<Statement>,
+    workers: usize,
+) -> Result<Ran, WarehouseError> {
+    let opening = Mutex::new(opening.filter(|o| o.opens(&connect)));
     on_own_thread(move || async move {
+        let connect_to = |connect| {
+            let taken = opening.lock().ok().and_then(|mut o| o.take());
+            async move {
+                match taken {
+                    Some(opening) => opening.finish(),
+                    None => open(connect).await,
+                }
+            }
+        };
         // As `describe`: an in-process engine gets one database that runs on threads of its
         // own; a server gets sessions of its own, each running a contiguous part in order.
         let (sessions, threads) = match connect.engine.in_process() {
@@ -491,8 +603,9 @@ pub fn run(
         let size = statements.len().div_ceil(sessions).max(1);
         let jobs = statements.chunks(size).map(|part| {
             let (connect, database) = (&connect, database.as_deref());
+            let connect_to = &connect_to;
             async move {
-                let mut warehouse = open(connect).await?;
+                let mut warehouse = connect_to(connect).await?;
                 let answers = warehouse
                     .run_all(database, part, connect.timeouts, threads)
                     .await;
@@ -508,7 +621,7 @@ pub fn run(
         if statements.is_empty() {
             // Still connect: a caller with nothing to run learns the connection's database,
             // and that the warehouse answers.
-            let warehouse = open(&connect).await?;
+            let warehouse = connect_to(&connect).await?;
             ran.default_database = warehouse.default_database().to_string();
             warehouse.close();
         }
