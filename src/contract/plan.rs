@@ -4,6 +4,8 @@
 //! (what to change in which file) and what it refused to change and why. It never edits. Each
 //! finding kind has one rule ([`Rules`]).
 
+use std::sync::OnceLock;
+
 use serde::Serialize;
 
 use crate::catalog::{PhysicalColumn, PhysicalRelation};
@@ -146,11 +148,21 @@ pub struct Plan {
 
 /// Plans the edits for every inspected resource.
 pub fn plan(project: &Project, items: &[Inspected<'_>], overwrite: bool) -> Plan {
-    let mut out = Plan::default();
     // Built on the first removal that asks where a column is used.
-    let uses = std::cell::OnceCell::new();
-    for item in items {
-        plan_resource(project, &uses, item, overwrite, &mut out);
+    let uses = OnceLock::new();
+    // Each resource is planned on its own, on every core, in input order.
+    let parts = crate::parallel::map(items, |item| {
+        let mut part = Plan::default();
+        plan_resource(project, &uses, item, overwrite, &mut part);
+        part
+    });
+    let mut out = Plan {
+        proposals: Vec::with_capacity(parts.iter().map(|p| p.proposals.len()).sum()),
+        skipped: Vec::new(),
+    };
+    for part in parts {
+        out.proposals.extend(part.proposals);
+        out.skipped.extend(part.skipped);
     }
     out
 }
@@ -170,7 +182,7 @@ fn own_file(project: &Project, resource: &Resource<'_>) -> (String, bool) {
 
 fn plan_resource<'p>(
     project: &'p Project,
-    uses: &std::cell::OnceCell<Uses<'p>>,
+    uses: &OnceLock<Uses<'p>>,
     item: &Inspected<'p>,
     overwrite: bool,
     out: &mut Plan,
@@ -235,7 +247,7 @@ fn plan_resource<'p>(
 /// edit of its file starts from.
 struct Rules<'a, 'p> {
     project: &'p Project,
-    uses: &'a std::cell::OnceCell<Uses<'p>>,
+    uses: &'a OnceLock<Uses<'p>>,
     resource: &'a Resource<'p>,
     physical: &'a PhysicalRelation,
     declared: Declared<'p>,

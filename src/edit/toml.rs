@@ -300,6 +300,58 @@ fn collect_headers(table: &Table, path: &mut HeaderAt, out: &mut Vec<(HeaderAt, 
     }
 }
 
+/// A new sidecar of `header` and one `[columns.NAME]` table per column (name, type, NOT NULL),
+/// rendered without building a document: the bytes [`Editor::new_file`] and
+/// [`Editor::add_column`] give for it, with toml_edit's own spelling of each key and string.
+/// `None` when two columns share a name: the editor refuses that.
+pub fn new_columns_file(header: &str, columns: &[(&str, &str, bool)]) -> Option<String> {
+    let mut seen = std::collections::HashSet::with_capacity(columns.len());
+    let mut text = String::with_capacity(header.len() + columns.len() * 48);
+    text.push_str(header);
+    for &(name, ty, not_null) in columns {
+        if !seen.insert(name) {
+            return None;
+        }
+        text.push_str("\n[columns.");
+        push_key(&mut text, name);
+        text.push_str("]\ntype = ");
+        push_string(&mut text, ty);
+        text.push('\n');
+        if not_null {
+            text.push_str("nullable = false\n");
+        }
+    }
+    Some(text)
+}
+
+/// A key as toml_edit spells it: bare when it can be, which most column names are.
+fn push_key(text: &mut String, key: &str) {
+    let bare = !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    match bare {
+        true => text.push_str(key),
+        false => text.push_str(&Key::new(key).display_repr()),
+    }
+}
+
+/// A string value as toml_edit spells it: a basic string without escapes when it needs none,
+/// which most type names do.
+fn push_string(text: &mut String, value: &str) {
+    let plain = value
+        .bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\');
+    match plain {
+        true => {
+            text.push('"');
+            text.push_str(value);
+            text.push('"');
+        }
+        false => text.push_str(&toml_edit::Formatted::new(value.to_string()).display_repr()),
+    }
+}
+
 fn inline_column(ty: &str, not_null: bool) -> InlineTable {
     let mut inline = InlineTable::new();
     inline.insert("type", ty.into());
