@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 
-use super::semantic::{assertion_request, execute_all, namespace, target};
+use super::semantic::{assertion_request, execute_all, namespace, open_early, target};
 use crate::catalog::Namespace;
 use crate::project::contracts::Assertion;
 use crate::project::{Project, Target};
@@ -18,6 +18,7 @@ use crate::rows::{Rows, Statement};
 use crate::semantic::expect::{self, Mismatch};
 use crate::semantic::query::{self, CompiledQuery};
 use crate::warehouse::pool::Pool;
+use crate::warehouse::session::Opening;
 use crate::warehouse::Timeouts;
 
 type Claims = serde_json::Map<String, serde_json::Value>;
@@ -38,15 +39,18 @@ pub struct AssertOptions {
 
 /// Runs the selected assertions on the target and records their verdicts.
 pub fn assert(root: &Path, options: &AssertOptions) -> anyhow::Result<AssertReport> {
-    let compiled = super::compile::compile(
-        root,
+    let file = Project::begin(root, options.use_cache);
+    // As `sqb query`: an embedded database opens while the project loads and compiles.
+    let opening = open_early(root, file.config(), options.timeouts);
+    let compiled = super::compile::compile_begun(
+        file,
         &super::compile::CompileOptions {
             sql_analysis: true,
             use_cache: options.use_cache,
         },
     )?;
     super::ensure_compiles(&compiled.project, &compiled.diagnostics)?;
-    assert_on(&compiled.project, options, None)
+    assert_opened(&compiled.project, options, None, opening)
 }
 
 /// Runs the selected assertions of an already compiled project (on the server's `pool` when
@@ -55,6 +59,16 @@ pub fn assert_on(
     project: &Project,
     options: &AssertOptions,
     pool: Option<&Pool>,
+) -> anyhow::Result<AssertReport> {
+    assert_opened(project, options, pool, None)
+}
+
+/// [`assert_on`], the first statements run on `opening`'s database when there is one.
+fn assert_opened(
+    project: &Project,
+    options: &AssertOptions,
+    pool: Option<&Pool>,
+    opening: Option<Opening>,
 ) -> anyhow::Result<AssertReport> {
     let (name, target) = target(project, options.from.as_deref())?;
     let selected = select(project, &options.select)?;
@@ -65,6 +79,7 @@ pub fn assert_on(
         options.principal.as_ref(),
         options.timeouts,
         pool,
+        opening,
     )?;
     if !options.tenants.is_empty() {
         tenant_checks(project, target, &selected, &mut outcomes, options, pool)?;
@@ -128,6 +143,7 @@ pub(super) fn run_all(
     principal: Option<&Claims>,
     timeouts: Timeouts,
     pool: Option<&Pool>,
+    opening: Option<Opening>,
 ) -> anyhow::Result<Vec<AssertionOutcome>> {
     let namespace = namespace(project, target);
     let compiled: Vec<Result<CompiledQuery, query::Refusal>> = assertions
@@ -144,7 +160,7 @@ pub(super) fn run_all(
         .collect();
     let mut results = match statements.is_empty() {
         true => Vec::new(),
-        false => execute_all(project, target, statements, timeouts, pool, None)?,
+        false => execute_all(project, target, statements, timeouts, pool, opening)?,
     }
     .into_iter();
     let mut outcomes = Vec::new();

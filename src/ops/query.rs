@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::assert::{self as assertions, AssertionOutcome, Records};
-use super::semantic::{execute_all, namespace, target};
-use crate::project::{Config, Project, Target};
+use super::semantic::{execute_all, namespace, open_early, target};
+use crate::project::{Project, Target};
 pub use crate::report::query::{MetricOutcome, QueryOutcome};
 use crate::rows::{Cell, Rows, Statement};
 use crate::semantic::query::{self, QueryRequest, Refusal, ServedMetric};
@@ -123,13 +123,6 @@ pub fn answer(
     run(project, options, Some(pool), None)
 }
 
-/// Starts opening the warehouse the project file names, when it is an embedded one; `None`
-/// when the file does not yet say how to connect (loading the project then says why).
-fn open_early(root: &Path, config: Option<&Config>, timeouts: Timeouts) -> Option<Opening> {
-    let connect = super::connection(config?, root, timeouts).ok()?;
-    Opening::start(&connect)
-}
-
 /// The namespace a target's queries read: for `sqb serve`'s catalog, compiled offline.
 pub fn namespace_of(project: &Project, target: &str) -> anyhow::Result<crate::catalog::Namespace> {
     let (_, target) = super::semantic::target(project, Some(target))?;
@@ -177,6 +170,7 @@ fn run(
                 options.request.principal.as_ref(),
                 options.timeouts,
                 pool,
+                None,
             )?
         }
         _ => Vec::new(),

@@ -1,8 +1,11 @@
 //! What `sqb query` and `sqb assert` share: the target and its namespace, an assertion's
-//! query as a request, and running statements on the target read-only.
+//! query as a request, an embedded warehouse opened while the project loads, and running
+//! statements on the target read-only.
+
+use std::path::Path;
 
 use crate::catalog::Namespace;
-use crate::project::{Project, Target};
+use crate::project::{Config, Project, Target};
 use crate::rows::{Rows, Statement};
 use crate::semantic::query::QueryRequest;
 use crate::warehouse::pool::Pool;
@@ -79,4 +82,15 @@ pub(super) fn assertion_request(
         principal: principal.cloned(),
         ..QueryRequest::default()
     }
+}
+
+/// Starts opening the warehouse the project file names, when it is an embedded one; `None`
+/// when the file does not yet say how to connect (loading the project then says why).
+pub(super) fn open_early(
+    root: &Path,
+    config: Option<&Config>,
+    timeouts: Timeouts,
+) -> Option<session::Opening> {
+    let connect = super::connection(config?, root, timeouts).ok()?;
+    session::Opening::start(&connect)
 }
