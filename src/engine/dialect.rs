@@ -7,9 +7,11 @@
 //! per column) that attempt was about 30% of the parse, the largest part of a cold compile (#20).
 //! The shortcuts take only the cases whose outcome the next few tokens already decide:
 //!
-//! - `CAST ( name AS`: a data type named `CAST` is only a typed string with no modifiers, and `(`
-//!   starts modifiers, so the attempt cannot succeed: the cast is parsed at once. If that fails,
-//!   sqlparser's own path runs from the same token and fails the same way.
+//! - `CAST ( name AS … )` followed by a token that can neither continue a data type nor start a
+//!   literal: a data type named `CAST` takes its parenthesis as modifiers (`CAST(a, AS, b)`), so
+//!   the attempt could only succeed with a string or `ARRAY` after the `)`; without one, the cast
+//!   is parsed at once. If that fails, sqlparser's own path runs from the same token and fails
+//!   the same way.
 //! - a name with no keyword meaning, or a dotted chain of them, followed by a token that can
 //!   neither continue a data type nor start a literal (`,` `)` `=` `AS` `FROM` …): sqlparser
 //!   would give `Identifier` of the first name (the chain's dots are read after the prefix); so
@@ -314,7 +316,13 @@ fn cast(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
     }
     let parsed = parser.maybe_parse(|p| {
         p.advance_token();
-        p.parse_cast_expr(CastKind::Cast)
+        let expr = p.parse_cast_expr(CastKind::Cast)?;
+        // `CAST(a AS b) ARRAY 'x'` is a typed string of the type `CAST(a, AS, b) ARRAY`.
+        if ends_name(p, 0) {
+            Ok(expr)
+        } else {
+            Err(ParserError::ParserError(String::new()))
+        }
     });
     match parsed {
         Ok(Some(expr)) => Some(Ok(expr)),

@@ -56,6 +56,9 @@ fn shortcut_and_declined_cases_parse_as_sqlparser_parses_them() {
         "SELECT a.1 FROM t",
         "SELECT a -- trailing",
         "SELECT a; SELECT b;",
+        "SELECT CAST(a AS FROM ) ARRAY 'x'",
+        "SELECT CAST(a AS INT) 'x', CAST(a AS b) ARRAY 'x', CAST(s.c AS INT)[1] 'x' FROM t",
+        "SELECT CAST(a AS INT) ARRAY, CAST(a AS INT) [1], CAST(a AS 1) 'x' FROM t",
     ] {
         agrees(sql).unwrap();
     }
