@@ -8,7 +8,8 @@
 //! read now, or the one the file stamps vouch for: see [`super::stamps`]), the digest the
 //! compile cache keys on too. The file is the SHA-256 of the rest, then postcard headed by the
 //! sqb build that wrote it: a file from another build, a damaged or foreign one is a miss (see
-//! [`crate::cache_dir`]), never a wrong declaration.
+//! [`crate::cache_dir`]), never a wrong declaration. A new parse is encoded on the core that
+//! made it, and the file is written on a thread of its own while the command goes on.
 
 use foldhash::HashMap;
 use std::path::Path;
@@ -46,39 +47,21 @@ struct CachedParse<'a> {
     parse: &'a [u8],
 }
 
-/// An entry as it is written: [`CachedParse`], with a parse made now encoded only as it is written,
-/// so that the parses are never held encoded all at once.
+/// An entry as it is written: [`CachedParse`], owned, so that a thread of its own writes it
+/// while the command goes on.
 #[derive(Serialize)]
-struct EntryOut<'a, P> {
-    path: &'a str,
-    model: &'a str,
+struct EntryOut {
+    path: String,
+    model: String,
     digest: Digest,
-    parse: ParseOut<'a, P>,
-}
-
-/// Where a sidecar's parse came from: the cache's entry, kept as it is, or parsed now.
-enum ParseOut<'a, P> {
-    Hit(&'a [u8]),
-    Parsed(&'a P),
-}
-
-impl<P: Serialize> Serialize for ParseOut<'_, P> {
-    /// As [`CachedParse::parse`]: the parse's own postcard encoding, as bytes.
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            ParseOut::Hit(bytes) => serializer.serialize_bytes(bytes),
-            ParseOut::Parsed(parse) => {
-                let bytes = postcard::to_allocvec(parse).map_err(serde::ser::Error::custom)?;
-                serializer.serialize_bytes(&bytes)
-            }
-        }
-    }
+    #[serde(with = "serde_bytes")]
+    parse: Vec<u8>,
 }
 
 /// Parses every sidecar with `parse`, on every core, except those the cache holds unchanged;
 /// then stores the parses when any changed. `use_cache` false neither reads nor writes it.
 pub(super) fn parse_all<P>(
-    file_name: &str,
+    file_name: &'static str,
     root: &Path,
     use_cache: bool,
     sources: &SourceMap,
@@ -91,6 +74,8 @@ where
     if !use_cache {
         return crate::parallel::map(sidecars, parse);
     }
+    // The file an earlier load of this process is still writing is the one to read.
+    crate::cache_dir::wait_for_writes();
     let bytes = crate::cache_dir::read(root, file_name);
     let stored = bytes.as_deref().and_then(decode);
     let index: HashMap<&str, &CachedParse<'_>> = stored
@@ -98,6 +83,7 @@ where
         .flat_map(|s| s.entries.iter())
         .map(|e| (e.path, e))
         .collect();
+    // A new parse is encoded for the cache where it is made, on every core.
     let results = crate::parallel::map(sidecars, |s| {
         let file = sources.get(s.file);
         let hit = index
@@ -105,11 +91,15 @@ where
             .filter(|e| e.model == s.model && &e.digest == file.digest())
             .and_then(|e| as_file(s.file, || postcard::from_bytes::<P>(e.parse)).ok());
         match hit {
-            Some(parsed) => (parsed, true),
-            None => (parse(s), false),
+            Some(parsed) => (parsed, None),
+            None => {
+                let parsed = parse(s);
+                let encoded = postcard::to_allocvec(&parsed).ok();
+                (parsed, Some(encoded))
+            }
         }
     });
-    let misses = results.iter().filter(|(_, hit)| !hit).count();
+    let misses = results.iter().filter(|(_, fresh)| fresh.is_some()).count();
     match file_name == CONTRACTS {
         true => tracing::debug!(
             files = sidecars.len(),
@@ -122,13 +112,18 @@ where
             "declarations cache read"
         ),
     }
-    if misses > 0 || index.len() != sidecars.len() {
-        store(file_name, root, sources, sidecars, &index, &results);
+    let mut parses = Vec::with_capacity(results.len());
+    let mut fresh = Vec::with_capacity(results.len());
+    for (parsed, encoded) in results {
+        parses.push(parsed);
+        fresh.push(encoded);
     }
-    drop(index);
-    drop(stored);
-    drop(bytes);
-    results.into_iter().map(|(parsed, _)| parsed).collect()
+    if misses > 0 || index.len() != sidecars.len() {
+        let entries = entries_out(sources, sidecars, &index, fresh);
+        let (root, file_name) = (root.to_path_buf(), file_name);
+        crate::cache_dir::write_in_background(move || store(file_name, &root, entries));
+    }
+    parses
 }
 
 /// A cache file written by this build, or `None` (logged).
@@ -140,33 +135,35 @@ fn decode(bytes: &[u8]) -> Option<Stored<'_, CachedParse<'_>>> {
     )
 }
 
-/// Writes every sidecar's parse: a hit's entry as the cache held it, a new parse encoded as it
-/// is written.
-fn store<P: Serialize>(
-    file_name: &str,
-    root: &Path,
+/// Every sidecar's entry: a hit's as the cache held it, a new parse as it was encoded (one that
+/// could not be encoded is left out: a miss next time).
+fn entries_out(
     sources: &SourceMap,
     sidecars: &[Sidecar<'_>],
     index: &HashMap<&str, &CachedParse<'_>>,
-    results: &[(P, bool)],
-) {
-    let entries: Vec<EntryOut<'_, P>> = sidecars
+    fresh: Vec<Option<Option<Vec<u8>>>>,
+) -> Vec<EntryOut> {
+    sidecars
         .iter()
-        .zip(results)
-        .filter_map(|(s, (parsed, hit))| {
+        .zip(fresh)
+        .filter_map(|(s, fresh)| {
             let file = sources.get(s.file);
-            let parse = match hit {
-                true => ParseOut::Hit(index.get(file.rel_path.as_str())?.parse),
-                false => ParseOut::Parsed(parsed),
+            let parse = match fresh {
+                None => index.get(file.rel_path.as_str())?.parse.to_vec(),
+                Some(encoded) => encoded?,
             };
             Some(EntryOut {
-                path: &file.rel_path,
-                model: s.model,
+                path: file.rel_path.clone(),
+                model: s.model.to_string(),
                 digest: *file.digest(),
                 parse,
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Writes the cache file `file_name` of `entries`.
+fn store(file_name: &'static str, root: &Path, entries: Vec<EntryOut>) {
     let what = match file_name == CONTRACTS {
         true => "contracts cache",
         false => "declarations cache",
