@@ -78,6 +78,43 @@ pub struct Dependent {
     pub populated: bool,
     /// How many views lie between it and the destination: refreshed in this order.
     pub depth: i32,
+    /// What this session may do to it: refreshing it takes its owner's rights.
+    pub rights: Rights,
+}
+
+/// What this session may do to a relation, as the catalog says: Postgres's table privileges,
+/// and whether it holds the rights of the relation's owner (a member of the owning role that
+/// inherits them). DuckDB has neither: everything is allowed ([`Rights::all`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rights {
+    pub owner: String,
+    pub owns: bool,
+    pub select: bool,
+    pub insert: bool,
+    pub update: bool,
+    pub delete: bool,
+    pub truncate: bool,
+}
+
+impl Rights {
+    /// Every right: an engine without privileges, or a relation that does not exist yet.
+    pub fn all() -> Rights {
+        Rights {
+            owner: String::new(),
+            owns: true,
+            select: true,
+            insert: true,
+            update: true,
+            delete: true,
+            truncate: true,
+        }
+    }
+}
+
+impl Default for Rights {
+    fn default() -> Self {
+        Rights::all()
+    }
 }
 
 /// What the catalog says about one destination and its staged copy.
@@ -104,6 +141,12 @@ pub struct Facts {
     pub not_null: Vec<String>,
     /// Whether it can be swapped, and what a swap carries.
     pub swap: Swap,
+    /// What this session may do to the destination, and to the staged copy.
+    pub rights: Rights,
+    pub staged_rights: Rights,
+    /// Whether this session may create a relation in the destination's schema (a destination
+    /// that does not exist yet is created).
+    pub may_create: bool,
 }
 
 /// A statement of the plan, about one relation, its parameters bound as text.

@@ -433,6 +433,60 @@ impl Drop for Holder {
     }
 }
 
+/// A role that may change the rows but cannot act as the tables' owner: the dry run refuses
+/// what the publish could not do (disable a trigger, refresh a materialized view) instead of
+/// planning it, the publish refuses it before writing, and the rights it then gets are the
+/// only refusals left.
+#[test]
+fn a_dry_run_refuses_what_the_sessions_rights_would_not_let_the_publish_do() {
+    let Some(db) = warehouse("promote_rights") else {
+        return;
+    };
+    let role = format!("sqb_promoter_{}", std::process::id());
+    pg_exec(
+        &db.url,
+        &format!(
+            "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN PASSWORD 'pw';
+             GRANT USAGE ON SCHEMA staging, prod, raw TO {role};
+             GRANT SELECT ON ALL TABLES IN SCHEMA raw TO {role};
+             GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA staging, prod TO {role};
+             GRANT ALL ON ALL SEQUENCES IN SCHEMA staging, prod TO {role};"
+        ),
+    );
+    let url = db.url.replace("sqb_test:sqb_test@", &format!("{role}:pw@"));
+    let root = project("postgres");
+    let before = dump(&db.url);
+    let refused = [
+        "refused prod.customer: this session cannot act as its owner sqb_promote_owner, as disabling its trigger `customer_touch` while the rows are copied needs",
+        "refused prod.film: this session cannot act as its owner sqb_promote_owner, as disabling its trigger `film_touch` while the rows are copied needs",
+        "refused prod.customer_count: this session cannot act as its owner sqb_test, as refreshing it after the publish needs",
+    ];
+    let dry = promote(root.path(), Some(&url), &["--to", "prod", "--dry-run"]);
+    let dry = expect(&dry, 1, root.path());
+    let real = promote(root.path(), Some(&url), &["--to", "prod"]);
+    let real = expect(&real, 1, root.path());
+    let after = dump(&db.url);
+    pg_exec(&db.url, &format!("GRANT sqb_promote_owner TO {role}"));
+    let member = promote(root.path(), Some(&url), &["--to", "prod", "--dry-run"]);
+    let member = expect(&member, 1, root.path());
+    pg_exec(&db.url, &format!("DROP OWNED BY {role}"));
+    drop(db);
+    pg_exec(
+        &postgres_url().unwrap(),
+        &format!("DROP ROLE IF EXISTS {role}"),
+    );
+    for line in refused {
+        assert!(dry.contains(line), "{dry}");
+        assert!(real.contains(line), "{real}");
+    }
+    assert!(!dry.contains("would be published"), "{dry}");
+    same(&after, &before, "a publish refused for its rights");
+    // A member of the owning role acts as it; the materialized views are another's.
+    assert!(!member.contains("refused prod.customer:"), "{member}");
+    assert!(!member.contains("refused prod.film:"), "{member}");
+    assert!(member.contains(refused[2]), "{member}");
+}
+
 /// The pid of sqb's publish session once it waits on a lock.
 fn waiting_publisher(url: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);

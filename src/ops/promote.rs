@@ -149,7 +149,10 @@ pub fn promote(root: &Path, options: &PromoteOptions) -> anyhow::Result<PromoteR
     let mut plan = plan;
     for r in &plan.restarts {
         if let Some(value) = writer.value(&r.probe).map_err(publish)? {
-            plan.writes.push(promote::restart(r, value));
+            match r.refusal() {
+                Some(refusal) => report.refusals.push(refusal),
+                None => plan.writes.push(promote::restart(r, value)),
+            }
         }
     }
     report.notes = plan.notes.clone();

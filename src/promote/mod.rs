@@ -15,10 +15,11 @@ use crate::engine::Engine;
 use crate::engine_rules::{self, EngineRules, SequenceCatchUp};
 use crate::ident::quoted;
 pub use crate::table_facts::{
-    Carried, Column, Comment, Commented, Dependent, Facts, Grant, Name, Parent, Reference, Step,
-    Swap, Trigger, View,
+    Carried, Column, Comment, Commented, Dependent, Facts, Grant, Name, Parent, Reference, Rights,
+    Step, Swap, Trigger, View,
 };
 
+mod rights;
 mod swap;
 
 /// How the destinations are published.
@@ -65,6 +66,23 @@ pub struct Plan {
 pub struct Restart {
     pub probe: Step,
     pub sequence: Name,
+    /// The sequence's owner (its table's) when this session cannot act as it: a restart the
+    /// probe asks for is then refused.
+    pub not_owned: Option<String>,
+}
+
+impl Restart {
+    /// Why the restart the probe asked for cannot be made by this session, if it cannot.
+    pub fn refusal(&self) -> Option<Refusal> {
+        let owner = self.not_owned.as_ref()?;
+        Some(Refusal {
+            relation: self.probe.relation.shown(),
+            why: format!(
+                "this session cannot act as its owner {owner}, as restarting its sequence `{}` past the published keys needs",
+                self.sequence.shown()
+            ),
+        })
+    }
 }
 
 /// `ALTER SEQUENCE ... RESTART WITH value`, about `relation`.
@@ -102,7 +120,14 @@ fn swapped(f: &Facts, strategy: Strategy) -> Option<&Carried> {
 
 /// The plan for `facts`, or every reason it cannot be made.
 pub fn plan(engine: Engine, facts: &[Facts], strategy: Strategy) -> Result<Plan, Vec<Refusal>> {
-    let refusals: Vec<Refusal> = facts.iter().flat_map(|f| refusals(f, strategy)).collect();
+    let mut refusals: Vec<Refusal> = facts.iter().flat_map(|f| refusals(f, strategy)).collect();
+    if refusals.is_empty() {
+        refusals = facts
+            .iter()
+            .flat_map(|f| rights::refusals(f, swapped(f, strategy).is_some()))
+            .chain(rights::refreshes(facts))
+            .collect();
+    }
     if !refusals.is_empty() {
         return Err(refusals);
     }
@@ -533,6 +558,8 @@ fn sequences(rules: &dyn EngineRules, f: &Facts, plan: &mut Plan) {
                     relation: f.dest.clone(),
                 },
                 sequence: sequence.clone(),
+                // A sequence that a column owns has its table's owner.
+                not_owned: (!f.rights.owns).then(|| f.rights.owner.clone()),
             }),
             SequenceCatchUp::Draw(draw) => plan.writes.push(Step {
                 sql: draw.sql,

@@ -29,6 +29,9 @@ fn facts(name: &str) -> Facts {
         dependents: Vec::new(),
         not_null: Vec::new(),
         swap: Default::default(),
+        rights: Rights::all(),
+        staged_rights: Rights::all(),
+        may_create: true,
     }
 }
 
@@ -277,5 +280,118 @@ fn the_strategy_can_be_chosen() {
     assert_eq!(
         refused[0].why,
         "--strategy swap: it cannot be swapped: foreign key x of prod.y references it"
+    );
+}
+
+fn not_owned(owner: &str) -> Rights {
+    Rights {
+        owner: owner.into(),
+        owns: false,
+        ..Rights::all()
+    }
+}
+
+fn whys(facts: &[Facts]) -> Vec<String> {
+    plan(Engine::Postgres, facts, Strategy::Auto)
+        .map(|_| Vec::new())
+        .unwrap_or_else(|refusals| {
+            refusals
+                .into_iter()
+                .map(|r| format!("{}: {}", r.relation, r.why))
+                .collect()
+        })
+}
+
+#[test]
+fn a_copy_the_session_has_no_rights_for_is_refused_before_anything_is_written() {
+    let mut f = facts("customer");
+    f.rights.delete = false;
+    f.rights.update = false;
+    f.staged_rights = Rights {
+        update: false,
+        delete: false,
+        truncate: false,
+        ..Rights::all()
+    };
+    f.triggers = vec![Trigger {
+        name: "touch".into(),
+        enabled: 'O',
+    }];
+    f.rights.owner = "owner".into();
+    f.rights.owns = false;
+    assert_eq!(
+        whys(&[f]),
+        [
+            "prod.customer: this session lacks one of UPDATE, DELETE or TRUNCATE on the staged copy `staging.customer`, which the publish reads and holds locked while it is checked",
+            "prod.customer: this session lacks UPDATE and DELETE on it, which a copy in place needs",
+            "prod.customer: this session cannot act as its owner owner, as disabling its trigger `touch` while the rows are copied needs",
+        ]
+    );
+}
+
+#[test]
+fn only_what_the_plan_does_needs_a_right() {
+    // No key: every row is deleted and inserted again, nothing is read or updated.
+    let mut keyless = facts("log");
+    keyless.key.clear();
+    keyless.rights.select = false;
+    keyless.rights.update = false;
+    keyless.rights.owns = false;
+    // By key with only key columns: inserted, never updated.
+    let mut keys_only = facts("tag");
+    keys_only.columns.truncate(1);
+    keys_only.staged_columns.truncate(1);
+    keys_only.rights.update = false;
+    assert_eq!(whys(&[keyless, keys_only]), Vec::<String>::new());
+    let mut keyed = facts("film");
+    keyed.rights.select = false;
+    assert_eq!(
+        whys(&[keyed]),
+        ["prod.film: this session lacks SELECT on it, which a copy in place needs"]
+    );
+}
+
+#[test]
+fn a_swap_a_new_table_a_refresh_and_a_restart_ask_for_their_own_rights() {
+    // A swap's needs are the swap catalog's: it is not refused for what a copy would need.
+    let mut swapped = swappable("film");
+    swapped.rights = Rights {
+        delete: false,
+        ..not_owned("owner")
+    };
+    assert!(whys(std::slice::from_ref(&swapped)).is_empty());
+    let mut created = facts("fresh");
+    created.kind = None;
+    created.may_create = false;
+    let mut viewed = facts("customer");
+    viewed.dependents = vec![
+        Dependent {
+            name: Name::new("prod", "counts"),
+            populated: true,
+            depth: 1,
+            rights: not_owned("analyst"),
+        },
+        Dependent {
+            name: Name::new("prod", "empty"),
+            populated: false,
+            depth: 1,
+            rights: not_owned("analyst"),
+        },
+    ];
+    assert_eq!(
+        whys(&[created, viewed.clone(), viewed]),
+        [
+            "prod.fresh: this session may not create in schema `prod`, where the publish creates it",
+            "prod.counts: this session cannot act as its owner analyst, as refreshing it after the publish needs",
+        ]
+    );
+    let mut sequenced = facts("film");
+    sequenced.sequences = vec![("id".into(), Name::new("prod", "film_id_seq"))];
+    sequenced.rights = not_owned("owner");
+    let plan = plan(Engine::Postgres, &[sequenced], Strategy::Copy).unwrap();
+    let refusal = plan.restarts[0].refusal().unwrap();
+    assert_eq!(
+        refusal.why,
+        "this session cannot act as its owner owner, as restarting its sequence `prod.film_id_seq` past the published keys needs"
     );
 }

@@ -104,6 +104,9 @@ impl DuckTransaction {
             dependents: Vec::new(),
             not_null: w.not_null.clone(),
             swap: Default::default(),
+            rights: Default::default(),
+            staged_rights: Default::default(),
+            may_create: true,
         };
         let column = |r: &Vec<String>| Column {
             name: r[0].clone(),

@@ -11,7 +11,9 @@ use sqlx::{Connection, Row};
 use super::swap_catalog::{self, Catalog};
 use super::{seconds, PublishError, Transaction, Wanted};
 use crate::redact::redact;
-use crate::table_facts::{Column, Dependent, Facts, Name, Parent, Reference, Step, Trigger};
+use crate::table_facts::{
+    Column, Dependent, Facts, Name, Parent, Reference, Rights, Step, Trigger,
+};
 use crate::warehouse::postgres::{connect_as, message, register_secrets, sqlstate};
 use crate::warehouse::{Timeouts, WarehouseError};
 
@@ -105,13 +107,32 @@ WITH RECURSIVE up(oid, depth) AS (
       JOIN pg_catalog.pg_rewrite r ON r.oid = d.objid
      WHERE r.ev_class <> up.oid AND up.depth < 32
 )
-SELECT n.nspname::text, c.relname::text, c.relispopulated, max(up.depth)::int
+SELECT n.nspname::text, c.relname::text, c.relispopulated, max(up.depth)::int, c.oid::bigint
   FROM up
   JOIN pg_catalog.pg_class c ON c.oid = up.oid
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
  WHERE c.relkind = 'm'
- GROUP BY 1, 2, 3
+ GROUP BY 1, 2, 3, 5
  ORDER BY 4, 1, 2
+"#;
+
+/// What this session may do to the relation: its owner, whether the session holds the owner's
+/// rights (a member that inherits them: what `ALTER`, `REFRESH` and `ALTER SEQUENCE` check),
+/// and its table privileges. `$1` the oid.
+const RIGHTS: &str = r#"
+SELECT pg_catalog.pg_get_userbyid(c.relowner)::text, pg_catalog.pg_has_role(c.relowner, 'USAGE'),
+       pg_catalog.has_table_privilege(c.oid, 'SELECT'), pg_catalog.has_table_privilege(c.oid, 'INSERT'),
+       pg_catalog.has_table_privilege(c.oid, 'UPDATE'), pg_catalog.has_table_privilege(c.oid, 'DELETE'),
+       pg_catalog.has_table_privilege(c.oid, 'TRUNCATE')
+  FROM pg_catalog.pg_class c
+ WHERE c.oid = $1::bigint::oid
+"#;
+
+/// Whether this session may create in the schema `$1`; no row when it does not exist.
+const MAY_CREATE: &str = r#"
+SELECT pg_catalog.has_schema_privilege(n.oid, 'CREATE')
+  FROM pg_catalog.pg_namespace n
+ WHERE n.nspname = $1
 "#;
 
 /// Who holds a granted lock on the relation (`$1`, a qualified name), besides this session.
@@ -313,13 +334,21 @@ impl PgTransaction {
             dependents: Vec::new(),
             not_null: w.not_null.clone(),
             swap: Default::default(),
+            rights: Rights::all(),
+            staged_rights: Rights::all(),
+            may_create: true,
         };
         if let Some(oid) = staged_oid {
             facts.staged_columns = self.columns(oid)?.into_iter().map(|(c, _)| c).collect();
+            facts.staged_rights = self.rights(oid)?;
         }
         let Some(oid) = dest_oid else {
+            let schema = [w.dest.schema.clone()];
+            let rows = self.fetch(MAY_CREATE, &schema, &w.dest)?;
+            facts.may_create = rows.first().is_some_and(|r| r.get(0));
             return Ok(facts);
         };
+        facts.rights = self.rights(oid)?;
         for (column, sequence) in self.columns(oid)? {
             if let Some(sequence) = sequence {
                 facts.sequences.push((column.name.clone(), sequence));
@@ -360,16 +389,31 @@ impl PgTransaction {
         {
             facts.swap = swap_catalog::read(self, &facts, oid, staged)?;
         }
-        facts.dependents = self
-            .rows(DEPENDENTS, oid)?
-            .iter()
-            .map(|r| Dependent {
+        for r in self.rows(DEPENDENTS, oid)? {
+            facts.dependents.push(Dependent {
                 name: Name::new(&r.get::<String, _>(0), &r.get::<String, _>(1)),
                 populated: r.get(2),
                 depth: r.get(3),
-            })
-            .collect();
+                rights: self.rights(r.get(4))?,
+            });
+        }
         Ok(facts)
+    }
+
+    fn rights(&mut self, oid: i64) -> Result<Rights, PublishError> {
+        let rows = self.rows(RIGHTS, oid)?;
+        Ok(match rows.first() {
+            Some(r) => Rights {
+                owner: r.get(0),
+                owns: r.get(1),
+                select: r.get(2),
+                insert: r.get(3),
+                update: r.get(4),
+                delete: r.get(5),
+                truncate: r.get(6),
+            },
+            None => Rights::all(),
+        })
     }
 
     fn relation(&mut self, name: &Name) -> Result<(Option<i64>, Option<String>), PublishError> {
