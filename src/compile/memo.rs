@@ -169,6 +169,24 @@ pub(super) fn lookup(model: &str, key: &Key) -> Option<Arc<MemoEntry>> {
     body.entry().map(Arc::new)
 }
 
+/// The parts of every reference of `model`'s remembered analysis if its SQL is keyed `key`:
+/// only the head of the stored entry is decoded.
+pub(super) fn reference_parts(model: &str, key: &Key) -> Option<Vec<String>> {
+    let memo = memo().lock().ok()?;
+    let (k, body) = memo.entries.get(model)?;
+    if k != key {
+        return None;
+    }
+    let (head, _) = postcard::take_from_bytes::<Head>(body).ok()?;
+    drop(memo);
+    Some(
+        head.references
+            .into_iter()
+            .flat_map(|(parts, _)| parts.into_iter().map(|Name(value, _)| value))
+            .collect(),
+    )
+}
+
 /// Remembers `model`'s analysis (one with lineage is not remembered).
 pub(super) fn store(
     model: &str,
@@ -294,6 +312,12 @@ struct Body {
     asked: Vec<Question>,
     shape: Option<Vec<Col>>,
     issues: Vec<Issue>,
+}
+
+/// The first field of a [`Body`], decoded alone.
+#[derive(Deserialize)]
+struct Head {
+    references: Vec<(Vec<Name>, Range<usize>)>,
 }
 
 /// The kinds [`Upstream::origin`] answers.

@@ -294,7 +294,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Analysis
     let known = contract_shape::Known::new(project, &imports);
     let mentions =
         tracing::debug_span!("names the models mention indexed").in_scope(|| match keep {
-            Keep::Shapes => Mentions::of(project),
+            Keep::Shapes => Mentions::of(project, options),
             Keep::AllShapes | Keep::Everything => Mentions::default(),
         });
     let passes =
@@ -393,7 +393,10 @@ struct Mentions {
 }
 
 impl Mentions {
-    fn of(project: &Project) -> Self {
+    /// The model names each model's SQL mentions: the parts of its references where the memo
+    /// remembers them (its file is then not read: a project the file stamps vouch for reads
+    /// none), else every word of its SQL.
+    fn of(project: &Project, options: Options) -> Self {
         let mut names = std::collections::HashMap::new();
         for model in &project.models {
             for name in [model.name.as_str(), model.relation_name()] {
@@ -408,13 +411,19 @@ impl Mentions {
         // Each model's SQL is split into words on every core; only the words that are names
         // are kept.
         let found = crate::parallel::map(&project.models, |model| {
-            let text = project.sources.get(model.sql_file).text();
+            let remembered = memo_key(project, model, options, false)
+                .and_then(|key| memo::reference_parts(&model.name, &key));
+            let text;
+            let words: Box<dyn Iterator<Item = &str>> = match &remembered {
+                Some(parts) => Box::new(parts.iter().map(String::as_str)),
+                None => {
+                    text = project.sources.get(model.sql_file).text();
+                    Box::new(text.split(|c: char| !is_word_char(c)))
+                }
+            };
             let mut word_lower = String::new();
             let mut found: Vec<usize> = Vec::new();
-            for word in text
-                .split(|c: char| !is_word_char(c))
-                .filter(|w| !w.is_empty())
-            {
+            for word in words.filter(|w| !w.is_empty()) {
                 // Exact for an ASCII word: its length is that of its lower case, which a name
                 // it matches has.
                 if word.is_ascii() && !lengths.contains(&word.len()) {
