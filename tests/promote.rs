@@ -466,9 +466,29 @@ fn a_dry_run_refuses_what_the_sessions_rights_would_not_let_the_publish_do() {
     let real = promote(root.path(), Some(&url), &["--to", "prod"]);
     let real = expect(&real, 1, root.path());
     let after = dump(&db.url);
-    pg_exec(&db.url, &format!("GRANT sqb_promote_owner TO {role}"));
+    // A member of the owning role, owning the staged film, whose views are the owner's too:
+    // the film can be swapped.
+    pg_exec(
+        &db.url,
+        &format!(
+            "GRANT sqb_promote_owner TO {role}; ALTER TABLE staging.film OWNER TO {role};
+             GRANT CREATE ON SCHEMA prod TO {role}; REVOKE ALL ON prod.film FROM {role};
+             SET ROLE sqb_promote_owner;
+             GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON prod.film TO {role};
+             RESET ROLE;
+             ALTER VIEW prod.film_list OWNER TO sqb_promote_owner;
+             ALTER VIEW prod.cheap_films OWNER TO sqb_promote_owner;
+             ALTER VIEW prod.film_titles OWNER TO sqb_promote_owner;"
+        ),
+    );
     let member = promote(root.path(), Some(&url), &["--to", "prod", "--dry-run"]);
     let member = expect(&member, 1, root.path());
+    // A member that does not inherit its roles' rights cannot act as the owner without `SET
+    // ROLE`: neither a swap (which renames and drops the table) nor a copy that disables its
+    // triggers is planned for it.
+    pg_exec(&db.url, &format!("ALTER ROLE {role} NOINHERIT"));
+    let noinherit = promote(root.path(), Some(&url), &["--to", "prod", "--dry-run"]);
+    let noinherit = expect(&noinherit, 1, root.path());
     pg_exec(&db.url, &format!("DROP OWNED BY {role}"));
     drop(db);
     pg_exec(
@@ -485,6 +505,9 @@ fn a_dry_run_refuses_what_the_sessions_rights_would_not_let_the_publish_do() {
     assert!(!member.contains("refused prod.customer:"), "{member}");
     assert!(!member.contains("refused prod.film:"), "{member}");
     assert!(member.contains(refused[2]), "{member}");
+    for line in &refused[..2] {
+        assert!(noinherit.contains(line), "{noinherit}");
+    }
 }
 
 /// The pid of sqb's publish session once it waits on a lock.

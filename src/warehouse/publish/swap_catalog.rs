@@ -91,13 +91,13 @@ SELECT why FROM (
          pg_catalog.aclexplode(a.attacl) x
    WHERE a.attrelid IN ($1::bigint::oid, $2::bigint::oid) AND x.grantor <> c.relowner
   UNION ALL SELECT 19, pg_catalog.format('this session cannot act as its owner %s, as a swap must to rename and drop it', pg_catalog.pg_get_userbyid(d.relowner))
-    FROM d WHERE NOT pg_catalog.pg_has_role(d.relowner, 'MEMBER')
+    FROM d WHERE NOT pg_catalog.pg_has_role(d.relowner, 'USAGE')
   UNION ALL SELECT 20, pg_catalog.format('this session cannot act as %s, the staged copy''s owner', pg_catalog.pg_get_userbyid(s.relowner))
-    FROM s WHERE NOT pg_catalog.pg_has_role(s.relowner, 'MEMBER')
+    FROM s WHERE NOT pg_catalog.pg_has_role(s.relowner, 'USAGE')
   UNION ALL SELECT 21, pg_catalog.format('this session cannot act as %s, the owner of %s, which a swap makes again', pg_catalog.pg_get_userbyid(v.relowner), v.oid::regclass)
     FROM deps JOIN pg_catalog.pg_rewrite r ON deps.classid = 'pg_catalog.pg_rewrite'::regclass AND r.oid = deps.objid
     JOIN pg_catalog.pg_class v ON v.oid = r.ev_class
-   WHERE v.relkind = 'v' AND NOT pg_catalog.pg_has_role(v.relowner, 'MEMBER')
+   WHERE v.relkind = 'v' AND NOT pg_catalog.pg_has_role(v.relowner, 'USAGE')
   UNION ALL SELECT 22, pg_catalog.format('this session may not create in schema %I', n.nspname)
     FROM d JOIN pg_catalog.pg_namespace n ON n.oid = d.relnamespace
    WHERE NOT pg_catalog.has_schema_privilege(n.oid, 'CREATE')
