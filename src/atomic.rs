@@ -37,13 +37,16 @@ pub fn write_atomic_with(
     Ok(())
 }
 
-/// A file's new bytes, written and fsynced to a temp file beside it, not yet in place.
-/// Dropping it without [`Prepared::commit`] removes the temp file and changes nothing.
+/// A file's new bytes, written and fsynced to a temp file beside it, not yet in place (or,
+/// for a new file a journal accounts for, written at its own path: [`create_journaled`]).
+/// Dropping it without [`Prepared::commit`] removes the file it wrote and changes nothing.
 pub struct Prepared {
     /// Closed once written: a transaction prepares every file before it renames any, and
     /// 50,000 open temp files would run out of file descriptors.
     temp: tempfile::TempPath,
     _guard: crate::interrupt::TempGuard,
+    /// Already at its destination: committing keeps it where it is.
+    in_place: bool,
     target: PathBuf,
     path: PathBuf,
     dir: PathBuf,
@@ -118,7 +121,56 @@ fn prepare_writing(
     Ok(Prepared {
         temp: temp.into_temp_path(),
         _guard: guard,
+        in_place: false,
         target,
+        path: path.to_path_buf(),
+        dir,
+    })
+}
+
+/// [`prepare_with`] for a file that a transaction's journal records as new (so that a crash
+/// leaves nothing the next command would not remove): when nothing is at `path`, not even a
+/// dangling symlink, the bytes are written at `path` itself (created exclusively, 0666 less the
+/// umask), which spares a temp file and a rename for each of thousands of new files. Anything
+/// else goes through a temp file as [`prepare_with`] does.
+pub fn create_journaled(
+    path: &Path,
+    bytes: &[u8],
+    durability: Durability,
+) -> Result<Prepared, WriteError> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        _ => return prepare_with(path, bytes, durability),
+    }
+    let fail = |source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let ((mut file, temp), guard) = crate::interrupt::create_tracked(
+        || {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)?;
+            Ok((file, tempfile::TempPath::try_from_path(path)?))
+        },
+        |made| &*made.1,
+    )
+    .map_err(fail)?;
+    file.write_all(bytes).map_err(fail)?;
+    crate::interrupt::fault("new-written");
+    if durability == Durability::Fsync {
+        file.sync_all().map_err(fail)?;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok(Prepared {
+        temp,
+        _guard: guard,
+        in_place: true,
+        target: path.to_path_buf(),
         path: path.to_path_buf(),
         dir,
     })
@@ -145,11 +197,22 @@ impl Prepared {
         &self.dir
     }
 
-    /// Renames the temp file over the destination.
+    /// Renames the temp file over the destination (a file written in place stays).
     pub fn commit(self) -> Result<(), WriteError> {
         let Prepared {
-            temp, target, path, ..
+            temp,
+            in_place,
+            target,
+            path,
+            ..
         } = self;
+        if in_place {
+            temp.keep().map_err(|e| WriteError {
+                path,
+                source: e.error,
+            })?;
+            return Ok(());
+        }
         temp.persist(&target).map_err(|e| WriteError {
             path,
             source: e.error,
@@ -208,27 +271,30 @@ pub fn sync_dir(dir: &Path) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_new_file_gets_the_mode_the_umask_leaves() {
-        use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn umask() -> u32 {
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
-        let umask = status
+        status
             .lines()
             .find_map(|l| l.strip_prefix("Umask:"))
             .map(|m| u32::from_str_radix(m.trim(), 8).unwrap())
-            .unwrap();
+            .unwrap()
+    }
+
+    #[test]
+    fn a_new_file_gets_the_mode_the_umask_leaves() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.json");
         write_atomic(&path, b"{}").unwrap();
         assert_eq!(
             std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
-            0o666 & !umask
+            0o666 & !umask()
         );
     }
 
     #[test]
     fn replaces_content_and_keeps_permissions() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("report.json");
         std::fs::write(&path, "old").unwrap();
@@ -241,6 +307,39 @@ mod tests {
         );
         let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1);
+    }
+
+    #[test]
+    fn a_journaled_new_file_is_written_at_its_path_and_removed_unless_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.toml");
+        let kept = create_journaled(&path, b"a = 1\n", Durability::Deferred).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a = 1\n");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp file"
+        );
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask(), "the mode any new file gets");
+        kept.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a = 1\n");
+        let other = dir.path().join("other.toml");
+        drop(create_journaled(&other, b"b = 2\n", Durability::Fsync).unwrap());
+        assert!(!other.exists(), "a dropped new file is removed");
+    }
+
+    #[test]
+    fn a_journaled_new_file_at_a_dangling_symlink_goes_through_a_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("link.toml");
+        std::os::unix::fs::symlink("target.toml", &link).unwrap();
+        create_journaled(&link, b"x = 1\n", Durability::Fsync)
+            .unwrap()
+            .commit()
+            .unwrap();
+        // Created exclusively, it would have failed: the link is in the way.
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "x = 1\n");
     }
 
     #[test]

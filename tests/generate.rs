@@ -164,7 +164,9 @@ fn overwrite_requires_write() {
 
 #[test]
 fn a_crash_at_any_step_is_recovered_by_the_next_command() {
-    for step in ["journal", "write:1", "write:3", "check"] {
+    // `new-written`: payments.toml, new, is written at its own path while the changed files
+    // are still temp files beside theirs.
+    for step in ["journal", "new-written", "write:1", "write:3", "check"] {
         let tmp = golden_project();
         let before = tree(tmp.path());
         let out = run(sqb()
@@ -190,6 +192,12 @@ fn a_crash_at_any_step_is_recovered_by_the_next_command() {
             assert!(
                 before.get(rel) == Some(bytes) || additive.get(rel) == Some(bytes),
                 "{step}: {rel} is neither before nor after"
+            );
+        }
+        if step == "new-written" {
+            assert!(
+                after.contains_key("models/payments.toml"),
+                "{step}: not reached"
             );
         }
         let recovered = run(sqb().arg("--project-dir").arg(tmp.path()).arg("compile"));

@@ -5,8 +5,10 @@
 //! 3. A journal, `.sqb/journal.json`, records each file's exact prior bytes (or that it is new),
 //!    and is fsynced before any project file is touched.
 //! 4. Each file is written atomically (temp file in its directory, made durable, rename;
-//!    permissions kept; symlinks followed to their targets). Up to 64 files, each temp file is
-//!    fsynced; beyond, all are written first and their filesystem is synced once (`syncfs`).
+//!    permissions kept; symlinks followed to their targets); a file the journal records as new
+//!    is written at its own path, which a crash leaves for the recovery to remove. Up to 64
+//!    files, each is fsynced; beyond, all are written first and their filesystem is synced once
+//!    (`syncfs`).
 //! 5. The caller's check runs (sqb recompiles the project from disk); if it fails, every file is
 //!    restored to its prior bytes and created files are removed.
 //! 6. The journal is removed. If the process dies between 3 and 6, the next sqb command finds the
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::atomic::{prepare_with, sync_dir, write_atomic, Durability, Prepared};
+use crate::atomic::{create_journaled, prepare_with, sync_dir, write_atomic, Durability, Prepared};
 use crate::interrupt::Deferral;
 
 /// The directory, under the project root, that holds the lock and the journal.
@@ -149,8 +151,8 @@ fn run_steps<E>(
 ) -> Result<Result<(), E>, TxError> {
     write_journal(root, journal)?;
     crate::interrupt::fault("journal");
-    // Every new content goes to a durable temp file first; nothing is in place yet, so a
-    // failure or a signal here only removes temp files.
+    // Every new content goes to a durable temp file first (a new file to its own path); nothing
+    // replaced is in place yet, so a failure or a signal here only removes temp and new files.
     let prepared = match tracing::debug_span!("new contents in durable temp files")
         .in_scope(|| prepare_all(root, changes))
     {
@@ -216,14 +218,16 @@ fn prepare_all(root: &Path, changes: &[FileChange]) -> Result<Vec<Prepared>, TxE
     };
     // One thread: creating files from several threads in one directory makes ext4's inode
     // allocator contend, and was six times slower for 5,000 files (docs/performance.md).
+    // A file the journal records as new is written at its own path: a crash leaves it for
+    // the recovery to remove, so it needs no temp file and no rename.
     let prepared: Vec<Prepared> = changes
         .iter()
         .map(|change| {
-            prepare_with(
-                &root.join(&change.rel_path),
-                change.content.as_bytes(),
-                durability,
-            )
+            let (path, bytes) = (root.join(&change.rel_path), change.content.as_bytes());
+            match change.expected_prior {
+                Some(_) => prepare_with(&path, bytes, durability),
+                None => create_journaled(&path, bytes, durability),
+            }
         })
         .collect::<Result<_, _>>()?;
     if durability == Durability::Deferred {
