@@ -236,6 +236,11 @@ impl SourceMap {
         self.files.shrink_to_fit();
     }
 
+    /// Makes room for `more` files, so that adding thousands does not grow the map step by step.
+    pub fn reserve(&mut self, more: usize) {
+        self.files.reserve(more);
+    }
+
     pub fn add(&mut self, rel_path: String, abs_path: &Path, text: String) -> FileId {
         self.push(rel_path, abs_path, std::sync::OnceLock::from(text), None)
     }

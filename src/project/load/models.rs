@@ -37,6 +37,9 @@ pub(super) fn load_models(
 ) -> Vec<Model> {
     let files = tracing::debug_span!("model files listed")
         .in_scope(|| list(&loader.root, "models", &["sql", "toml"]));
+    // Sized once for the thousands of files a large project adds here.
+    loader.sources.reserve(files.len());
+    loader.stamped.reserve(files.len());
     let mut sql_by_dir_stem: HashMap<(String, String), &Found> = HashMap::new();
     for f in files.iter().filter(|f| f.ext == "sql") {
         sql_by_dir_stem.insert((parent(&f.rel), f.stem.clone()), f);
