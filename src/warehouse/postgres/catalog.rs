@@ -1,6 +1,11 @@
 //! Reading a namespace's relations from pg_catalog in three small queries, in one snapshot: the
 //! wanted relations, then their columns, then each distinct type of those columns.
 //!
+//! The relations are matched by their exact names, which the server compares as it reads
+//! pg_class; only names that match no relation exactly are looked for again up to case (a
+//! relation that differs only by case is named in the report, never compared), so that a
+//! project whose relations all exist pays for no `lower` of every name in the schema.
+//!
 //! The columns query is a plain scan of pg_attribute for the relations' OIDs: no join, no sort,
 //! and six small values a column (the server's cost is mostly per value sent). It asks for no
 //! order, so the server need not sort 250,000 rows (which cost it more than the rest of the
@@ -21,18 +26,39 @@ use sqlx::{Executor as _, Row};
 use super::relation_kind;
 use crate::catalog::{PhysicalColumn, PhysicalRelation, UserType};
 
-/// The wanted relations of one schema, in the order of their OIDs. `$1`: schema; `$2`: relation
-/// names (matched up to case, through a hash join so that 10,000 names stay linear).
-pub const RELATIONS_QUERY: &str = r#"
+/// The relations of one schema whose names `$2` matches as `$names` says, in the order of
+/// their OIDs. `$1`: schema.
+macro_rules! relations_query {
+    ($names:literal) => {
+        concat!(
+            r#"
 SELECT c.oid AS relid, c.relname::text AS relname, c.relkind::text AS relkind
   FROM pg_catalog.pg_class c
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname = $1
    AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
    AND NOT c.relispartition
-   AND lower(c.relname::text) IN (SELECT lower(w) FROM unnest($2::text[]) AS w)
+   AND "#,
+            $names,
+            r#"
  ORDER BY c.oid
-"#;
+"#
+        )
+    };
+}
+
+/// The relations named exactly as one of `$2`. Since PostgreSQL 14, `= ANY` of a long array is
+/// a hash lookup.
+pub const RELATIONS_QUERY: &str = relations_query!("c.relname::text = ANY($2::text[])");
+
+/// Before 14, `= ANY` compares with every element; a semi-join hashes the list instead.
+const RELATIONS_QUERY_BEFORE_14: &str =
+    relations_query!("c.relname::text IN (SELECT unnest($2::text[]))");
+
+/// The relations named as one of `$2` up to case, for the names no relation has exactly
+/// (through a hash join, so that 10,000 names stay linear).
+const RELATIONS_UP_TO_CASE_QUERY: &str =
+    relations_query!("lower(c.relname::text) IN (SELECT lower(w) FROM unnest($2::text[]) AS w)");
 
 /// The columns of the relations `$1` (OIDs), in no promised order, each with its type's OID
 /// and modifier: the type is spelled once per distinct pair (`TYPES_QUERY`), not once per
@@ -90,11 +116,11 @@ pub(super) async fn read(
 ) -> Result<Vec<PhysicalRelation>, sqlx::Error> {
     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         .await?;
-    let mut read = read_relations(conn, schema, names).await?;
+    let hashed = conn.server_version_num().is_none_or(|v| v >= 140_000);
+    let mut read = read_relations(conn, schema, names, hashed).await?;
     if read.relations.is_empty() {
         return Ok(Vec::new());
     }
-    let hashed = conn.server_version_num().is_none_or(|v| v >= 140_000);
     let query = if hashed {
         COLUMNS_QUERY
     } else {
@@ -118,28 +144,35 @@ struct Read {
     pair_index: HashMap<(u32, i32), u32>,
 }
 
+/// The relations named exactly as one of `names`, and those named only up to case as one that
+/// matched none exactly; in the order of their OIDs.
 async fn read_relations(
     conn: &mut PgConnection,
     schema: &str,
     names: &[String],
+    hashed: bool,
 ) -> Result<Read, sqlx::Error> {
-    let rows = sqlx::query(RELATIONS_QUERY)
-        .bind(schema)
-        .bind(names)
-        .fetch_all(&mut *conn)
-        .await?;
-    let mut relations = Vec::with_capacity(rows.len());
-    let mut oids = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let relid: Oid = row.try_get(0)?;
-        oids.push(relid);
-        relations.push(PhysicalRelation {
-            name: row.try_get(1)?,
-            kind: relation_kind(row.try_get(2)?),
-            columns: Vec::new(),
-            unavailable: None,
-        });
+    let exact = if hashed {
+        RELATIONS_QUERY
+    } else {
+        RELATIONS_QUERY_BEFORE_14
+    };
+    let mut found = relations_named(conn, exact, schema, names).await?;
+    let unmatched: Vec<&String> = {
+        let named: std::collections::HashSet<&str> =
+            found.iter().map(|(_, r)| r.name.as_str()).collect();
+        names
+            .iter()
+            .filter(|n| !named.contains(n.as_str()))
+            .collect()
+    };
+    if !unmatched.is_empty() {
+        let seen: std::collections::HashSet<u32> = found.iter().map(|(o, _)| o.0).collect();
+        let more = relations_named(conn, RELATIONS_UP_TO_CASE_QUERY, schema, &unmatched).await?;
+        found.extend(more.into_iter().filter(|(o, _)| !seen.contains(&o.0)));
+        found.sort_by_key(|(o, _)| o.0);
     }
+    let (oids, relations): (Vec<Oid>, Vec<PhysicalRelation>) = found.into_iter().unzip();
     let index = oids.iter().enumerate().map(|(i, o)| (o.0, i)).collect();
     Ok(Read {
         attnums: vec![Vec::new(); relations.len()],
@@ -150,6 +183,32 @@ async fn read_relations(
         pairs: Vec::new(),
         pair_index: HashMap::new(),
     })
+}
+
+/// The relations of `schema` that `query` matches with `names`, each with its OID.
+async fn relations_named<S: AsRef<str> + Sync>(
+    conn: &mut PgConnection,
+    query: &'static str,
+    schema: &str,
+    names: &[S],
+) -> Result<Vec<(Oid, PhysicalRelation)>, sqlx::Error> {
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    let rows = sqlx::query(query)
+        .bind(schema)
+        .bind(&names)
+        .fetch_all(&mut *conn)
+        .await?;
+    rows.iter()
+        .map(|row| {
+            let relation = PhysicalRelation {
+                name: row.try_get(1)?,
+                kind: relation_kind(row.try_get(2)?),
+                columns: Vec::new(),
+                unavailable: None,
+            };
+            Ok((row.try_get(0)?, relation))
+        })
+        .collect()
 }
 
 impl Read {
