@@ -52,8 +52,9 @@ impl RelationKind {
 pub struct PhysicalColumn {
     /// Exactly as stored: case, spaces, quotes and unicode kept.
     pub name: String,
-    /// The full type text as the engine formats it (`character varying(255)`, `INTEGER[]`).
-    pub type_text: String,
+    /// The full type text as the engine formats it (`character varying(255)`, `INTEGER[]`);
+    /// shared by the columns of one read that have the same type.
+    pub type_text: std::sync::Arc<str>,
     /// `Some(false)` for NOT NULL; `None` where the catalog does not know (views).
     pub nullable: Option<bool>,
     /// What the catalog says of a user-defined type; boxed, as most columns have none and a
@@ -78,10 +79,14 @@ pub struct UserType {
 
 impl PhysicalColumn {
     /// A column of a built-in type.
-    pub fn new(name: String, type_text: String, nullable: Option<bool>) -> Self {
+    pub fn new(
+        name: String,
+        type_text: impl Into<std::sync::Arc<str>>,
+        nullable: Option<bool>,
+    ) -> Self {
         Self {
             name,
-            type_text,
+            type_text: type_text.into(),
             nullable,
             user_type: None,
             size_unknown: false,
@@ -240,6 +245,12 @@ impl RowBuffer {
     /// The relations, in the order they were started, each column's strings sized exactly.
     pub fn into_relations(self) -> Vec<PhysicalRelation> {
         let text = |from: u32, to: u32| self.text[from as usize..to as usize].to_string();
+        // A few distinct type texts spell hundreds of thousands of columns: each is one string.
+        let mut types: foldhash::HashMap<&str, std::sync::Arc<str>> = Default::default();
+        let mut type_text = |from: u32, to: u32| {
+            let text = &self.text[from as usize..to as usize];
+            std::sync::Arc::clone(types.entry(text).or_insert_with(|| text.into()))
+        };
         let ends = self
             .relations
             .iter()
@@ -257,7 +268,7 @@ impl RowBuffer {
                     .map(|c| {
                         PhysicalColumn::new(
                             text(c.start, c.middle),
-                            text(c.middle, c.end),
+                            type_text(c.middle, c.end),
                             c.nullable,
                         )
                     })
@@ -298,7 +309,7 @@ mod tests {
                 let columns = r
                     .columns
                     .into_iter()
-                    .map(|c| (c.name, c.type_text, c.nullable));
+                    .map(|c| (c.name, c.type_text.to_string(), c.nullable));
                 (r.name, r.kind, columns.collect())
             })
             .collect();

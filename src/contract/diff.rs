@@ -264,7 +264,7 @@ pub fn diff(
                 format!("column `{}` is in the relation but not declared", c.name),
                 Some(declared.resource_loc.clone()),
             )
-            .with_types(None, Some(c.type_text.clone()))
+            .with_types(None, Some(c.type_text.to_string()))
             .with_column(&c.name),
         );
     }
@@ -354,7 +354,7 @@ fn name_conflict(declared: &Declared<'_>, column: &Column, physical: &PhysicalCo
     )
     .with_types(
         column.type_text.as_ref().map(|t| t.value.to_string()),
-        Some(physical.type_text.clone()),
+        Some(physical.type_text.to_string()),
     )
     .with_column(name);
     f.physical_column = Some(physical.name.clone());
@@ -382,7 +382,7 @@ fn compare_column(
                     ),
                     Some(text.loc.clone()),
                 )
-                .with_types(declared_text(), Some(physical.type_text.clone()))
+                .with_types(declared_text(), Some(physical.type_text.to_string()))
                 .with_column(name),
             );
         }
@@ -396,7 +396,7 @@ fn compare_column(
                 ),
                 Some(column.name.loc.clone()),
             )
-            .with_types(None, Some(physical.type_text.clone()))
+            .with_types(None, Some(physical.type_text.to_string()))
             .with_column(name),
         ),
         // A type that did not parse is a compile error, reported before any diff.
@@ -421,7 +421,7 @@ fn compare_column(
                 message,
                 Some(stated.loc.clone()),
             )
-            .with_types(declared_text(), Some(physical.type_text.clone()))
+            .with_types(declared_text(), Some(physical.type_text.to_string()))
             .with_column(name)
             .with_nullable(stated.value, physical_nullable),
         );

@@ -257,7 +257,7 @@ fn prove(
             column: Some(column.name.clone()),
             physical_column: None,
             declared_type: Some(ty.to_string()),
-            physical_type: Some(column.type_text.clone()),
+            physical_type: Some(column.type_text.to_string()),
             message: format!(
                 "sqb's analysis proved `{}` is {ty}, and the warehouse describes it as {}: a source declaration it reads may be wrong (`sqb contract diff` compares them), else please report this defect of sqb's analysis",
                 column.name, column.type_text

@@ -671,7 +671,11 @@ fn describe_one(conn: &Connection, query: &str) -> duckdb::Result<Vec<PhysicalCo
     let mut rows = stmt.query([])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        out.push(PhysicalColumn::new(row.get(0)?, row.get(1)?, None));
+        out.push(PhysicalColumn::new(
+            row.get(0)?,
+            row.get::<_, String>(1)?,
+            None,
+        ));
     }
     Ok(out)
 }

@@ -20,7 +20,7 @@ fn col(name: &str, ty: Option<&str>, nullable: Option<bool>) -> Column {
 }
 
 fn phys(name: &str, ty: &str, nullable: Option<bool>) -> PhysicalColumn {
-    PhysicalColumn::new(name.into(), ty.into(), nullable)
+    PhysicalColumn::new(name.into(), ty, nullable)
 }
 
 fn relation(columns: Vec<PhysicalColumn>) -> PhysicalRelation {

@@ -16,8 +16,9 @@
 //! spelled by `format_type` once, with the type's enum members, domain base and schema, which
 //! were joined to every column before.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 
+use foldhash::HashMap;
 use futures_util::TryStreamExt;
 use sqlx::postgres::types::Oid;
 use sqlx::postgres::{PgConnection, PgRow};
@@ -131,17 +132,26 @@ pub(super) async fn read(
     Ok(read.finish(&types))
 }
 
-/// The relations as read, where each one is by OID, and for each of their columns its number
-/// and its (type, modifier) pair.
+/// The relations as read, where each one is by OID, and their columns in the order they came.
 struct Read {
     relations: Vec<PhysicalRelation>,
     oids: Vec<Oid>,
-    index: HashMap<u32, usize>,
-    attnums: Vec<Vec<i16>>,
-    /// Each column's index into `pairs`.
-    column_pairs: Vec<Vec<u32>>,
+    index: HashMap<u32, u32>,
+    /// Every relation's columns, as the rows came: each is given to its relation once its type
+    /// is spelled, into a list sized for it.
+    columns: Vec<ReadColumn>,
     pairs: Vec<(Oid, i32)>,
     pair_index: HashMap<(u32, i32), u32>,
+}
+
+/// A column as read: its relation (an index into [`Read::relations`]), its number, its
+/// (type, modifier) pair (an index into [`Read::pairs`]).
+struct ReadColumn {
+    name: String,
+    relation: u32,
+    pair: u32,
+    attnum: i16,
+    not_null: bool,
 }
 
 /// The relations named exactly as one of `names`, and those named only up to case as one that
@@ -159,29 +169,27 @@ async fn read_relations(
     };
     let mut found = relations_named(conn, exact, schema, names).await?;
     let unmatched: Vec<&String> = {
-        let named: std::collections::HashSet<&str> =
-            found.iter().map(|(_, r)| r.name.as_str()).collect();
+        let named: foldhash::HashSet<&str> = found.iter().map(|(_, r)| r.name.as_str()).collect();
         names
             .iter()
             .filter(|n| !named.contains(n.as_str()))
             .collect()
     };
     if !unmatched.is_empty() {
-        let seen: std::collections::HashSet<u32> = found.iter().map(|(o, _)| o.0).collect();
+        let seen: foldhash::HashSet<u32> = found.iter().map(|(o, _)| o.0).collect();
         let more = relations_named(conn, RELATIONS_UP_TO_CASE_QUERY, schema, &unmatched).await?;
         found.extend(more.into_iter().filter(|(o, _)| !seen.contains(&o.0)));
         found.sort_by_key(|(o, _)| o.0);
     }
     let (oids, relations): (Vec<Oid>, Vec<PhysicalRelation>) = found.into_iter().unzip();
-    let index = oids.iter().enumerate().map(|(i, o)| (o.0, i)).collect();
+    let index = (0u32..).zip(&oids).map(|(i, o)| (o.0, i)).collect();
     Ok(Read {
-        attnums: vec![Vec::new(); relations.len()],
-        column_pairs: vec![Vec::new(); relations.len()],
         relations,
         oids,
         index,
+        columns: Vec::new(),
         pairs: Vec::new(),
-        pair_index: HashMap::new(),
+        pair_index: HashMap::default(),
     })
 }
 
@@ -212,55 +220,67 @@ async fn relations_named<S: AsRef<str> + Sync>(
 }
 
 impl Read {
-    /// Adds one column to its relation; its type is spelled later.
+    /// Adds one column; it is given to its relation, with its type, by [`Read::finish`].
     fn add(&mut self, row: &PgRow) -> Result<(), sqlx::Error> {
         let relid: Oid = row.try_get(0)?;
-        let Some(&at) = self.index.get(&relid.0) else {
+        let Some(&relation) = self.index.get(&relid.0) else {
             return Err(sqlx::Error::Protocol(format!(
                 "the catalog gave columns of relation {} that it was not asked for",
                 relid.0
             )));
         };
-        let relation = &mut self.relations[at];
-        let not_null: bool = row.try_get(3)?;
-        relation.columns.push(PhysicalColumn {
-            name: row.try_get(2)?,
-            type_text: String::new(),
-            nullable: relation.kind.knows_nullability().then_some(!not_null),
-            user_type: None,
-            size_unknown: false,
-        });
-        self.attnums[at].push(row.try_get(1)?);
         let pair: (Oid, i32) = (row.try_get(4)?, row.try_get(5)?);
         let next = self.pairs.len() as u32;
-        let index = *self.pair_index.entry((pair.0 .0, pair.1)).or_insert(next);
-        if index == next {
+        let pair_at = *self.pair_index.entry((pair.0 .0, pair.1)).or_insert(next);
+        if pair_at == next {
             self.pairs.push(pair);
         }
-        self.column_pairs[at].push(index);
+        self.columns.push(ReadColumn {
+            name: row.try_get(2)?,
+            relation,
+            pair: pair_at,
+            attnum: row.try_get(1)?,
+            not_null: row.try_get(3)?,
+        });
         Ok(())
     }
 
-    /// Puts each relation's columns in the order of their numbers, and gives each column its
-    /// type's text and details.
-    fn finish(mut self, types: &[(String, Option<UserType>)]) -> Vec<PhysicalRelation> {
-        let mut sorted = 0usize;
-        let columns = self.relations.iter_mut().zip(&self.attnums);
-        for ((relation, attnums), pairs) in columns.zip(&self.column_pairs) {
-            for (column, &pair) in relation.columns.iter_mut().zip(pairs) {
-                let (text, details) = &types[pair as usize];
-                column.type_text = text.clone();
-                column.user_type = details.clone().map(Box::new);
-            }
-            if !attnums.is_sorted() {
-                sort_columns(&mut relation.columns, attnums);
-                sorted += 1;
-            }
-            relation.columns.shrink_to_fit();
+    /// Gives each relation its columns, in the order of their numbers, each with its type's
+    /// text (shared by every column of that type) and details.
+    fn finish(mut self, types: &[(Arc<str>, Option<UserType>)]) -> Vec<PhysicalRelation> {
+        let mut counts = vec![0u32; self.relations.len()];
+        let mut last = vec![0i16; self.relations.len()];
+        let mut unsorted = vec![false; self.relations.len()];
+        for c in &self.columns {
+            let at = c.relation as usize;
+            counts[at] += 1;
+            unsorted[at] |= c.attnum < last[at];
+            last[at] = c.attnum;
         }
-        if sorted > 0 {
+        for (relation, &count) in self.relations.iter_mut().zip(&counts) {
+            relation.columns = Vec::with_capacity(count as usize);
+        }
+        let mut attnums: HashMap<u32, Vec<i16>> = HashMap::default();
+        for c in std::mem::take(&mut self.columns) {
+            let relation = &mut self.relations[c.relation as usize];
+            let (text, details) = &types[c.pair as usize];
+            relation.columns.push(PhysicalColumn {
+                name: c.name,
+                type_text: Arc::clone(text),
+                nullable: relation.kind.knows_nullability().then_some(!c.not_null),
+                user_type: details.clone().map(Box::new),
+                size_unknown: false,
+            });
+            if unsorted[c.relation as usize] {
+                attnums.entry(c.relation).or_default().push(c.attnum);
+            }
+        }
+        for (&at, attnums) in &attnums {
+            sort_columns(&mut self.relations[at as usize].columns, attnums);
+        }
+        if !attnums.is_empty() {
             tracing::debug!(
-                relations = sorted,
+                relations = attnums.len(),
                 "catalog columns came out of order; sorted"
             );
         }
@@ -297,7 +317,7 @@ async fn read_columns(
 async fn spell_types(
     conn: &mut PgConnection,
     pairs: &[(Oid, i32)],
-) -> Result<Vec<(String, Option<UserType>)>, sqlx::Error> {
+) -> Result<Vec<(Arc<str>, Option<UserType>)>, sqlx::Error> {
     if pairs.is_empty() {
         return Ok(Vec::new());
     }
@@ -316,6 +336,9 @@ async fn spell_types(
         )));
     }
     rows.iter()
-        .map(|row| Ok((row.try_get(0)?, super::user_type(row, 1)?)))
+        .map(|row| {
+            let text: String = row.try_get(0)?;
+            Ok((Arc::from(text), super::user_type(row, 1)?))
+        })
         .collect()
 }

@@ -147,7 +147,7 @@ async fn spell(
             let user_type = super::user_type(row, 2)?;
             Ok(PhysicalColumn {
                 name: String::new(),
-                type_text: row.try_get(0)?,
+                type_text: row.try_get::<String, _>(0)?.into(),
                 nullable: None,
                 user_type: user_type.map(Box::new),
                 size_unknown: row.try_get(1)?,
