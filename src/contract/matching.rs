@@ -2,7 +2,9 @@
 //! lives in, the catalog request for a selection, and each resource's relation in the answer
 //! (exactly, or up to case where the engine folds names). Pure: no I/O.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 
 use crate::catalog::{Answer, Namespace, PhysicalRelation, Request, SchemaListing};
 use crate::engine::Engine;
@@ -82,15 +84,20 @@ pub fn assemble<'p>(
         .database
         .as_ref()
         .map_or_else(|| default_db.clone(), |d| d.value.clone());
+    // `database.schema.`, quoted, once for each namespace.
+    let mut prefixes: HashMap<&Namespace, String> = HashMap::default();
+    for ns in &namespaces {
+        prefixes.entry(ns).or_insert_with(|| {
+            let db = ns.database.as_deref().unwrap_or(&default_db);
+            format!("{}.{}.", quote_ident(db), quote_ident(&ns.schema))
+        });
+    }
     let items = resources
         .into_iter()
-        .zip(namespaces)
+        .zip(&namespaces)
         .zip(found)
         .map(|((resource, ns), (physical, case_only))| {
-            let db = ns.database.unwrap_or_else(|| default_db.clone());
-            let relation = [db.as_str(), ns.schema.as_str(), resource.relation_name()]
-                .map(quote_ident)
-                .join(".");
+            let relation = prefixes[ns].clone() + &quote_ident(resource.relation_name());
             Inspected {
                 resource,
                 relation,
@@ -129,7 +136,7 @@ fn match_namespace(
         let folded = std::cell::OnceCell::new();
         let folded = || {
             folded.get_or_init(|| {
-                let mut folded: HashMap<String, usize> = HashMap::new();
+                let mut folded: HashMap<String, usize> = HashMap::default();
                 for (j, r) in relations.iter().enumerate() {
                     folded.entry(r.name.to_lowercase()).or_insert(j);
                 }

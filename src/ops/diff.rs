@@ -128,8 +128,10 @@ fn report(from: &str, inspected: ReadTarget<'_>) -> anyhow::Result<DiffReport> {
     };
     // Built on the first finding that asks where a column is used.
     let uses = std::sync::OnceLock::new();
-    let mut resources = crate::parallel::map(&inspection.items, |item| {
-        resource_report(project, &uses, item)
+    let mut resources = tracing::debug_span!("resources compared").in_scope(|| {
+        crate::parallel::map(&inspection.items, |item| {
+            resource_report(project, &uses, item)
+        })
     });
     let undeclared =
         adoption::undeclared(project, target, &inspection.schemas, &inspection.database).map_err(

@@ -231,10 +231,9 @@ fn match_answer<'p>(
             (resources, read(|| session?.read(request))?)
         }
     };
-    Ok((
-        target,
-        matching::assemble(project.engine(), target, resources, answer),
-    ))
+    let inspection = tracing::debug_span!("answer matched")
+        .in_scope(|| matching::assemble(project.engine(), target, resources, answer));
+    Ok((target, inspection))
 }
 
 fn read(answer: impl FnOnce() -> Result<Answer, WarehouseError>) -> Result<Answer, WarehouseError> {

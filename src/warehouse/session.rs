@@ -89,8 +89,24 @@ pub struct Session {
 /// case, read before the selection is known.
 struct ReadAhead {
     namespace: Namespace,
-    folded: HashSet<String>,
+    /// The names read ahead, as listed.
+    names: foldhash::HashSet<String>,
     relations: Vec<PhysicalRelation>,
+}
+
+impl ReadAhead {
+    /// The names of `wanted` that were not read ahead (up to case: the read matched names up to
+    /// case), each lowered only when it was not read ahead as it is spelled.
+    fn missing(&self, wanted: Vec<String>) -> Vec<String> {
+        let folded = std::cell::OnceCell::new();
+        let folded = || -> &foldhash::HashSet<String> {
+            folded.get_or_init(|| self.names.iter().map(|n| n.to_lowercase()).collect())
+        };
+        wanted
+            .into_iter()
+            .filter(|n| !self.names.contains(n) && !folded().contains(&n.to_lowercase()))
+            .collect()
+    }
 }
 
 impl Session {
@@ -210,7 +226,7 @@ fn serve(
                 match warehouse.relations(&namespace, &names).await {
                     Ok(relations) => Some(ReadAhead {
                         namespace,
-                        folded: names.iter().map(|n| n.to_lowercase()).collect(),
+                        names: names.into_iter().collect(),
                         relations,
                     }),
                     Err(err) => return Some(Err(err)),
@@ -246,10 +262,7 @@ async fn answer(
     for (namespace, names) in request {
         let found = match ahead.take_if(|a| a.namespace == namespace) {
             Some(ahead) => {
-                let missing: Vec<String> = names
-                    .into_iter()
-                    .filter(|n| !ahead.folded.contains(&n.to_lowercase()))
-                    .collect();
+                let missing = ahead.missing(names);
                 let mut found = ahead.relations;
                 if !missing.is_empty() {
                     found.extend(warehouse.relations(&namespace, &missing).await?);

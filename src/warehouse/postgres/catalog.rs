@@ -33,7 +33,8 @@ macro_rules! relations_query {
     ($names:literal) => {
         concat!(
             r#"
-SELECT c.oid AS relid, c.relname::text AS relname, c.relkind::text AS relkind
+SELECT c.oid AS relid, c.relname::text AS relname, c.relkind::text AS relkind,
+       c.relnatts AS natts
   FROM pg_catalog.pg_class c
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
  WHERE n.nspname = $1
@@ -129,29 +130,24 @@ pub(super) async fn read(
     };
     read_columns(conn, query, &mut read).await?;
     let types = spell_types(conn, &read.pairs).await?;
-    Ok(read.finish(&types))
+    Ok(tracing::debug_span!("catalog columns placed").in_scope(|| read.finish(&types)))
 }
 
-/// The relations as read, where each one is by OID, and their columns in the order they came.
+/// The relations as read, where each one is by OID, each column given to its relation as it
+/// comes, with its number and its (type, modifier) pair beside it until its type is spelled.
 struct Read {
     relations: Vec<PhysicalRelation>,
+    /// Each relation's count of attributes (dropped ones too): its columns' list is sized for
+    /// them at its first column, so that no list grows a column at a time.
+    natts: Vec<u16>,
     oids: Vec<Oid>,
     index: HashMap<u32, u32>,
-    /// Every relation's columns, as the rows came: each is given to its relation once its type
-    /// is spelled, into a list sized for it.
-    columns: Vec<ReadColumn>,
+    /// Each relation's columns' pairs (indexes into `pairs`) and numbers, in its columns' order.
+    placed: Vec<Vec<(u32, i16)>>,
     pairs: Vec<(Oid, i32)>,
     pair_index: HashMap<(u32, i32), u32>,
-}
-
-/// A column as read: its relation (an index into [`Read::relations`]), its number, its
-/// (type, modifier) pair (an index into [`Read::pairs`]).
-struct ReadColumn {
-    name: String,
-    relation: u32,
-    pair: u32,
-    attnum: i16,
-    not_null: bool,
+    /// Every column's type until [`Read::finish`] gives it its own: one shared empty string.
+    unspelled: Arc<str>,
 }
 
 /// The relations named exactly as one of `names`, and those named only up to case as one that
@@ -169,37 +165,48 @@ async fn read_relations(
     };
     let mut found = relations_named(conn, exact, schema, names).await?;
     let unmatched: Vec<&String> = {
-        let named: foldhash::HashSet<&str> = found.iter().map(|(_, r)| r.name.as_str()).collect();
+        let named: foldhash::HashSet<&str> =
+            found.iter().map(|(_, _, r)| r.name.as_str()).collect();
         names
             .iter()
             .filter(|n| !named.contains(n.as_str()))
             .collect()
     };
     if !unmatched.is_empty() {
-        let seen: foldhash::HashSet<u32> = found.iter().map(|(o, _)| o.0).collect();
+        let seen: foldhash::HashSet<u32> = found.iter().map(|(o, _, _)| o.0).collect();
         let more = relations_named(conn, RELATIONS_UP_TO_CASE_QUERY, schema, &unmatched).await?;
-        found.extend(more.into_iter().filter(|(o, _)| !seen.contains(&o.0)));
-        found.sort_by_key(|(o, _)| o.0);
+        found.extend(more.into_iter().filter(|(o, _, _)| !seen.contains(&o.0)));
+        found.sort_by_key(|(o, _, _)| o.0);
     }
-    let (oids, relations): (Vec<Oid>, Vec<PhysicalRelation>) = found.into_iter().unzip();
+    let mut oids = Vec::with_capacity(found.len());
+    let mut natts = Vec::with_capacity(found.len());
+    let mut relations = Vec::with_capacity(found.len());
+    for (oid, count, relation) in found {
+        oids.push(oid);
+        natts.push(count);
+        relations.push(relation);
+    }
     let index = (0u32..).zip(&oids).map(|(i, o)| (o.0, i)).collect();
     Ok(Read {
+        placed: vec![Vec::new(); relations.len()],
         relations,
+        natts,
         oids,
         index,
-        columns: Vec::new(),
         pairs: Vec::new(),
         pair_index: HashMap::default(),
+        unspelled: Arc::from(""),
     })
 }
 
-/// The relations of `schema` that `query` matches with `names`, each with its OID.
+/// The relations of `schema` that `query` matches with `names`, each with its OID and its
+/// count of attributes.
 async fn relations_named<S: AsRef<str> + Sync>(
     conn: &mut PgConnection,
     query: &'static str,
     schema: &str,
     names: &[S],
-) -> Result<Vec<(Oid, PhysicalRelation)>, sqlx::Error> {
+) -> Result<Vec<(Oid, u16, PhysicalRelation)>, sqlx::Error> {
     let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
     let rows = sqlx::query(query)
         .bind(schema)
@@ -214,73 +221,66 @@ async fn relations_named<S: AsRef<str> + Sync>(
                 columns: Vec::new(),
                 unavailable: None,
             };
-            Ok((row.try_get(0)?, relation))
+            let natts: i16 = row.try_get(3)?;
+            Ok((row.try_get(0)?, natts.max(0).unsigned_abs(), relation))
         })
         .collect()
 }
 
 impl Read {
-    /// Adds one column; it is given to its relation, with its type, by [`Read::finish`].
+    /// Adds one column to its relation; its type is spelled later.
     fn add(&mut self, row: &PgRow) -> Result<(), sqlx::Error> {
         let relid: Oid = row.try_get(0)?;
-        let Some(&relation) = self.index.get(&relid.0) else {
+        let Some(&at) = self.index.get(&relid.0) else {
             return Err(sqlx::Error::Protocol(format!(
                 "the catalog gave columns of relation {} that it was not asked for",
                 relid.0
             )));
         };
+        let at = at as usize;
         let pair: (Oid, i32) = (row.try_get(4)?, row.try_get(5)?);
         let next = self.pairs.len() as u32;
         let pair_at = *self.pair_index.entry((pair.0 .0, pair.1)).or_insert(next);
         if pair_at == next {
             self.pairs.push(pair);
         }
-        self.columns.push(ReadColumn {
+        let (relation, placed) = (&mut self.relations[at], &mut self.placed[at]);
+        if placed.capacity() == 0 {
+            let natts = usize::from(self.natts[at]);
+            relation.columns.reserve_exact(natts);
+            placed.reserve_exact(natts);
+        }
+        let not_null: bool = row.try_get(3)?;
+        relation.columns.push(PhysicalColumn {
             name: row.try_get(2)?,
-            relation,
-            pair: pair_at,
-            attnum: row.try_get(1)?,
-            not_null: row.try_get(3)?,
+            type_text: Arc::clone(&self.unspelled),
+            nullable: relation.kind.knows_nullability().then_some(!not_null),
+            user_type: None,
+            size_unknown: false,
         });
+        placed.push((pair_at, row.try_get(1)?));
         Ok(())
     }
 
-    /// Gives each relation its columns, in the order of their numbers, each with its type's
-    /// text (shared by every column of that type) and details.
+    /// Gives each column its type's text (shared by every column of that type) and details, and
+    /// puts each relation's columns in the order of their numbers.
     fn finish(mut self, types: &[(Arc<str>, Option<UserType>)]) -> Vec<PhysicalRelation> {
-        let mut counts = vec![0u32; self.relations.len()];
-        let mut last = vec![0i16; self.relations.len()];
-        let mut unsorted = vec![false; self.relations.len()];
-        for c in &self.columns {
-            let at = c.relation as usize;
-            counts[at] += 1;
-            unsorted[at] |= c.attnum < last[at];
-            last[at] = c.attnum;
-        }
-        for (relation, &count) in self.relations.iter_mut().zip(&counts) {
-            relation.columns = Vec::with_capacity(count as usize);
-        }
-        let mut attnums: HashMap<u32, Vec<i16>> = HashMap::default();
-        for c in std::mem::take(&mut self.columns) {
-            let relation = &mut self.relations[c.relation as usize];
-            let (text, details) = &types[c.pair as usize];
-            relation.columns.push(PhysicalColumn {
-                name: c.name,
-                type_text: Arc::clone(text),
-                nullable: relation.kind.knows_nullability().then_some(!c.not_null),
-                user_type: details.clone().map(Box::new),
-                size_unknown: false,
-            });
-            if unsorted[c.relation as usize] {
-                attnums.entry(c.relation).or_default().push(c.attnum);
+        let mut sorted = 0usize;
+        for (relation, placed) in self.relations.iter_mut().zip(&self.placed) {
+            for (column, &(pair, _)) in relation.columns.iter_mut().zip(placed) {
+                let (text, details) = &types[pair as usize];
+                column.type_text = Arc::clone(text);
+                column.user_type = details.clone().map(Box::new);
+            }
+            if !placed.is_sorted_by_key(|&(_, attnum)| attnum) {
+                let attnums: Vec<i16> = placed.iter().map(|&(_, attnum)| attnum).collect();
+                sort_columns(&mut relation.columns, &attnums);
+                sorted += 1;
             }
         }
-        for (&at, attnums) in &attnums {
-            sort_columns(&mut self.relations[at as usize].columns, attnums);
-        }
-        if !attnums.is_empty() {
+        if sorted > 0 {
             tracing::debug!(
-                relations = attnums.len(),
+                relations = sorted,
                 "catalog columns came out of order; sorted"
             );
         }
