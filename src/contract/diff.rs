@@ -4,6 +4,8 @@
 //! not a missing plus an undeclared column); types with the engine-aware type system; enum
 //! columns against VARCHAR/INTEGER or an enum with the same members.
 
+use std::sync::Arc;
+
 use foldhash::HashMap;
 
 use serde::Serialize;
@@ -371,7 +373,7 @@ fn compare_column(
     let name = &column.name.value;
     let declared_text = || column.type_text.as_ref().map(|t| t.value.to_string());
     match (&column.ty, &column.type_text) {
-        (Some(ty), Some(text)) if !type_agrees(declared, ty, physical) => {
+        (Some(ty), Some(text)) if !type_agrees_remembered(declared, ty, physical) => {
             out.push(
                 finding(
                     declared,
@@ -426,6 +428,50 @@ fn compare_column(
             .with_nullable(stated.value, physical_nullable),
         );
     }
+}
+
+/// [`type_agrees`], remembered on each thread for a declared type and a catalog spelling that
+/// hundreds of thousands of columns share (each an `Arc` of the project's and of the catalog's).
+///
+/// Only what is a function of the two values alone is remembered: a declared type that names
+/// one of the project's enums, or a catalog type with enum members or a domain base, is compared
+/// each time. An entry holds both `Arc`s, so no other type or spelling can come to have the
+/// addresses it is keyed by.
+fn type_agrees_remembered(
+    declared: &Declared<'_>,
+    ty: &Arc<DataType>,
+    physical: &PhysicalColumn,
+) -> bool {
+    type Key = (usize, usize, usize, bool);
+    type Remembered = HashMap<Key, (Arc<DataType>, Arc<str>, bool)>;
+    /// Beyond this many entries a thread starts again (a long-lived process reloads projects).
+    const MAX: usize = 4096;
+    thread_local! {
+        static REMEMBERED: std::cell::RefCell<Remembered> = Default::default();
+    }
+    if physical.user_type.is_some() || contains_enum(declared, ty) {
+        return type_agrees(declared, ty, physical);
+    }
+    let key = (
+        Arc::as_ptr(ty) as usize,
+        Arc::as_ptr(&physical.type_text).cast::<u8>() as usize,
+        declared.engine.index(),
+        declared.compare_sizes && !physical.size_unknown,
+    );
+    if let Some(agrees) = REMEMBERED.with_borrow(|r| r.get(&key).map(|e| e.2)) {
+        return agrees;
+    }
+    let agrees = type_agrees(declared, ty, physical);
+    REMEMBERED.with_borrow_mut(|r| {
+        if r.len() >= MAX {
+            r.clear();
+        }
+        r.insert(
+            key,
+            (Arc::clone(ty), Arc::clone(&physical.type_text), agrees),
+        );
+    });
+    agrees
 }
 
 /// Whether a physical column satisfies a declared type, enums and domains included.

@@ -216,3 +216,49 @@ fn domains_agree_with_their_base_type() {
     }));
     assert!(run(&declared, Coverage::Closed, Some(&relation(vec![column]))).is_empty());
 }
+
+/// The remembered type comparison answers for the declaration it is asked about: the same
+/// declared type and catalog spelling compared with and without sizes, and a declared type that
+/// names one of the project's enums, each get their own answer.
+#[test]
+fn remembered_comparisons_keep_sizes_and_enums_apart() {
+    let declared_col = col("name", Some("VARCHAR(10)"), None);
+    let ty = declared_col.ty.clone().unwrap();
+    let wider = phys("name", "character varying(20)", None);
+    let declared = |compare_sizes: bool| Declared {
+        engine: Engine::Postgres,
+        compare_sizes,
+        coverage: Coverage::Closed,
+        columns: vec![&declared_col],
+        enums: Box::new(|_| None),
+        resource_loc: loc(),
+    };
+    for _ in 0..2 {
+        assert!(!type_agrees_remembered(&declared(true), &ty, &wider));
+        assert!(type_agrees_remembered(&declared(false), &ty, &wider));
+    }
+    // `mood` is an enum of the project: its members decide, never a remembered answer.
+    let mood = std::sync::Arc::new(DataType::Named("mood".into()));
+    let sad = Spanned::new("sad".to_string(), loc());
+    let def = EnumDef {
+        name: "mood".into(),
+        file: FileId(0),
+        description: None,
+        members: vec![(sad.clone(), sad)],
+        base: Some(EnumBase::Varchar),
+    };
+    let with_mood = Declared {
+        enums: Box::new(|name| (name == "mood").then_some(&def)),
+        ..declared(true)
+    };
+    let text = phys("mood", "character varying", None);
+    let number = phys("mood", "integer", None);
+    for _ in 0..2 {
+        assert!(type_agrees_remembered(&with_mood, &mood, &text));
+        assert!(!type_agrees_remembered(&with_mood, &mood, &number));
+        assert_eq!(
+            type_agrees_remembered(&declared(true), &mood, &text),
+            type_agrees(&declared(true), &mood, &text)
+        );
+    }
+}
