@@ -105,6 +105,12 @@ pub trait Backend {
     fn alive(&mut self) -> Reply<'_, bool> {
         Box::pin(std::future::ready(Ok(true)))
     }
+
+    /// Connects to the default database now, for a session sure to query it, instead of at its
+    /// first statement. Nothing for an in-process engine, which [`session::open`] opened.
+    fn connect(&mut self) -> Reply<'_, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// A backend's answer, awaited on the session's own runtime.

@@ -312,6 +312,13 @@ impl Backend for PgIntrospector {
     }
 
     /// Pings every session this introspector holds; one that does not answer is dropped.
+    fn connect(&mut self) -> Reply<'_, ()> {
+        Box::pin(async {
+            let database = self.default_database.clone();
+            self.session(&database).await.map(|_| ())
+        })
+    }
+
     fn alive(&mut self) -> Reply<'_, bool> {
         Box::pin(async {
             let mut alive = true;

@@ -216,13 +216,21 @@ fn serve(
         }
     };
     runtime.block_on(async move {
+        // The names to read ahead are listed on a thread of their own while the session
+        // connects: the read waits for both.
+        let listing = read_ahead.map(|(namespace, list)| (namespace, Listing::start(list)));
         let mut warehouse = match open(&connect).await {
             Ok(w) => w,
             Err(err) => return Some(Err(err)),
         };
-        let ahead = match read_ahead {
-            Some((namespace, list)) => {
-                let names = list();
+        if listing.is_some() {
+            if let Err(err) = warehouse.connect().await {
+                return Some(Err(err));
+            }
+        }
+        let ahead = match listing {
+            Some((namespace, listing)) => {
+                let names = listing.names();
                 match warehouse.relations(&namespace, &names).await {
                     Ok(relations) => Some(ReadAhead {
                         namespace,
@@ -239,6 +247,41 @@ fn serve(
         warehouse.close();
         Some(answer)
     })
+}
+
+/// The read-ahead's names, being listed on a thread of their own (or, when no thread can be
+/// started, to be listed when asked for).
+enum Listing {
+    Started(std::thread::JoinHandle<Vec<String>>),
+    Deferred(Names),
+}
+
+impl Listing {
+    fn start(list: Names) -> Self {
+        // Given back when the thread cannot be started: listed when asked for, on this one.
+        let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(list)));
+        let theirs = std::sync::Arc::clone(&slot);
+        let spawned = std::thread::Builder::new()
+            .name("list".into())
+            .spawn(move || take_names(&theirs).map_or_else(Vec::new, |list| list()));
+        match spawned {
+            Ok(thread) => Self::Started(thread),
+            Err(_) => Self::Deferred(take_names(&slot).unwrap_or_else(|| Box::new(Vec::new))),
+        }
+    }
+
+    /// The names; none if the listing thread panicked (the request's names are then read
+    /// when it comes, as names not read ahead).
+    fn names(self) -> Vec<String> {
+        match self {
+            Self::Started(thread) => thread.join().unwrap_or_default(),
+            Self::Deferred(list) => list(),
+        }
+    }
+}
+
+fn take_names(slot: &std::sync::Mutex<Option<Names>>) -> Option<Names> {
+    slot.lock().ok().and_then(|mut s| s.take())
 }
 
 async fn answer(
