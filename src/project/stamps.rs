@@ -151,20 +151,17 @@ impl Stamps {
         if !self.enabled {
             return (std::fs::read_to_string(&found.abs).map(Content::Text), None);
         }
-        // Stat before reading: an edit made after this stat shows in the next one.
-        let stamp = match std::fs::metadata(&found.abs) {
-            Ok(meta) => Stamp::of(&meta),
-            Err(err) => return (Err(err), None),
-        };
-        if let (Some(now), Some((then, digest))) = (stamp, self.known.get(&found.rel)) {
-            if now == *then && now.newest() < self.vouch_before {
+        if let Some((then, digest)) = self.known.get(&found.rel) {
+            // Stat before reading: an edit made after this stat shows in the next one.
+            let stamp = match std::fs::metadata(&found.abs) {
+                Ok(meta) => Stamp::of(&meta),
+                Err(err) => return (Err(err), None),
+            };
+            if stamp.is_some_and(|now| now == *then && now.newest() < self.vouch_before) {
                 return (Ok(Content::Unchanged(*digest)), stamp);
             }
         }
-        (
-            std::fs::read_to_string(&found.abs).map(Content::Text),
-            stamp,
-        )
+        read_stamped(&found.abs)
     }
 
     /// Stores the stamps of `stamped` (the files [`Stamps::read`] returned, as added to
@@ -200,6 +197,29 @@ impl Stamps {
         };
         crate::cache_dir::write_framed(root, FILE, "file stamps", &stored);
     }
+}
+
+/// Reads the file at `path` with the stamp of the file it opened, taken before reading (so
+/// an edit made while it is read shows in the next stamp): one `stat` of the open file instead
+/// of one of its path and another of the open file, which on a first load of 20,000 files was
+/// a sixth of their system calls.
+fn read_stamped(path: &Path) -> Read {
+    use std::io::Read as _;
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(err) => return (Err(err), None),
+    };
+    let meta = match file.metadata() {
+        Ok(meta) => meta,
+        Err(err) => return (Err(err), None),
+    };
+    let mut text = String::new();
+    let read = text
+        .try_reserve_exact(usize::try_from(meta.len()).unwrap_or(0))
+        .map_err(std::io::Error::other)
+        // Through `Take`: `File`'s own `read_to_string` would stat the file again for its size.
+        .and_then(|()| (&mut file).take(u64::MAX).read_to_string(&mut text));
+    (read.map(|_| Content::Text(text)), Stamp::of(&meta))
 }
 
 /// A stamps file written by this build, or `None` (logged).
