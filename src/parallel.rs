@@ -14,16 +14,20 @@ pub const STACK_BYTES: usize = 16 * 1024 * 1024;
 /// Threads left to finish their work while the command goes on (freeing, writing caches),
 /// joined where their work must be done.
 #[derive(Default)]
-pub struct Pending(std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>);
+pub struct Pending(std::sync::Mutex<Vec<(&'static str, std::thread::JoinHandle<()>)>>);
 
 impl Pending {
     pub const fn new() -> Self {
         Self(std::sync::Mutex::new(Vec::new()))
     }
 
-    /// Starts `work` on a thread named `name`; `Err` gives `work` back when no thread can be
-    /// started.
-    pub fn spawn<F: FnOnce() + Send + 'static>(&self, name: &str, work: F) -> Result<(), F> {
+    /// Starts `work` on a thread named `name`, by which [`Pending::join`] knows it; `Err` gives
+    /// `work` back when no thread can be started.
+    pub fn spawn<F: FnOnce() + Send + 'static>(
+        &self,
+        name: &'static str,
+        work: F,
+    ) -> Result<(), F> {
         let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(work)));
         let theirs = std::sync::Arc::clone(&slot);
         let spawned = std::thread::Builder::new()
@@ -32,7 +36,7 @@ impl Pending {
         match spawned {
             Ok(handle) => {
                 if let Ok(mut pending) = self.0.lock() {
-                    pending.push(handle);
+                    pending.push((name, handle));
                 }
                 Ok(())
             }
@@ -47,7 +51,25 @@ impl Pending {
             .lock()
             .map(|mut p| std::mem::take(&mut *p))
             .unwrap_or_default();
-        for handle in handles {
+        for (_, handle) in handles {
+            let _ = handle.join();
+        }
+    }
+
+    /// Waits for the threads started so far under `name`, and for no other.
+    pub fn join(&self, name: &str) {
+        let handles: Vec<_> = self
+            .0
+            .lock()
+            .map(|mut p| {
+                let (named, others) = std::mem::take(&mut *p)
+                    .into_iter()
+                    .partition(|(n, _)| *n == name);
+                *p = others;
+                named
+            })
+            .unwrap_or_default();
+        for (_, handle) in handles {
             let _ = handle.join();
         }
     }
@@ -88,5 +110,32 @@ mod tests {
             super::map(&items, |i| i * 2),
             items.iter().map(|i| i * 2).collect::<Vec<_>>()
         );
+    }
+
+    /// Joining one name leaves the others running: a thread that waits for the joiner to go on
+    /// is told to go on only once `join` has returned.
+    #[test]
+    fn joining_a_name_waits_for_that_name_only() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{mpsc, Arc};
+        use std::time::Duration;
+        let pending = super::Pending::new();
+        let (go_on, told) = mpsc::channel::<()>();
+        let other_was_told = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&other_was_told);
+        let waiting = move || {
+            let told = told.recv_timeout(Duration::from_secs(10)).is_ok();
+            seen.store(told, Ordering::SeqCst);
+        };
+        assert!(pending.spawn("other", waiting).is_ok());
+        let done = Arc::new(AtomicBool::new(false));
+        let finished = Arc::clone(&done);
+        let quick = move || finished.store(true, Ordering::SeqCst);
+        assert!(pending.spawn("this", quick).is_ok());
+        pending.join("this");
+        assert!(done.load(Ordering::SeqCst));
+        go_on.send(()).unwrap();
+        pending.join_all();
+        assert!(other_was_told.load(Ordering::SeqCst));
     }
 }

@@ -44,6 +44,10 @@ pub fn compile_with_graph(project: &Project, options: Options) -> (Vec<Diagnosti
     (compiled.diagnostics, compiled.graph)
 }
 
+/// What the compile writes in the background (the compile cache and the analyses), by the name
+/// [`crate::cache_dir::wait_for_writes_of`] waits for.
+const CACHES: &str = "compile caches";
+
 /// [`compile_with_graph`] through the compile cache ([`cache`]) when `use_cache` is set: an
 /// unchanged project's verdict is read back instead of recomputed, and a new verdict without
 /// errors is stored.
@@ -56,7 +60,7 @@ pub fn compile_cached(
         return compile_with_graph(project, options);
     }
     // An earlier compile of this process may still be writing the caches read below.
-    crate::cache_dir::wait_for_writes();
+    crate::cache_dir::wait_for_writes_of(CACHES);
     let key = tracing::debug_span!("compile cache key").in_scope(|| cache::key(project, options));
     let resources =
         project.models.len() + project.source_tables.len() + import_nodes(project).len();
@@ -72,7 +76,7 @@ pub fn compile_cached(
     let root = project.root.clone();
     let (stored, parents) = (diags.clone(), graph.parents.clone());
     let names: Vec<String> = project.models.iter().map(|m| m.name.clone()).collect();
-    crate::cache_dir::write_in_background(move || {
+    crate::cache_dir::write_in_background(CACHES, move || {
         cache::store(&root, key, stored, parents);
         tracing::debug_span!("analyses cache written")
             .in_scope(|| memo::save(&root, names.iter().map(String::as_str)));
@@ -252,7 +256,7 @@ pub fn analyze(project: &Project, options: Options) -> Analysis {
 /// [`analyze_remembered`] to reuse.
 pub fn remember_analyses(project: &Project) {
     // A compile of this process may still be writing them.
-    crate::cache_dir::wait_for_writes();
+    crate::cache_dir::wait_for_writes_of(CACHES);
     memo::activate();
     tracing::debug_span!("analyses cache read").in_scope(|| memo::load(&project.root));
 }
@@ -263,7 +267,7 @@ pub fn analyze_remembered(project: &Project) -> Analysis {
     let analysis = analyze_with(project, Options::default(), Keep::AllShapes);
     let root = project.root.clone();
     let names: Vec<String> = project.models.iter().map(|m| m.name.clone()).collect();
-    crate::cache_dir::write_in_background(move || {
+    crate::cache_dir::write_in_background(CACHES, move || {
         tracing::debug_span!("analyses cache written")
             .in_scope(|| memo::save(&root, names.iter().map(String::as_str)));
     });

@@ -75,7 +75,7 @@ where
         return crate::parallel::map(sidecars, parse);
     }
     // The file an earlier load of this process is still writing is the one to read.
-    crate::cache_dir::wait_for_writes();
+    crate::cache_dir::wait_for_writes_of(file_name);
     let bytes = crate::cache_dir::read(root, file_name);
     let stored = bytes.as_deref().and_then(decode);
     let index: HashMap<&str, &CachedParse<'_>> = stored
@@ -121,7 +121,9 @@ where
     if misses > 0 || index.len() != sidecars.len() {
         let entries = entries_out(sources, sidecars, &index, fresh);
         let (root, file_name) = (root.to_path_buf(), file_name);
-        crate::cache_dir::write_in_background(move || store(file_name, &root, entries));
+        crate::cache_dir::write_in_background(file_name, move || {
+            store(file_name, &root, entries);
+        });
     }
     parses
 }
