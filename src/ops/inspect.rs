@@ -14,7 +14,7 @@ use crate::compile::deps::Graph;
 use crate::contract::matching::{self, Inspection};
 use crate::diagnostics::did_you_mean;
 use crate::error::UserError;
-use crate::project::{self, Project, Target};
+use crate::project::{self, Project, ProjectFile, Target};
 use crate::select::{Selected, Selection};
 use crate::warehouse::session::{Names, Session};
 use crate::warehouse::{Timeouts, WarehouseError};
@@ -94,7 +94,7 @@ pub fn inspect<T>(
     then: impl FnOnce(ReadTarget<'_>) -> anyhow::Result<T>,
 ) -> anyhow::Result<(Project, T)> {
     let project_file = Project::begin(root, options.use_cache);
-    let session = start_session(root, project_file.config(), options);
+    let session = start_session(root, &project_file, options);
     let mut project = tracing::debug_span!("project loaded").in_scope(|| project_file.finish())?;
     let mut compiled = compile_while_reading(&project, options, session)?;
     if texts == Texts::Release {
@@ -116,15 +116,16 @@ pub fn inspect<T>(
 /// how to connect yet; loading the project then reports why, in order.
 fn start_session(
     root: &Path,
-    config: Option<&project::Config>,
+    project_file: &ProjectFile,
     options: &InspectOptions,
 ) -> Option<Session> {
-    let config = config?;
+    let config = project_file.config()?;
     let target = config.targets.get(&options.from)?;
     let connect = super::connection(config, root, options.timeouts).ok()?;
     let read_ahead = options.selection.everything().then(|| {
-        let root = root.to_path_buf();
-        let names: Names = Box::new(move || project::model_stems(&root));
+        // Listed once: the load takes this listing (or lists for both, if it asks first).
+        let files = project_file.model_files();
+        let names: Names = Box::new(move || files.stems());
         (target_namespace(target), names)
     });
     Some(Session::start(connect, read_ahead).with_survey(surveys(config, options)))

@@ -1,6 +1,7 @@
 //! Finding the project root and listing the files of each project folder.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use walkdir::WalkDir;
 
@@ -62,13 +63,38 @@ pub fn list(root: &Path, folder: &str, exts: &[&str]) -> Vec<Found> {
     out
 }
 
-/// The names of the models under `root/models` (their SQL files' stems), without reading them:
-/// the relation names a full selection will want, unless a sidecar sets an `alias`.
-pub fn model_stems(root: &Path) -> Vec<String> {
-    list(root, "models", &["sql"])
-        .into_iter()
-        .map(|f| f.stem)
-        .collect()
+/// The files of `root/models` (SQL and sidecars), listed once for the first to ask: the
+/// warehouse session's read-ahead (the model names, while it connects) or the loader, whichever
+/// gets there first; the other waits for that listing instead of making its own.
+#[derive(Debug)]
+pub struct ModelFiles {
+    root: PathBuf,
+    files: OnceLock<Vec<Found>>,
+}
+
+impl ModelFiles {
+    pub(super) fn new(root: &Path) -> Arc<Self> {
+        Arc::new(Self {
+            root: root.to_path_buf(),
+            files: OnceLock::new(),
+        })
+    }
+
+    /// Every SQL file and sidecar under `models/`, as [`list`] gives them.
+    pub(super) fn get(&self) -> &[Found] {
+        self.files
+            .get_or_init(|| list(&self.root, "models", &["sql", "toml"]))
+    }
+
+    /// The names of the models (their SQL files' stems), without reading them: the relation
+    /// names a full selection will want, unless a sidecar sets an `alias`.
+    pub fn stems(&self) -> Vec<String> {
+        self.get()
+            .iter()
+            .filter(|f| f.ext == "sql")
+            .map(|f| f.stem.clone())
+            .collect()
+    }
 }
 
 /// A path walkdir joined under `root`, relative to it: the rest is file names joined with the
@@ -87,4 +113,31 @@ pub fn rel_path(root: &Path, path: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
         .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The read-ahead's names and the loader's files come from one listing: the model names
+    /// are the SQL files' stems, in the loader's order, and asking again lists nothing anew.
+    #[test]
+    fn model_files_are_listed_once_for_names_and_files() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sql_project");
+        let files = super::ModelFiles::new(&root);
+        let stems = files.stems();
+        let listed = files.get();
+        let expected: Vec<&str> = listed
+            .iter()
+            .filter(|f| f.ext == "sql")
+            .map(|f| f.stem.as_str())
+            .collect();
+        assert_eq!(stems, expected);
+        assert_eq!(stems.len(), 6);
+        assert!(listed.iter().any(|f| f.ext == "toml"));
+        assert!(std::ptr::eq(files.get(), listed));
+        let direct = super::list(&root, "models", &["sql", "toml"]);
+        let rels = |f: &[super::Found]| f.iter().map(|f| f.rel.clone()).collect::<Vec<_>>();
+        assert_eq!(rels(listed), rels(&direct));
+    }
 }

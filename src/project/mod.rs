@@ -20,7 +20,7 @@ mod spelling;
 mod stamps;
 
 pub use config::{Config, Connection, ContractMode, ImportDecl, Serve, Settings, Target};
-pub use discover::{find_root, model_stems, rel_path, LOCAL_FILE, PROJECT_FILE};
+pub use discover::{find_root, rel_path, ModelFiles, LOCAL_FILE, PROJECT_FILE};
 pub use load::{LoadError, ProjectFile};
 pub use resource::{all_resources, resource_at, Home, Resource};
 

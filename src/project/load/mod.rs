@@ -62,6 +62,8 @@ struct Loader {
     stamps: Stamps,
     /// The files read through `stamps`, with their stamps, to store for the next load.
     stamped: Vec<(FileId, stamps::Stamp)>,
+    /// `models/`, listed once (see [`ProjectFile::model_files`]).
+    model_files: std::sync::Arc<super::ModelFiles>,
 }
 
 /// A parsed TOML file; `None` when it could not be read or parsed (already reported).
@@ -76,6 +78,7 @@ impl Loader {
             use_cache,
             stamps: Stamps::open(root, false),
             stamped: Vec::new(),
+            model_files: super::ModelFiles::new(root),
         }
     }
 
@@ -192,6 +195,12 @@ impl ProjectFile {
     pub fn config(&self) -> Option<&super::Config> {
         let errors = self.loader.diags.iter().any(Diagnostic::is_error);
         self.config.as_ref().ok().filter(|_| !errors)
+    }
+
+    /// The files of `models/`, for a caller that wants the model names before the project is
+    /// loaded: listed once, by whichever of it and [`ProjectFile::finish`] asks first.
+    pub fn model_files(&self) -> std::sync::Arc<super::ModelFiles> {
+        std::sync::Arc::clone(&self.loader.model_files)
     }
 
     /// Loads the rest of the project.

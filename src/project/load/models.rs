@@ -35,8 +35,8 @@ pub(super) fn load_models(
     loader: &mut Loader,
     defaults: &[(Spanned<String>, ModelProps)],
 ) -> Vec<Model> {
-    let files = tracing::debug_span!("model files listed")
-        .in_scope(|| list(&loader.root, "models", &["sql", "toml"]));
+    let listing = std::sync::Arc::clone(&loader.model_files);
+    let files = tracing::debug_span!("model files listed").in_scope(|| listing.get());
     // Sized once for the thousands of files a large project adds here.
     loader.sources.reserve(files.len());
     loader.stamped.reserve(files.len());
