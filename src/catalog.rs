@@ -47,14 +47,92 @@ impl RelationKind {
     }
 }
 
+/// A column's type as the engine spells it, kept once for the whole process: a catalog of
+/// hundreds of thousands of columns spells their types a few dozen ways, and a copy of a
+/// `TypeText` is a pointer copy, where a shared string's reference count cost two atomic
+/// operations a column (most of placing 250,000 columns after the read). The distinct spellings
+/// a process ever reads are few (a long-lived `sqb serve` reads the same ones again), so they
+/// are never freed.
+#[derive(Clone, Copy)]
+pub struct TypeText(&'static str);
+
+impl TypeText {
+    /// No type: what a column holds until its type is known.
+    pub const EMPTY: TypeText = TypeText("");
+
+    /// `text`'s one copy for the process.
+    pub fn new(text: &str) -> Self {
+        type Spellings = std::sync::Mutex<foldhash::HashSet<&'static str>>;
+        static SPELLINGS: std::sync::OnceLock<Spellings> = std::sync::OnceLock::new();
+        let spellings = SPELLINGS.get_or_init(Default::default);
+        // A poisoned lock only means another thread panicked while inserting: the set is whole.
+        let mut spellings = spellings.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&kept) = spellings.get(text) {
+            return Self(kept);
+        }
+        let kept: &'static str = Box::leak(text.into());
+        spellings.insert(kept);
+        Self(kept)
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        self.0
+    }
+}
+
+impl std::ops::Deref for TypeText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl AsRef<str> for TypeText {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+impl PartialEq for TypeText {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for TypeText {}
+
+impl std::fmt::Debug for TypeText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0, f)
+    }
+}
+
+impl std::fmt::Display for TypeText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl From<&str> for TypeText {
+    fn from(text: &str) -> Self {
+        Self::new(text)
+    }
+}
+
+impl From<String> for TypeText {
+    fn from(text: String) -> Self {
+        Self::new(&text)
+    }
+}
+
 /// A column as the catalog reports it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhysicalColumn {
     /// Exactly as stored: case, spaces, quotes and unicode kept.
     pub name: String,
-    /// The full type text as the engine formats it (`character varying(255)`, `INTEGER[]`);
-    /// shared by the columns of one read that have the same type.
-    pub type_text: std::sync::Arc<str>,
+    /// The full type text as the engine formats it (`character varying(255)`, `INTEGER[]`).
+    pub type_text: TypeText,
     /// `Some(false)` for NOT NULL; `None` where the catalog does not know (views).
     pub nullable: Option<bool>,
     /// What the catalog says of a user-defined type; boxed, as most columns have none and a
@@ -79,14 +157,10 @@ pub struct UserType {
 
 impl PhysicalColumn {
     /// A column of a built-in type.
-    pub fn new(
-        name: String,
-        type_text: impl Into<std::sync::Arc<str>>,
-        nullable: Option<bool>,
-    ) -> Self {
+    pub fn new(name: String, type_text: impl AsRef<str>, nullable: Option<bool>) -> Self {
         Self {
             name,
-            type_text: type_text.into(),
+            type_text: TypeText::new(type_text.as_ref()),
             nullable,
             user_type: None,
             size_unknown: false,
@@ -245,11 +319,12 @@ impl RowBuffer {
     /// The relations, in the order they were started, each column's strings sized exactly.
     pub fn into_relations(self) -> Vec<PhysicalRelation> {
         let text = |from: u32, to: u32| self.text[from as usize..to as usize].to_string();
-        // A few distinct type texts spell hundreds of thousands of columns: each is one string.
-        let mut types: foldhash::HashMap<&str, std::sync::Arc<str>> = Default::default();
+        // A few distinct type texts spell hundreds of thousands of columns: each is looked up
+        // in the process's spellings once.
+        let mut types: foldhash::HashMap<&str, TypeText> = Default::default();
         let mut type_text = |from: u32, to: u32| {
             let text = &self.text[from as usize..to as usize];
-            std::sync::Arc::clone(types.entry(text).or_insert_with(|| text.into()))
+            *types.entry(text).or_insert_with(|| TypeText::new(text))
         };
         let ends = self
             .relations
@@ -286,6 +361,23 @@ fn offset(n: usize) -> Result<u32, TooManyRows> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One copy of each spelling for the process, from any thread: equal texts are one
+    /// pointer (what the type comparison's memo keys on), different texts never.
+    #[test]
+    fn a_type_text_is_one_copy_of_its_spelling() {
+        let a = TypeText::new("numeric(12,2)");
+        let b = std::thread::spawn(|| TypeText::from(String::from("numeric(12,2)")))
+            .join()
+            .unwrap();
+        assert!(std::ptr::eq(a.as_str(), b.as_str()));
+        assert_eq!(a, b);
+        let c = TypeText::new("numeric(12,3)");
+        assert_ne!(a, c);
+        assert!(!std::ptr::eq(a.as_str(), c.as_str()));
+        assert_eq!(format!("{a} {a:?}"), "numeric(12,2) \"numeric(12,2)\"");
+        assert_eq!(&*TypeText::EMPTY, "");
+    }
 
     /// Relations come back in order with their own columns, names and types split exactly,
     /// including empty strings, a relation without columns and unicode.

@@ -431,19 +431,19 @@ fn compare_column(
 }
 
 /// [`type_agrees`], remembered on each thread for a declared type and a catalog spelling that
-/// hundreds of thousands of columns share (each an `Arc` of the project's and of the catalog's).
+/// hundreds of thousands of columns share (the project's `Arc`, the catalog's `TypeText`).
 ///
 /// Only what is a function of the two values alone is remembered: a declared type that names
 /// one of the project's enums, or a catalog type with enum members or a domain base, is compared
-/// each time. An entry holds both `Arc`s, so no other type or spelling can come to have the
-/// addresses it is keyed by.
+/// each time. An entry holds the declared type's `Arc`, and a type text is never freed, so no
+/// other type or spelling can come to have the addresses it is keyed by.
 fn type_agrees_remembered(
     declared: &Declared<'_>,
     ty: &Arc<DataType>,
     physical: &PhysicalColumn,
 ) -> bool {
     type Key = (usize, usize, usize, bool);
-    type Remembered = HashMap<Key, (Arc<DataType>, Arc<str>, bool)>;
+    type Remembered = HashMap<Key, (Arc<DataType>, bool)>;
     /// Beyond this many entries a thread starts again (a long-lived process reloads projects).
     const MAX: usize = 4096;
     thread_local! {
@@ -454,11 +454,12 @@ fn type_agrees_remembered(
     }
     let key = (
         Arc::as_ptr(ty) as usize,
-        Arc::as_ptr(&physical.type_text).cast::<u8>() as usize,
+        // A type text is the process's one copy of its spelling (`TypeText`).
+        physical.type_text.as_str().as_ptr() as usize,
         declared.engine.index(),
         declared.compare_sizes && !physical.size_unknown,
     );
-    if let Some(agrees) = REMEMBERED.with_borrow(|r| r.get(&key).map(|e| e.2)) {
+    if let Some(agrees) = REMEMBERED.with_borrow(|r| r.get(&key).map(|e| e.1)) {
         return agrees;
     }
     let agrees = type_agrees(declared, ty, physical);
@@ -466,10 +467,7 @@ fn type_agrees_remembered(
         if r.len() >= MAX {
             r.clear();
         }
-        r.insert(
-            key,
-            (Arc::clone(ty), Arc::clone(&physical.type_text), agrees),
-        );
+        r.insert(key, (Arc::clone(ty), agrees));
     });
     agrees
 }

@@ -16,8 +16,6 @@
 //! spelled by `format_type` once, with the type's enum members, domain base and schema, which
 //! were joined to every column before.
 
-use std::sync::Arc;
-
 use foldhash::HashMap;
 use futures_util::TryStreamExt;
 use sqlx::postgres::types::Oid;
@@ -25,7 +23,7 @@ use sqlx::postgres::{PgConnection, PgRow};
 use sqlx::{Executor as _, Row};
 
 use super::relation_kind;
-use crate::catalog::{PhysicalColumn, PhysicalRelation, UserType};
+use crate::catalog::{PhysicalColumn, PhysicalRelation, TypeText, UserType};
 
 /// The relations of one schema whose names `$2` matches as `$names` says, in the order of
 /// their OIDs. `$1`: schema.
@@ -146,8 +144,6 @@ struct Read {
     placed: Vec<Vec<(u32, i16)>>,
     pairs: Vec<(Oid, i32)>,
     pair_index: HashMap<(u32, i32), u32>,
-    /// Every column's type until [`Read::finish`] gives it its own: one shared empty string.
-    unspelled: Arc<str>,
 }
 
 /// The relations named exactly as one of `names`, and those named only up to case as one that
@@ -195,7 +191,6 @@ async fn read_relations(
         index,
         pairs: Vec::new(),
         pair_index: HashMap::default(),
-        unspelled: Arc::from(""),
     })
 }
 
@@ -253,7 +248,7 @@ impl Read {
         let not_null: bool = row.try_get(3)?;
         relation.columns.push(PhysicalColumn {
             name: row.try_get(2)?,
-            type_text: Arc::clone(&self.unspelled),
+            type_text: TypeText::EMPTY,
             nullable: relation.kind.knows_nullability().then_some(!not_null),
             user_type: None,
             size_unknown: false,
@@ -264,13 +259,15 @@ impl Read {
 
     /// Gives each column its type's text (shared by every column of that type) and details, and
     /// puts each relation's columns in the order of their numbers.
-    fn finish(mut self, types: &[(Arc<str>, Option<UserType>)]) -> Vec<PhysicalRelation> {
+    fn finish(mut self, types: &[(TypeText, Option<UserType>)]) -> Vec<PhysicalRelation> {
         let mut sorted = 0usize;
         for (relation, placed) in self.relations.iter_mut().zip(&self.placed) {
             for (column, &(pair, _)) in relation.columns.iter_mut().zip(placed) {
                 let (text, details) = &types[pair as usize];
-                column.type_text = Arc::clone(text);
-                column.user_type = details.clone().map(Box::new);
+                column.type_text = *text;
+                if let Some(details) = details {
+                    column.user_type = Some(Box::new(details.clone()));
+                }
             }
             if !placed.is_sorted_by_key(|&(_, attnum)| attnum) {
                 let attnums: Vec<i16> = placed.iter().map(|&(_, attnum)| attnum).collect();
@@ -317,7 +314,7 @@ async fn read_columns(
 async fn spell_types(
     conn: &mut PgConnection,
     pairs: &[(Oid, i32)],
-) -> Result<Vec<(Arc<str>, Option<UserType>)>, sqlx::Error> {
+) -> Result<Vec<(TypeText, Option<UserType>)>, sqlx::Error> {
     if pairs.is_empty() {
         return Ok(Vec::new());
     }
@@ -337,8 +334,8 @@ async fn spell_types(
     }
     rows.iter()
         .map(|row| {
-            let text: String = row.try_get(0)?;
-            Ok((Arc::from(text), super::user_type(row, 1)?))
+            let text: &str = row.try_get(0)?;
+            Ok((TypeText::new(text), super::user_type(row, 1)?))
         })
         .collect()
 }
