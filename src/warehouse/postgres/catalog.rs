@@ -62,14 +62,15 @@ const RELATIONS_UP_TO_CASE_QUERY: &str =
 
 /// The columns of the relations `$1` (OIDs), in no promised order, each with its type's OID
 /// and modifier: the type is spelled once per distinct pair (`TYPES_QUERY`), not once per
-/// column (`format_type` was a quarter of the server's time).
+/// column (`format_type` was a quarter of the server's time). The name is sent as the `name`
+/// it is: a cast to `text` cost the server an eighth of this query.
 macro_rules! columns_query {
     ($relations:literal) => {
         concat!(
             r#"
 SELECT a.attrelid AS relid,
        a.attnum AS attnum,
-       a.attname::text AS attname,
+       a.attname AS attname,
        a.attnotnull AS not_null,
        a.atttypid AS type_oid,
        a.atttypmod AS type_mod
