@@ -356,4 +356,32 @@ mod tests {
         // A missing file is left to the stat by path, which says why.
         assert_eq!(folders.stamp(&fixture("models/no_such_model.sql")), None);
     }
+
+    /// The stamps file is written on a thread of its own; a later load of the same process
+    /// must read what it stored, not miss a file still being written.
+    #[test]
+    fn a_load_reads_the_stamps_an_earlier_load_of_the_process_is_still_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut sources = SourceMap::default();
+        let mut stamped = Vec::new();
+        for i in 0..3000 {
+            let rel = format!("m{i}.sql");
+            let abs = root.join(&rel);
+            std::fs::write(&abs, format!("select {i} as x")).unwrap();
+            let (Ok(Content::Text(text)), Some(stamp)) = read_stamped(&abs) else {
+                panic!("{rel} is stamped on reading");
+            };
+            stamped.push((sources.add(rel, &abs, text), stamp));
+        }
+        Stamps::open(root, true).store(root, &sources, &stamped);
+        let again = Stamps::open(root, true);
+        assert_eq!(again.known.len(), 3000);
+        let (stamp, digest) = &again.known["m7.sql"];
+        assert_eq!(
+            (stamp, digest),
+            (&stamped[7].1, sources.get(stamped[7].0).digest())
+        );
+        crate::cache_dir::wait_for_writes();
+    }
 }
