@@ -16,19 +16,6 @@ use crate::source::Loc;
 
 pub fn check(project: &Project, diags: &mut Vec<Diagnostic>) {
     check_defs(project, diags);
-    let columns = project
-        .models
-        .iter()
-        .flat_map(|m| m.columns.iter())
-        .chain(project.source_tables.iter().flat_map(|s| s.columns.iter()))
-        .chain(project.schemas.values().flat_map(|s| s.columns.iter()));
-    for column in columns {
-        for audit in column.docs.iter().flat_map(|d| d.audits.iter()) {
-            if let Some(d) = check_one(project, column, audit) {
-                diags.push(d);
-            }
-        }
-    }
     let own = project
         .models
         .iter()
@@ -49,6 +36,15 @@ pub fn check(project: &Project, diags: &mut Vec<Diagnostic>) {
             if let Some(d) = check_relation(project, owner, audit) {
                 diags.push(d);
             }
+        }
+    }
+}
+
+/// The audits of one declared column.
+pub fn check_column(project: &Project, column: &Column, diags: &mut Vec<Diagnostic>) {
+    for audit in column.docs.iter().flat_map(|d| d.audits.iter()) {
+        if let Some(d) = check_one(project, column, audit) {
+            diags.push(d);
         }
     }
 }

@@ -320,7 +320,7 @@ pub fn analyze_with(project: &Project, options: Options, keep: Keep) -> Analysis
             models.insert(model.name.clone(), analysis);
         }
     }
-    check_numeric_precision(project, &mut diags);
+    check_columns(project, &mut diags);
     audits::check(project, &mut diags);
     diags.extend(crate::semantic::validate(project));
     let graph = deps::build(project, parents, imports.len(), &mut diags);
@@ -644,24 +644,40 @@ fn check_key_columns(model: &Model, columns: &[&Column], diags: &mut Vec<Diagnos
     }
 }
 
-/// W001 on the columns a project designs (models, shared schemas). A source describes a table
+/// Each declared column's own checks, in one pass over the models' columns on every core (a
+/// large project declares hundreds of thousands; two passes on one core were 14 ms of a first
+/// compile): W001 on the columns a project designs (models, shared schemas), and every
+/// column's audits.
+fn check_columns(project: &Project, diags: &mut Vec<Diagnostic>) {
+    let check = |column: &Column, found: &mut Vec<Diagnostic>| {
+        check_numeric_precision(column, found);
+        audits::check_column(project, column, found);
+    };
+    let of_models = crate::parallel::map(&project.models, |model| {
+        let mut found = Vec::new();
+        model.columns.iter().for_each(|c| check(c, &mut found));
+        found
+    });
+    diags.extend(of_models.into_iter().flatten());
+    for column in project.schemas.values().flat_map(|s| s.columns.iter()) {
+        check(column, diags);
+    }
+    for column in project.source_tables.iter().flat_map(|s| s.columns.iter()) {
+        audits::check_column(project, column, diags);
+    }
+}
+
+/// W001: a designed column declared NUMERIC without a precision. A source describes a table
 /// that exists: a bare `numeric` there is the truth about the table, not a choice to revisit.
-fn check_numeric_precision(project: &Project, diags: &mut Vec<Diagnostic>) {
-    let all = project
-        .models
-        .iter()
-        .flat_map(|m| m.columns.iter())
-        .chain(project.schemas.values().flat_map(|s| s.columns.iter()));
-    for column in all {
-        let (Some(ty), Some(text)) = (&column.ty, &column.type_text) else {
-            continue;
-        };
-        if ty.has_unbounded_numeric() {
-            diags.push(
-                Diagnostic::warning(Code::NumericWithoutPrecision, format!("column `{}` is NUMERIC without a precision", column.name.value))
-                    .at(text.loc.clone(), "precision and scale not stated")
-                    .hint("state the precision the column is built with, such as \"NUMERIC(18,2)\" (the defaults differ: scale 0 in the SQL standard and many warehouses, DECIMAL(18,3) on DuckDB, unbounded on Postgres); where the warehouse column has none (a bare Postgres `numeric`), a declared precision is a `type_mismatch`: first give the column one with a cast in the model's SQL, `CAST(x AS NUMERIC(18,2))`"),
-            );
-        }
+fn check_numeric_precision(column: &Column, diags: &mut Vec<Diagnostic>) {
+    let (Some(ty), Some(text)) = (&column.ty, &column.type_text) else {
+        return;
+    };
+    if ty.has_unbounded_numeric() {
+        diags.push(
+            Diagnostic::warning(Code::NumericWithoutPrecision, format!("column `{}` is NUMERIC without a precision", column.name.value))
+                .at(text.loc.clone(), "precision and scale not stated")
+                .hint("state the precision the column is built with, such as \"NUMERIC(18,2)\" (the defaults differ: scale 0 in the SQL standard and many warehouses, DECIMAL(18,3) on DuckDB, unbounded on Postgres); where the warehouse column has none (a bare Postgres `numeric`), a declared precision is a `type_mismatch`: first give the column one with a cast in the model's SQL, `CAST(x AS NUMERIC(18,2))`"),
+        );
     }
 }
