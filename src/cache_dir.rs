@@ -101,13 +101,17 @@ fn write_frame(file: &mut std::fs::File, value: &impl serde::Serialize) -> std::
     use sha2::Digest as _;
     use std::io::{Seek, Write};
     file.write_all(&[0; 32])?;
-    let payload = Checksummed {
-        sum: sha2::Sha256::new(),
-        out: std::io::BufWriter::with_capacity(256 * 1024, &mut *file),
-    };
-    let Checksummed { sum, out } =
-        postcard::to_io(value, payload).map_err(std::io::Error::other)?;
-    out.into_inner().map_err(|e| e.into_error())?;
+    // Buffered before the checksum: postcard writes each length and field apart, and hashing
+    // them one by one took most of the write (the analyses cache of 10,000 models: 44 -> 19 ms).
+    let payload = std::io::BufWriter::with_capacity(
+        256 * 1024,
+        Checksummed {
+            sum: sha2::Sha256::new(),
+            out: &mut *file,
+        },
+    );
+    let payload = postcard::to_io(value, payload).map_err(std::io::Error::other)?;
+    let Checksummed { sum, .. } = payload.into_inner().map_err(|e| e.into_error())?;
     file.seek(std::io::SeekFrom::Start(0))?;
     file.write_all(&sum.finalize())
 }
