@@ -285,17 +285,16 @@ pub fn analyze_one(
 pub(super) fn reuse(
     project: &Project,
     model: &Model,
-    entry: &memo::MemoEntry,
+    entry: std::sync::Arc<memo::MemoEntry>,
     diags: &mut Vec<Diagnostic>,
 ) -> ModelAnalysis {
     report_issues(project, model, &entry.issues, diags);
-    checked(
-        project,
-        model,
-        entry.shape.clone(),
-        entry.uses.clone(),
-        diags,
-    )
+    // A looked-up entry is this model's alone: its shape is taken, not copied.
+    let (shape, uses) = match std::sync::Arc::try_unwrap(entry) {
+        Ok(entry) => (entry.shape, entry.uses),
+        Err(shared) => (shared.shape.clone(), shared.uses.clone()),
+    };
+    checked(project, model, shape, uses, diags)
 }
 
 /// The inferred output checked against the declaration where shape validation is active.
@@ -361,7 +360,7 @@ pub fn check_dependents(
         };
         let analysis = match item {
             Deferred::Remembered(entry, ..) if entry.holds(&known) => {
-                Some(reuse(project, model, &entry, diags))
+                Some(reuse(project, model, entry, diags))
             }
             other => {
                 let (statement, memo) = match other {

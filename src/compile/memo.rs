@@ -44,8 +44,9 @@ static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
 
 #[derive(Default)]
 struct Memo {
-    /// Model name -> its SQL's key and its encoded [`Body`].
-    entries: HashMap<String, (Key, Vec<u8>)>,
+    /// Model name -> its SQL's key and its encoded [`Body`] (shared: a lookup decodes it
+    /// outside the lock without copying it).
+    entries: HashMap<String, (Key, Arc<[u8]>)>,
     /// Whether an entry was added since the last [`load`] or [`save`].
     changed: bool,
     /// The project roots whose cache file was read.
@@ -163,7 +164,7 @@ pub(super) fn lookup(model: &str, key: &Key) -> Option<Arc<MemoEntry>> {
         if k != key {
             return None;
         }
-        body.clone()
+        Arc::clone(body)
     };
     let body: Body = postcard::from_bytes(&body).ok()?;
     body.entry().map(Arc::new)
@@ -205,7 +206,7 @@ pub(super) fn store(
         return;
     };
     if let Ok(mut memo) = memo().lock() {
-        memo.entries.insert(model.to_string(), (key, bytes));
+        memo.entries.insert(model.to_string(), (key, bytes.into()));
         memo.changed = true;
     }
 }
@@ -227,7 +228,9 @@ pub fn load(root: &Path) {
     if let Ok(mut memo) = memo().lock() {
         let count = stored.entries.len();
         for (name, key, body) in stored.entries {
-            memo.entries.entry(name).or_insert((key, body));
+            memo.entries
+                .entry(name.to_string())
+                .or_insert_with(|| (key, body.into()));
         }
         tracing::debug!(models = count, "analyses read from the cache");
     }
@@ -255,7 +258,7 @@ fn write<'m>(root: &Path, memo: &Memo, models: impl Iterator<Item = &'m str>) {
     let entries: Vec<(&str, &Key, &[u8])> = models
         .filter_map(|name| {
             let (key, body) = memo.entries.get(name)?;
-            Some((name, key, body.as_slice()))
+            Some((name, key, &body[..]))
         })
         .collect();
     let stored = Stored {
@@ -272,16 +275,15 @@ struct Stored<'a> {
 }
 
 #[derive(Deserialize)]
-struct Loaded {
-    build: String,
-    entries: Vec<(String, Key, Vec<u8>)>,
+struct Loaded<'a> {
+    build: &'a str,
+    #[serde(borrow)]
+    entries: Vec<(&'a str, Key, &'a [u8])>,
 }
 
 /// A cache file written by this build, or `None` (logged).
-fn decode(bytes: &[u8]) -> Option<Loaded> {
-    crate::cache_dir::decode(bytes, "analyses cache", |stored: &Loaded| {
-        stored.build.as_str()
-    })
+fn decode(bytes: &[u8]) -> Option<Loaded<'_>> {
+    crate::cache_dir::decode(bytes, "analyses cache", |stored: &Loaded<'_>| stored.build)
 }
 
 /// An identifier as stored.

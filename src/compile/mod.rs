@@ -221,7 +221,7 @@ fn remembered(
     if reads_models {
         pass.deferred = Some(contract_shape::Deferred::Remembered(entry, key, references));
     } else if entry.holds(known) {
-        pass.analysis = Some(contract_shape::reuse(project, model, &entry, &mut diags));
+        pass.analysis = Some(contract_shape::reuse(project, model, entry, &mut diags));
     } else if let Some(statement) = sql::parse::check_model(project, model, &mut Vec::new()) {
         // The same text parsed before, so it parses again without a diagnostic.
         let memo = Some((key, references.as_slice()));
