@@ -391,7 +391,7 @@ fn check_unused_imports(
 #[derive(Default)]
 struct Mentions {
     /// Lower-cased model or relation name -> its index in `seen`.
-    names: std::collections::HashMap<String, usize>,
+    names: foldhash::HashMap<String, usize>,
     /// For each name: the first model whose SQL has it, and whether another one has too.
     seen: Vec<Option<(usize, bool)>>,
 }
@@ -401,7 +401,7 @@ impl Mentions {
     /// remembers them (its file is then not read: a project the file stamps vouch for reads
     /// none), else every word of its SQL.
     fn of(project: &Project, options: Options) -> Self {
-        let mut names = std::collections::HashMap::new();
+        let mut names = foldhash::HashMap::default();
         for model in &project.models {
             for name in [model.name.as_str(), model.relation_name()] {
                 if name.chars().all(is_word_char) {
@@ -411,7 +411,11 @@ impl Mentions {
             }
         }
         // The lengths of the lower-cased names: an ASCII word of another length is none of them.
-        let lengths: std::collections::HashSet<usize> = names.keys().map(String::len).collect();
+        // Indexed by length, not hashed: the test runs on every word of every model's SQL.
+        let mut lengths = vec![false; names.keys().map(String::len).max().map_or(0, |n| n + 1)];
+        for name in names.keys() {
+            lengths[name.len()] = true;
+        }
         // Each model's SQL is split into words on every core; only the words that are names
         // are kept.
         let found = crate::parallel::map(&project.models, |model| {
@@ -422,7 +426,7 @@ impl Mentions {
                 Some(parts) => Box::new(parts.iter().map(String::as_str)),
                 None => {
                     text = project.sources.get(model.sql_file).text();
-                    Box::new(text.split(|c: char| !is_word_char(c)))
+                    Box::new(words(text))
                 }
             };
             let mut word_lower = String::new();
@@ -430,7 +434,7 @@ impl Mentions {
             for word in words.filter(|w| !w.is_empty()) {
                 // Exact for an ASCII word: its length is that of its lower case, which a name
                 // it matches has.
-                if word.is_ascii() && !lengths.contains(&word.len()) {
+                if word.is_ascii() && !lengths.get(word.len()).is_some_and(|&is| is) {
                     continue;
                 }
                 word_lower.clear();
@@ -475,6 +479,21 @@ impl Mentions {
                         .is_some_and(|(first, several)| several || first != own)
             })
     }
+}
+
+/// The words of `text`, split as [`is_word_char`] splits them, a byte at a time: every byte of
+/// a non-ASCII character is part of a word, so a word never splits one.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let word = |b: &u8| b.is_ascii_alphanumeric() || matches!(*b, b'_' | b'$') || !b.is_ascii();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = at + bytes[at..].iter().position(word)?;
+        let len = bytes[start..].iter().position(|b| !word(b));
+        let end = len.map_or(bytes.len(), |len| start + len);
+        at = end;
+        Some(&text[start..end])
+    })
 }
 
 fn is_word_char(c: char) -> bool {
@@ -679,5 +698,37 @@ fn check_numeric_precision(column: &Column, diags: &mut Vec<Diagnostic>) {
                 .at(text.loc.clone(), "precision and scale not stated")
                 .hint("state the precision the column is built with, such as \"NUMERIC(18,2)\" (the defaults differ: scale 0 in the SQL standard and many warehouses, DECIMAL(18,3) on DuckDB, unbounded on Postgres); where the warehouse column has none (a bare Postgres `numeric`), a declared precision is a `type_mismatch`: first give the column one with a cast in the model's SQL, `CAST(x AS NUMERIC(18,2))`"),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn by_chars(text: &str) -> Vec<&str> {
+        text.split(|c: char| !is_word_char(c))
+            .filter(|w| !w.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn the_words_split_by_bytes_are_those_split_by_characters() {
+        for text in [
+            "",
+            "select a.b, \"Quoted Name\" from raw_data.rel_04055 -- x$1",
+            "SELECT größe, naïve_col FROM tabelle_ä WHERE x = 'é'",
+            "名前 AS 列, emoji🙂tail,, ;;  _a$ 9z",
+            "trailing_word",
+            "((()))",
+        ] {
+            assert_eq!(words(text).collect::<Vec<_>>(), by_chars(text), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_splits_into_the_same_words(text in "[a-zA-Z0-9_$ .,;\"'()éß名🙂\\-\n]{0,60}") {
+            proptest::prop_assert_eq!(words(&text).collect::<Vec<_>>(), by_chars(&text));
+        }
     }
 }
