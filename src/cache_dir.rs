@@ -85,8 +85,8 @@ pub fn decode<'b, T: serde::Deserialize<'b>>(
 }
 
 /// Writes `value` as the framed cache file `name` (the SHA-256 of the rest, then the rest),
-/// encoded straight into the file through the checksum, so that the encoding is never held whole
-/// in memory. A failure is only logged, naming the cache as `what`.
+/// encoded into the file through a buffer and the checksum, so that the encoding is never held
+/// whole in memory. A failure is only logged, naming the cache as `what`.
 pub fn write_framed(root: &Path, name: &str, what: &str, value: &impl serde::Serialize) {
     let written = prepare_dir(root).and_then(|dir| {
         crate::atomic::write_atomic_with(&dir.join(name), |file| write_frame(file, value))
