@@ -342,7 +342,7 @@ fn expect<T: Type<Postgres>>(row: &PgRow, index: usize) -> Result<(), sqlx::Erro
         false => Err(sqlx::Error::ColumnDecode {
             index: format!("{index:?}"),
             source: format!(
-                "the catalog gave a {} where sqb expects a {}",
+                "the catalog gave a value of type {} where sqb expects type {}",
                 column.type_info().name(),
                 T::type_info().name()
             )
@@ -437,7 +437,10 @@ mod tests {
             "SELECT 7::oid, 3::int8, 'id'::text, true, 23::oid, -1::int4",
         );
         let err = check_column_types(&row).unwrap_err().to_string();
-        assert!(err.contains("INT8") && err.contains("INT2"), "{err}");
+        assert!(
+            err.contains("a value of type INT8 where sqb expects type INT2"),
+            "{err}"
+        );
         let short = first_row(&url, "SELECT 7::oid, 3::int2");
         assert!(matches!(
             check_column_types(&short),
