@@ -20,6 +20,11 @@ use anyhow::{bail, Context};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
+    // With the allocator's memory policy as sqb sets it too: with transparent huge pages on, the
+    // floor spent up to a second more in the kernel on some runs (compacting memory for them),
+    // and its runs were 1.0-2.2 s apart (docs/performance.md).
+    sqb::memory::no_huge_pages();
+    sqb::memory::return_freed_memory();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [flag] if flag == "--print-postgres-queries" => {

@@ -850,4 +850,58 @@ mod tests {
         }
         assert_eq!(relations.len(), wanted.len());
     }
+
+    /// The columns of `name` as (name, type) pairs.
+    fn columns_of<'r>(relations: &'r [PhysicalRelation], name: &str) -> Vec<(&'r str, &'r str)> {
+        let relation = relations.iter().find(|r| r.name == name).unwrap();
+        relation
+            .columns
+            .iter()
+            .map(|c| (c.name.as_str(), c.type_text.as_str()))
+            .collect()
+    }
+
+    /// Views whose tables changed after they were bound have the columns a query of them gets,
+    /// in one batch of views or several; a view that repeats a name has the catalog's names for
+    /// it, and an unchanged view its own.
+    #[test]
+    fn views_over_changed_tables_have_their_new_columns() {
+        for changed in [1, VIEWS_PER_STATEMENT + 1] {
+            let conn = Connection::open_in_memory().unwrap();
+            let mut sql = String::from("CREATE SCHEMA s; CREATE TABLE s.kept (id INTEGER);");
+            sql += "CREATE VIEW s.same AS SELECT id FROM s.kept;";
+            sql += "CREATE VIEW s.twice AS SELECT id AS a, id AS a FROM s.kept;";
+            for i in 0..changed {
+                sql += &format!("CREATE TABLE s.t{i} (a INTEGER, b VARCHAR);");
+                sql += &format!("CREATE VIEW s.v{i} AS SELECT * FROM s.t{i};");
+                sql += &format!("ALTER TABLE s.t{i} ALTER a TYPE BIGINT;");
+                sql += &format!("ALTER TABLE s.t{i} ADD COLUMN z DATE;");
+            }
+            conn.execute_batch(&sql).unwrap();
+            let wanted: HashSet<String> = (0..changed)
+                .map(|i| format!("v{i}"))
+                .chain(["same".to_string(), "twice".to_string()])
+                .collect();
+
+            let relations = read_schema(&conn, "memory", "s", &wanted).unwrap();
+
+            for i in 0..changed {
+                let expected = [("a", "BIGINT"), ("b", "VARCHAR"), ("z", "DATE")];
+                assert_eq!(
+                    columns_of(&relations, &format!("v{i}")),
+                    expected,
+                    "{changed}"
+                );
+            }
+            assert_eq!(columns_of(&relations, "same"), [("id", "INTEGER")]);
+            assert_eq!(
+                columns_of(&relations, "twice"),
+                [("a", "INTEGER"), ("a_1", "INTEGER")]
+            );
+            assert!(relations.iter().all(|r| r.unavailable.is_none()));
+            assert!(relations
+                .iter()
+                .all(|r| r.columns.iter().all(|c| c.nullable.is_none())));
+        }
+    }
 }
