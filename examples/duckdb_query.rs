@@ -64,7 +64,6 @@ fn duckdb_floor(path: &str, catalog: &str, schema: &str) -> anyhow::Result<()> {
         let _: String = row.get(1)?;
         let _: String = row.get(2)?;
         let _: bool = row.get(3)?;
-        let _: bool = row.get(4)?;
         count += 1;
     }
     println!("{count}");

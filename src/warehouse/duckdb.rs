@@ -16,18 +16,18 @@ use crate::catalog::{
 };
 use crate::rows::{date_from_days, timestamp_from_micros, Cell, Column, Rows, Statement};
 
-/// Every column of one schema, with whether its relation is a view. `?1`: catalog, `?2`: schema.
+/// Every column of one schema. `?1`: catalog, `?2`: schema. Which relations are views is
+/// known from [`VIEWS_QUERY`], read first (joining `duckdb_views()` here cost a tenth of the
+/// query at 10,000 relations).
 pub const CATALOG_QUERY: &str = "
-SELECT c.table_name, c.column_name, c.data_type, c.is_nullable, v.view_name IS NOT NULL AS is_view
+SELECT c.table_name, c.column_name, c.data_type, c.is_nullable
   FROM duckdb_columns() c
-  LEFT JOIN duckdb_views() v
-    ON v.database_name = c.database_name AND v.schema_name = c.schema_name AND v.view_name = c.table_name
  WHERE c.database_name = ? AND c.schema_name = ?
  ORDER BY c.table_oid, c.column_index";
 
-/// The views of one schema. `?1`: catalog, `?2`: schema.
+/// The views of one schema, and whether DuckDB made them. `?1`: catalog, `?2`: schema.
 const VIEWS_QUERY: &str =
-    "SELECT view_name FROM duckdb_views() WHERE database_name = ? AND schema_name = ? AND NOT internal";
+    "SELECT view_name, internal FROM duckdb_views() WHERE database_name = ? AND schema_name = ?";
 
 /// Relations of one schema that exist without readable columns (such as views that no longer
 /// bind). `?1`: catalog, `?2`: schema.
@@ -300,7 +300,7 @@ fn read_schema(
     wanted: &HashSet<String>,
 ) -> Result<Vec<PhysicalRelation>, WarehouseError> {
     let query_error = |e: duckdb::Error| WarehouseError::Query(first_line(&e.to_string()));
-    let views = view_names(conn, catalog, schema, wanted).map_err(query_error)?;
+    let (views, all_views) = view_names(conn, catalog, schema, wanted).map_err(query_error)?;
     // Binding a view refreshes the columns DuckDB keeps for it (until then, those of when it was
     // created, even after a table it reads changed a type): every view is bound first, on
     // connections of their own, so that the catalog read after it has the columns a query of
@@ -317,7 +317,7 @@ fn read_schema(
         probed
     });
     let relations = tracing::debug_span!("catalog rows read")
-        .in_scope(|| read_columns(conn, catalog, schema, wanted));
+        .in_scope(|| read_columns(conn, catalog, schema, wanted, &all_views));
     let mut relations = relations.map_err(query_error)?;
     for relation in relations
         .iter_mut()
@@ -332,13 +332,14 @@ fn read_schema(
     Ok(relations)
 }
 
-/// The columns of the wanted relations, in catalog order. The rows are held compactly until
-/// the statement, and with it DuckDB's sort and result, is dropped.
+/// The columns of the wanted relations, in catalog order, those of `views` as views. The rows
+/// are held compactly until the statement, and with it DuckDB's sort and result, is dropped.
 fn read_columns(
     conn: &Connection,
     catalog: &str,
     schema: &str,
     wanted: &HashSet<String>,
+    views: &HashSet<String>,
 ) -> Result<Vec<PhysicalRelation>, duckdb::Error> {
     let mut buffer = RowBuffer::default();
     let mut stmt = conn.prepare(CATALOG_QUERY)?;
@@ -359,7 +360,7 @@ fn read_columns(
             current.push_str(table);
             taken = None;
             if wanted.contains(&table.to_lowercase()) {
-                let kind = if row.get(4)? {
+                let kind = if views.contains(table) {
                     RelationKind::View
                 } else {
                     RelationKind::Table
@@ -391,23 +392,27 @@ fn text<'r>(row: &'r duckdb::Row<'_>, index: usize) -> Result<&'r str, duckdb::E
     })
 }
 
-/// The wanted views of the schema.
+/// The wanted views of the schema that are bound (those users made), and every wanted view.
 fn view_names(
     conn: &Connection,
     catalog: &str,
     schema: &str,
     wanted: &HashSet<String>,
-) -> Result<Vec<String>, duckdb::Error> {
+) -> Result<(Vec<String>, HashSet<String>), duckdb::Error> {
     let mut stmt = conn.prepare(VIEWS_QUERY)?;
     let mut rows = stmt.query([catalog, schema])?;
-    let mut views = Vec::new();
+    let (mut bound, mut all) = (Vec::new(), HashSet::new());
     while let Some(row) = rows.next()? {
         let name: String = row.get(0)?;
         if wanted.contains(&name.to_lowercase()) {
-            views.push(name);
+            let internal: bool = row.get(1)?;
+            if !internal {
+                bound.push(name.clone());
+            }
+            all.insert(name);
         }
     }
-    Ok(views)
+    Ok((bound, all))
 }
 
 /// A probing thread's answer: the views that do not bind, with the reason.
